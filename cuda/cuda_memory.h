@@ -1,0 +1,139 @@
+// RAII owners for CUDA resources. Each is created and destroyed with the CUDA
+// context it belongs to current on the calling thread (the element pushes its
+// GstCudaContext around every call into the engines).
+#pragma once
+
+#include "cuda_check.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <utility>
+
+namespace cudafilters {
+
+// Base for move-only handles: a resource plus the function that frees it.
+template <typename T, cudaError_t (*Release)(T)>
+class UniqueHandle {
+ public:
+  UniqueHandle() = default;
+  explicit UniqueHandle(T h) : handle_(h) {}
+  ~UniqueHandle() { reset(); }
+  UniqueHandle(UniqueHandle &&o) noexcept : handle_(std::exchange(o.handle_, T{})) {}
+  UniqueHandle &operator=(UniqueHandle &&o) noexcept {
+    if (this != &o) {
+      reset();
+      handle_ = std::exchange(o.handle_, T{});
+    }
+    return *this;
+  }
+  UniqueHandle(const UniqueHandle &) = delete;
+  UniqueHandle &operator=(const UniqueHandle &) = delete;
+
+  T get() const { return handle_; }
+  explicit operator bool() const { return handle_ != T{}; }
+  void reset() {
+    // Errors on release cannot be reported from a destructor; a sticky error
+    // would already have been reported by the call that caused it.
+    if (handle_ != T{}) (void)Release(handle_);
+    handle_ = T{};
+  }
+
+ private:
+  T handle_{};
+};
+
+inline cudaError_t free_device(void *p) { return cudaFree(p); }
+inline cudaError_t free_host(void *p) { return cudaFreeHost(p); }
+
+class Stream {
+ public:
+  Stream() {
+    cudaStream_t s = nullptr;
+    CUDAFILTERS_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    handle_ = UniqueHandle<cudaStream_t, cudaStreamDestroy>(s);
+  }
+  cudaStream_t get() const { return handle_.get(); }
+  void synchronize() const { CUDAFILTERS_CHECK(cudaStreamSynchronize(handle_.get())); }
+
+ private:
+  UniqueHandle<cudaStream_t, cudaStreamDestroy> handle_;
+};
+
+class Event {
+ public:
+  explicit Event(unsigned flags = cudaEventDefault) {
+    cudaEvent_t e = nullptr;
+    CUDAFILTERS_CHECK(cudaEventCreateWithFlags(&e, flags));
+    handle_ = UniqueHandle<cudaEvent_t, cudaEventDestroy>(e);
+  }
+  cudaEvent_t get() const { return handle_.get(); }
+
+ private:
+  UniqueHandle<cudaEvent_t, cudaEventDestroy> handle_;
+};
+
+// Linear device memory of a fixed element count.
+template <typename T>
+class DeviceArray {
+ public:
+  DeviceArray() = default;
+  explicit DeviceArray(size_t count) : count_(count) {
+    void *p = nullptr;
+    CUDAFILTERS_CHECK(cudaMalloc(&p, count * sizeof(T)));
+    mem_ = UniqueHandle<void *, free_device>(p);
+  }
+  T *get() const { return static_cast<T *>(mem_.get()); }
+  size_t size() const { return count_; }
+
+ private:
+  UniqueHandle<void *, free_device> mem_;
+  size_t count_ = 0;
+};
+
+// A pitched 8-bit device plane that only ever grows, so a stream whose frames
+// change size does not reallocate on every change.
+class DevicePlane {
+ public:
+  void reserve(int width, int height) {
+    if (width <= cap_width_ && height <= cap_height_) return;
+    const int w = width > cap_width_ ? width : cap_width_;
+    const int h = height > cap_height_ ? height : cap_height_;
+    mem_.reset();
+    void *p = nullptr;
+    size_t pitch = 0;
+    CUDAFILTERS_CHECK(cudaMallocPitch(&p, &pitch, static_cast<size_t>(w), static_cast<size_t>(h)));
+    mem_ = UniqueHandle<void *, free_device>(p);
+    pitch_ = pitch;
+    cap_width_ = w;
+    cap_height_ = h;
+  }
+  uint8_t *data() const { return static_cast<uint8_t *>(mem_.get()); }
+  size_t pitch() const { return pitch_; }
+
+ private:
+  UniqueHandle<void *, free_device> mem_;
+  size_t pitch_ = 0;
+  int cap_width_ = 0;
+  int cap_height_ = 0;
+};
+
+// Page-locked host memory that only ever grows: staging for copies between
+// pageable frames and the device at full PCIe speed.
+class PinnedBuffer {
+ public:
+  void reserve(size_t bytes) {
+    if (bytes <= size_) return;
+    mem_.reset();
+    void *p = nullptr;
+    CUDAFILTERS_CHECK(cudaHostAlloc(&p, bytes, cudaHostAllocPortable));
+    mem_ = UniqueHandle<void *, free_host>(p);
+    size_ = bytes;
+  }
+  uint8_t *data() const { return static_cast<uint8_t *>(mem_.get()); }
+
+ private:
+  UniqueHandle<void *, free_host> mem_;
+  size_t size_ = 0;
+};
+
+}  // namespace cudafilters

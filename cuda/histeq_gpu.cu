@@ -1,0 +1,214 @@
+#include "histeq_gpu.h"
+
+#include "histeq_cpu.h"
+
+#include <cub/block/block_reduce.cuh>
+#include <cub/block/block_scan.cuh>
+#include <cuda/functional>
+
+#include <cstdint>
+
+namespace cudafilters {
+
+struct HistEqState {
+  unsigned int hist[kHistBins];
+  unsigned int blocks_done;
+};
+
+namespace {
+
+// One thread per bin when the last block builds the LUT.
+constexpr int kThreads = kHistBins;
+constexpr int kWarps = kThreads / 32;
+constexpr int kVecBytes = 16;
+
+// How a plane splits into 16-byte vectors (only when every row start is
+// 16-byte aligned) and the scalar columns left at the end of each row.
+struct Split {
+  int width;
+  int height;
+  int vecs_per_row;
+  int tail_start;  // first column handled byte by byte
+};
+
+bool aligned16(const void *p, size_t stride) {
+  return reinterpret_cast<uintptr_t>(p) % kVecBytes == 0 && stride % kVecBytes == 0;
+}
+
+Split make_split(int width, int height, bool vectorize) {
+  const int vecs = vectorize ? width / kVecBytes : 0;
+  return Split{width, height, vecs, vecs * kVecBytes};
+}
+
+__device__ __forceinline__ void count_word(unsigned int *hist, unsigned int w) {
+  atomicAdd(&hist[w & 0xFFu], 1u);
+  atomicAdd(&hist[(w >> 8) & 0xFFu], 1u);
+  atomicAdd(&hist[(w >> 16) & 0xFFu], 1u);
+  atomicAdd(&hist[w >> 24], 1u);
+}
+
+// Runs in the last block to finish: prefix sum of the histogram with CUB,
+// OpenCV's equalization rule per bin, then clears the histogram for the next
+// frame.
+__device__ void build_lut_and_reset(HistEqState *state, unsigned int total, uint8_t *lut) {
+  using Reduce = cub::BlockReduce<int, kThreads>;
+  using Scan = cub::BlockScan<unsigned int, kThreads>;
+  __shared__ union {
+    typename Reduce::TempStorage reduce;
+    typename Scan::TempStorage scan;
+  } tmp;
+  __shared__ int first;
+  __shared__ unsigned int first_count;
+
+  const int bin = threadIdx.x;
+  // Other blocks' atomics landed in L2; read past L1.
+  const unsigned int h = __ldcg(&state->hist[bin]);
+  const int lowest = Reduce(tmp.reduce).Reduce(h != 0 ? bin : kHistBins, cuda::minimum<>{});
+  if (bin == 0) first = lowest;
+  __syncthreads();
+  if (bin == first) first_count = h;
+  unsigned int cdf = 0;
+  Scan(tmp.scan).InclusiveSum(h, cdf);
+  __syncthreads();
+
+  unsigned int value;
+  if (first_count == total) {
+    value = bin;  // one-level frame: output equals input
+  } else if (bin <= first) {
+    value = 0;
+  } else {
+    const float scale = __fdiv_rn(255.f, __uint2float_rn(total - first_count));
+    const int v = __float2int_rn(__fmul_rn(__uint2float_rn(cdf - first_count), scale));
+    value = static_cast<unsigned int>(min(max(v, 0), 255));
+  }
+  lut[bin] = static_cast<uint8_t>(value);
+  state->hist[bin] = 0;
+  if (bin == 0) state->blocks_done = 0;
+}
+
+__global__ void __launch_bounds__(kThreads)
+    histogram_lut_kernel(const uint8_t *__restrict__ src, size_t pitch, Split s,
+                         HistEqState *__restrict__ state, uint8_t *__restrict__ lut) {
+  // One sub-histogram per warp keeps shared-memory atomics from colliding
+  // across warps on images dominated by a few levels.
+  __shared__ unsigned int sub[kWarps][kHistBins];
+  for (int i = threadIdx.x; i < kWarps * kHistBins; i += blockDim.x) (&sub[0][0])[i] = 0;
+  __syncthreads();
+
+  unsigned int *mine = sub[threadIdx.x / 32];
+  const int stride = gridDim.x * blockDim.x;
+  const int start = blockIdx.x * blockDim.x + threadIdx.x;
+
+  const int vec_items = s.height * s.vecs_per_row;
+  for (int i = start; i < vec_items; i += stride) {
+    const int y = i / s.vecs_per_row;
+    const int x = i - y * s.vecs_per_row;
+    const uint4 v = __ldg(reinterpret_cast<const uint4 *>(src + y * pitch) + x);
+    count_word(mine, v.x);
+    count_word(mine, v.y);
+    count_word(mine, v.z);
+    count_word(mine, v.w);
+  }
+  const int tail_width = s.width - s.tail_start;
+  const int tail_items = s.height * tail_width;
+  for (int i = start; i < tail_items; i += stride) {
+    const int y = i / tail_width;
+    const int x = s.tail_start + (i - y * tail_width);
+    atomicAdd(&mine[src[y * pitch + x]], 1u);
+  }
+  __syncthreads();
+
+  const int bin = threadIdx.x;
+  unsigned int count = 0;
+  for (int w = 0; w < kWarps; ++w) count += sub[w][bin];
+  if (count != 0) atomicAdd(&state->hist[bin], count);
+
+  // Last block to finish builds the LUT (no second launch, no host trip).
+  __threadfence();
+  __shared__ bool is_last;
+  if (threadIdx.x == 0) is_last = atomicAdd(&state->blocks_done, 1u) == gridDim.x - 1;
+  __syncthreads();
+  if (is_last) build_lut_and_reset(state, static_cast<unsigned int>(s.width) * s.height, lut);
+}
+
+__device__ __forceinline__ unsigned int map_word(const uint8_t *t, unsigned int w) {
+  return t[w & 0xFFu] | (t[(w >> 8) & 0xFFu] << 8) | (t[(w >> 16) & 0xFFu] << 16) |
+         (static_cast<unsigned int>(t[w >> 24]) << 24);
+}
+
+__global__ void __launch_bounds__(kThreads)
+    apply_lut_kernel(const uint8_t *__restrict__ src, size_t src_pitch, uint8_t *__restrict__ dst,
+                     size_t dst_pitch, Split s, const uint8_t *__restrict__ lut) {
+  __shared__ uint8_t table[kHistBins];
+  table[threadIdx.x] = lut[threadIdx.x];
+  __syncthreads();
+
+  const int stride = gridDim.x * blockDim.x;
+  const int start = blockIdx.x * blockDim.x + threadIdx.x;
+  const int vec_items = s.height * s.vecs_per_row;
+  for (int i = start; i < vec_items; i += stride) {
+    const int y = i / s.vecs_per_row;
+    const int x = i - y * s.vecs_per_row;
+    const uint4 v = __ldg(reinterpret_cast<const uint4 *>(src + y * src_pitch) + x);
+    uint4 o;
+    o.x = map_word(table, v.x);
+    o.y = map_word(table, v.y);
+    o.z = map_word(table, v.z);
+    o.w = map_word(table, v.w);
+    reinterpret_cast<uint4 *>(dst + y * dst_pitch)[x] = o;
+  }
+  const int tail_width = s.width - s.tail_start;
+  const int tail_items = s.height * tail_width;
+  for (int i = start; i < tail_items; i += stride) {
+    const int y = i / tail_width;
+    const int x = s.tail_start + (i - y * tail_width);
+    dst[y * dst_pitch + x] = table[src[y * src_pitch + x]];
+  }
+}
+
+int blocks_for(int items, int cap) {
+  const int needed = (items + kThreads - 1) / kThreads;
+  return needed < 1 ? 1 : needed < cap ? needed : cap;
+}
+
+int work_items(const Split &s) {
+  const int vec = s.height * s.vecs_per_row;
+  const int tail = s.height * (s.width - s.tail_start);
+  return vec > tail ? vec : tail;
+}
+
+}  // namespace
+
+HistEqGpu::HistEqGpu() : state_(1), lut_(kHistBins) {
+  cudaFuncAttributes attr{};
+  CUDAFILTERS_CHECK(cudaFuncGetAttributes(&attr, histogram_lut_kernel));
+  CUDAFILTERS_CHECK(cudaFuncGetAttributes(&attr, apply_lut_kernel));
+  int device = 0;
+  CUDAFILTERS_CHECK(cudaGetDevice(&device));
+  CUDAFILTERS_CHECK(cudaDeviceGetAttribute(&sm_count_, cudaDevAttrMultiProcessorCount, device));
+}
+
+void HistEqGpu::enqueue(ConstPlane src, Plane dst, cudaStream_t stream) {
+  if (state_dirty_) {
+    CUDAFILTERS_CHECK(cudaMemsetAsync(state_.get(), 0, sizeof(HistEqState), stream));
+    state_dirty_ = false;
+  }
+  // Until both launches are queued the histogram may be left half-counted.
+  state_dirty_ = true;
+
+  const Split hist_split = make_split(src.width, src.height, aligned16(src.data, src.stride));
+  // Two blocks per SM: enough loads in flight, few global merges of the
+  // per-block histograms.
+  histogram_lut_kernel<<<blocks_for(work_items(hist_split), 2 * sm_count_), kThreads, 0, stream>>>(
+      src.data, src.stride, hist_split, state_.get(), lut_.get());
+  check_launch("histogram_lut_kernel");
+
+  const Split apply_split = make_split(
+      src.width, src.height, aligned16(src.data, src.stride) && aligned16(dst.data, dst.stride));
+  apply_lut_kernel<<<blocks_for(work_items(apply_split), 8 * sm_count_), kThreads, 0, stream>>>(
+      src.data, src.stride, dst.data, dst.stride, apply_split, lut_.get());
+  check_launch("apply_lut_kernel");
+  state_dirty_ = false;
+}
+
+}  // namespace cudafilters

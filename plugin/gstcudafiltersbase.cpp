@@ -1,0 +1,543 @@
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include "gstcudafiltersbase.h"
+
+#include <gst/cuda/gstcudautils.h>
+
+#include <cstring>
+#include <exception>
+#include <new>
+#include <string>
+
+#include "cuda_check.h"
+#include "gpu_frame_runner.h"
+
+GST_DEBUG_CATEGORY_STATIC (gst_cuda_filters_base_debug);
+#define GST_CAT_DEFAULT gst_cuda_filters_base_debug
+
+enum
+{
+  PROP_0,
+  PROP_BACKEND,
+  PROP_DEVICE_ID,
+};
+
+#define DEFAULT_BACKEND GST_CUDA_FILTERS_BACKEND_AUTO
+#define DEFAULT_DEVICE_ID -1
+
+/* Index arithmetic in the kernels is 32-bit; 2^30 pixels (32768 x 32768)
+ * leaves it headroom. */
+#define MAX_DIMENSION 32768
+#define MAX_PIXELS (G_GINT64_CONSTANT (1) << 30)
+
+static gboolean cuda_library_loaded = FALSE;
+
+void
+gst_cuda_filters_set_cuda_loaded (gboolean loaded)
+{
+  cuda_library_loaded = loaded;
+}
+
+namespace {
+
+/* Makes a GstCudaContext current for the lifetime of the scope. */
+class ScopedCudaContext
+{
+public:
+  explicit ScopedCudaContext (GstCudaContext * context)
+      : pushed_ (context != nullptr && gst_cuda_context_push (context)) {}
+  ~ScopedCudaContext () {
+    if (pushed_)
+      gst_cuda_context_pop (nullptr);
+  }
+  ScopedCudaContext (const ScopedCudaContext &) = delete;
+  ScopedCudaContext & operator= (const ScopedCudaContext &) = delete;
+  bool pushed () const { return pushed_; }
+
+private:
+  bool pushed_;
+};
+
+/* What the element holds while it runs on the GPU. Created and destroyed with
+ * the element's CUDA context current. */
+struct GpuState
+{
+  cudafilters::GpuFrameRunner runner;
+  std::unique_ptr<cudafilters::GpuPlaneFilter> filter;
+};
+
+bool
+poison_requested ()
+{
+  const gchar *v = g_getenv ("CUDAFILTERS_POISON_OUTPUT");
+  return v != nullptr && v[0] != '\0' && v[0] != '0';
+}
+
+}  // namespace
+
+struct GstCudaFiltersBasePrivate
+{
+  /* Settings, under the object lock. */
+  GstCudaFiltersBackend backend = DEFAULT_BACKEND;
+  gint device_id = DEFAULT_DEVICE_ID;
+
+  /* Streaming state. */
+  GstCudaContext *context = nullptr;
+  std::unique_ptr<GpuState> gpu;
+  GstVideoInfo info;
+  bool poison_outputs = poison_requested ();
+};
+
+#define gst_cuda_filters_base_parent_class parent_class
+G_DEFINE_ABSTRACT_TYPE_WITH_PRIVATE (GstCudaFiltersBase, gst_cuda_filters_base,
+    GST_TYPE_BASE_TRANSFORM);
+
+static GstCudaFiltersBasePrivate *
+get_priv (GstCudaFiltersBase * self)
+{
+  return static_cast < GstCudaFiltersBasePrivate * >(
+      gst_cuda_filters_base_get_instance_private (self));
+}
+
+GType
+gst_cuda_filters_backend_get_type (void)
+{
+  static GType type = 0;
+  static const GEnumValue values[] = {
+    {GST_CUDA_FILTERS_BACKEND_AUTO,
+        "The GPU when one is usable, otherwise the CPU (with a warning)", "auto"},
+    {GST_CUDA_FILTERS_BACKEND_CUDA, "The GPU; fail to start without one", "cuda"},
+    {GST_CUDA_FILTERS_BACKEND_CPU, "The CPU", "cpu"},
+    {0, nullptr, nullptr},
+  };
+
+  if (g_once_init_enter (&type)) {
+    GType t = g_enum_register_static ("GstCudaFiltersBackend", values);
+    g_once_init_leave (&type, t);
+  }
+  return type;
+}
+
+void
+gst_cuda_filters_base_class_add_pad_templates (GstElementClass * klass,
+    const gchar * formats)
+{
+  gchar *str = g_strdup_printf ("video/x-raw, format = (string) %s, "
+      "width = (int) [ 1, %d ], height = (int) [ 1, %d ], "
+      "framerate = (fraction) [ 0, max ]", formats, MAX_DIMENSION,
+      MAX_DIMENSION);
+  GstCaps *caps = gst_caps_from_string (str);
+  g_free (str);
+
+  gst_element_class_add_pad_template (klass,
+      gst_pad_template_new ("sink", GST_PAD_SINK, GST_PAD_ALWAYS, caps));
+  gst_element_class_add_pad_template (klass,
+      gst_pad_template_new ("src", GST_PAD_SRC, GST_PAD_ALWAYS, caps));
+  gst_caps_unref (caps);
+}
+
+static void
+release_gpu (GstCudaFiltersBase * self)
+{
+  GstCudaFiltersBasePrivate *priv = get_priv (self);
+
+  if (priv->gpu) {
+    ScopedCudaContext scope (priv->context);
+    priv->gpu.reset ();
+  }
+}
+
+/* Brings up the GPU path: context, stream, engine. On failure leaves nothing
+ * behind and says why in @why. */
+static bool
+open_gpu (GstCudaFiltersBase * self, gint device_id, std::string & why)
+{
+  GstCudaFiltersBasePrivate *priv = get_priv (self);
+  GstCudaFiltersBaseClass *klass = GST_CUDA_FILTERS_BASE_GET_CLASS (self);
+
+  if (!cuda_library_loaded) {
+    why = "the CUDA driver library (libcuda.so.1) could not be loaded";
+    return false;
+  }
+  if (!gst_cuda_ensure_element_context (GST_ELEMENT (self), device_id,
+          &priv->context)) {
+    why = device_id < 0 ? std::string ("no CUDA device could be opened")
+        : "CUDA device " + std::to_string (device_id) + " could not be opened";
+    return false;
+  }
+
+  ScopedCudaContext scope (priv->context);
+  if (!scope.pushed ()) {
+    why = "the CUDA context could not be made current";
+    gst_clear_object (&priv->context);
+    return false;
+  }
+  try {
+    auto gpu = std::make_unique < GpuState > ();
+    gpu->filter = klass->create_gpu_filter (self);
+    priv->gpu = std::move (gpu);
+  } catch (const std::exception & e) {
+    why = e.what ();
+    priv->gpu.reset ();
+  }
+  if (!priv->gpu) {
+    gst_clear_object (&priv->context);
+    return false;
+  }
+  return true;
+}
+
+static gboolean
+gst_cuda_filters_base_start (GstBaseTransform * trans)
+{
+  GstCudaFiltersBase *self = GST_CUDA_FILTERS_BASE (trans);
+  GstCudaFiltersBasePrivate *priv = get_priv (self);
+
+  GST_OBJECT_LOCK (self);
+  GstCudaFiltersBackend backend = priv->backend;
+  gint device_id = priv->device_id;
+  GST_OBJECT_UNLOCK (self);
+
+  if (backend == GST_CUDA_FILTERS_BACKEND_CPU) {
+    GST_INFO_OBJECT (self, "running on the CPU (backend=cpu)");
+    return TRUE;
+  }
+
+  std::string why;
+  if (open_gpu (self, device_id, why)) {
+    GST_INFO_OBJECT (self, "running on the GPU, context %" GST_PTR_FORMAT,
+        priv->context);
+    return TRUE;
+  }
+
+  if (backend == GST_CUDA_FILTERS_BACKEND_CUDA) {
+    GST_ELEMENT_ERROR (self, RESOURCE, NOT_FOUND,
+        ("No usable CUDA device (backend=cuda)."), ("%s", why.c_str ()));
+    return FALSE;
+  }
+  GST_ELEMENT_WARNING (self, RESOURCE, NOT_FOUND,
+      ("No usable CUDA device: filtering on the CPU instead."),
+      ("%s", why.c_str ()));
+  return TRUE;
+}
+
+static gboolean
+gst_cuda_filters_base_stop (GstBaseTransform * trans)
+{
+  GstCudaFiltersBase *self = GST_CUDA_FILTERS_BASE (trans);
+
+  release_gpu (self);
+  gst_clear_object (&get_priv (self)->context);
+  return TRUE;
+}
+
+static gboolean
+gst_cuda_filters_base_set_caps (GstBaseTransform * trans, GstCaps * incaps,
+    GstCaps * outcaps)
+{
+  GstCudaFiltersBase *self = GST_CUDA_FILTERS_BASE (trans);
+  GstCudaFiltersBasePrivate *priv = get_priv (self);
+  GstVideoInfo info;
+
+  if (!gst_video_info_from_caps (&info, incaps)) {
+    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, (nullptr),
+        ("invalid input caps %" GST_PTR_FORMAT, incaps));
+    return FALSE;
+  }
+  if (!gst_caps_is_equal (incaps, outcaps)) {
+    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, (nullptr),
+        ("output caps %" GST_PTR_FORMAT " differ from input caps", outcaps));
+    return FALSE;
+  }
+  const gint64 pixels = (gint64) GST_VIDEO_INFO_WIDTH (&info) *
+      GST_VIDEO_INFO_HEIGHT (&info);
+  if (pixels > MAX_PIXELS) {
+    GST_ELEMENT_ERROR (self, STREAM, FORMAT,
+        ("Frames of %dx%d are too large (at most %" G_GINT64_FORMAT
+            " pixels).", GST_VIDEO_INFO_WIDTH (&info),
+            GST_VIDEO_INFO_HEIGHT (&info), MAX_PIXELS), (nullptr));
+    return FALSE;
+  }
+
+  if (priv->gpu) {
+    ScopedCudaContext scope (priv->context);
+    try {
+      priv->gpu->runner.reserve (GST_VIDEO_INFO_WIDTH (&info),
+          GST_VIDEO_INFO_HEIGHT (&info));
+    } catch (const std::exception & e) {
+      GST_ELEMENT_ERROR (self, RESOURCE, NO_SPACE_LEFT,
+          ("Could not allocate GPU memory for %dx%d frames.",
+              GST_VIDEO_INFO_WIDTH (&info), GST_VIDEO_INFO_HEIGHT (&info)),
+          ("%s", e.what ()));
+      return FALSE;
+    }
+  }
+
+  priv->info = info;
+  GST_DEBUG_OBJECT (self, "configured for %" GST_PTR_FORMAT, incaps);
+  return TRUE;
+}
+
+static gboolean
+gst_cuda_filters_base_get_unit_size (GstBaseTransform *, GstCaps * caps,
+    gsize * size)
+{
+  GstVideoInfo info;
+
+  if (!gst_video_info_from_caps (&info, caps))
+    return FALSE;
+  *size = GST_VIDEO_INFO_SIZE (&info);
+  return TRUE;
+}
+
+static void
+gst_cuda_filters_base_set_context (GstElement * element, GstContext * context)
+{
+  GstCudaFiltersBase *self = GST_CUDA_FILTERS_BASE (element);
+  GstCudaFiltersBasePrivate *priv = get_priv (self);
+
+  if (cuda_library_loaded) {
+    GST_OBJECT_LOCK (self);
+    gint device_id = priv->device_id;
+    GST_OBJECT_UNLOCK (self);
+    gst_cuda_handle_set_context (element, context, device_id, &priv->context);
+  }
+
+  GST_ELEMENT_CLASS (parent_class)->set_context (element, context);
+}
+
+static gboolean
+gst_cuda_filters_base_query (GstBaseTransform * trans,
+    GstPadDirection direction, GstQuery * query)
+{
+  GstCudaFiltersBase *self = GST_CUDA_FILTERS_BASE (trans);
+
+  if (GST_QUERY_TYPE (query) == GST_QUERY_CONTEXT && cuda_library_loaded &&
+      gst_cuda_handle_context_query (GST_ELEMENT (self), query,
+          get_priv (self)->context))
+    return TRUE;
+
+  return GST_BASE_TRANSFORM_CLASS (parent_class)->query (trans, direction,
+      query);
+}
+
+static void
+gst_cuda_filters_base_before_transform (GstBaseTransform * trans,
+    GstBuffer * buffer)
+{
+  GstClockTime stream_time = gst_segment_to_stream_time (&trans->segment,
+      GST_FORMAT_TIME, GST_BUFFER_TIMESTAMP (buffer));
+
+  if (GST_CLOCK_TIME_IS_VALID (stream_time))
+    gst_object_sync_values (GST_OBJECT (trans), stream_time);
+}
+
+static cudafilters::ConstPlane
+frame_plane (const GstVideoFrame * frame, guint plane)
+{
+  return cudafilters::ConstPlane (static_cast < const uint8_t *>(
+          GST_VIDEO_FRAME_PLANE_DATA (frame, plane)),
+      GST_VIDEO_FRAME_PLANE_STRIDE (frame, plane),
+      GST_VIDEO_FRAME_COMP_WIDTH (frame, plane),
+      GST_VIDEO_FRAME_COMP_HEIGHT (frame, plane));
+}
+
+static cudafilters::Plane
+frame_plane_mut (GstVideoFrame * frame, guint plane)
+{
+  cudafilters::ConstPlane p = frame_plane (frame, plane);
+  return cudafilters::Plane { const_cast < uint8_t * >(p.data), p.stride,
+      p.width, p.height};
+}
+
+static GstFlowReturn
+filter_on_gpu (GstCudaFiltersBase * self, cudafilters::ConstPlane src,
+    cudafilters::Plane dst)
+{
+  GstCudaFiltersBasePrivate *priv = get_priv (self);
+  GstCudaFiltersBaseClass *klass = GST_CUDA_FILTERS_BASE_GET_CLASS (self);
+
+  ScopedCudaContext scope (priv->context);
+  if (!scope.pushed ()) {
+    GST_ELEMENT_ERROR (self, LIBRARY, FAILED, (nullptr),
+        ("could not make the CUDA context current"));
+    return GST_FLOW_ERROR;
+  }
+  try {
+    if (klass->configure_gpu_filter)
+      klass->configure_gpu_filter (self, *priv->gpu->filter);
+    priv->gpu->runner.process_host (*priv->gpu->filter, src, dst);
+  } catch (const cudafilters::CudaError & e) {
+    GST_ELEMENT_ERROR (self, LIBRARY, FAILED, ("CUDA processing failed."),
+        ("%s", e.what ()));
+    return GST_FLOW_ERROR;
+  } catch (const std::exception & e) {
+    GST_ELEMENT_ERROR (self, LIBRARY, FAILED, ("Processing failed."),
+        ("%s", e.what ()));
+    return GST_FLOW_ERROR;
+  }
+  return GST_FLOW_OK;
+}
+
+static GstFlowReturn
+gst_cuda_filters_base_transform (GstBaseTransform * trans, GstBuffer * inbuf,
+    GstBuffer * outbuf)
+{
+  GstCudaFiltersBase *self = GST_CUDA_FILTERS_BASE (trans);
+  GstCudaFiltersBasePrivate *priv = get_priv (self);
+  GstCudaFiltersBaseClass *klass = GST_CUDA_FILTERS_BASE_GET_CLASS (self);
+  GstVideoFrame in_frame, out_frame;
+
+  if (!gst_video_frame_map (&in_frame, &priv->info, inbuf, GST_MAP_READ)) {
+    GST_ELEMENT_ERROR (self, STREAM, FORMAT,
+        ("Input buffer does not hold a %dx%d %s frame.",
+            GST_VIDEO_INFO_WIDTH (&priv->info),
+            GST_VIDEO_INFO_HEIGHT (&priv->info),
+            GST_VIDEO_INFO_NAME (&priv->info)),
+        ("buffer of %" G_GSIZE_FORMAT " bytes, caps need %" G_GSIZE_FORMAT,
+            gst_buffer_get_size (inbuf), GST_VIDEO_INFO_SIZE (&priv->info)));
+    return GST_FLOW_ERROR;
+  }
+  if (!gst_video_frame_map (&out_frame, &priv->info, outbuf, GST_MAP_WRITE)) {
+    gst_video_frame_unmap (&in_frame);
+    GST_ELEMENT_ERROR (self, CORE, FAILED, (nullptr),
+        ("could not map the output buffer"));
+    return GST_FLOW_ERROR;
+  }
+
+  cudafilters::ConstPlane src = frame_plane (&in_frame, 0);
+  cudafilters::Plane dst = frame_plane_mut (&out_frame, 0);
+  if (priv->poison_outputs) {
+    for (int y = 0; y < dst.height; ++y)
+      memset (dst.data + y * dst.stride, 0xA5, dst.width);
+  }
+
+  GstFlowReturn ret = GST_FLOW_OK;
+  if (priv->gpu)
+    ret = filter_on_gpu (self, src, dst);
+  else
+    klass->filter_cpu (self, src, dst);
+
+  /* Only the first (luma or gray) plane is filtered; the others are carried. */
+  for (guint p = 1; ret == GST_FLOW_OK && p < GST_VIDEO_FRAME_N_PLANES (&in_frame); ++p)
+    gst_video_frame_copy_plane (&out_frame, &in_frame, p);
+
+  gst_video_frame_unmap (&out_frame);
+  gst_video_frame_unmap (&in_frame);
+  return ret;
+}
+
+static void
+gst_cuda_filters_base_set_property (GObject * object, guint prop_id,
+    const GValue * value, GParamSpec * pspec)
+{
+  GstCudaFiltersBasePrivate *priv = get_priv (GST_CUDA_FILTERS_BASE (object));
+
+  GST_OBJECT_LOCK (object);
+  switch (prop_id) {
+    case PROP_BACKEND:
+      priv->backend = (GstCudaFiltersBackend) g_value_get_enum (value);
+      break;
+    case PROP_DEVICE_ID:
+      priv->device_id = g_value_get_int (value);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      break;
+  }
+  GST_OBJECT_UNLOCK (object);
+}
+
+static void
+gst_cuda_filters_base_get_property (GObject * object, guint prop_id,
+    GValue * value, GParamSpec * pspec)
+{
+  GstCudaFiltersBasePrivate *priv = get_priv (GST_CUDA_FILTERS_BASE (object));
+
+  GST_OBJECT_LOCK (object);
+  switch (prop_id) {
+    case PROP_BACKEND:
+      g_value_set_enum (value, priv->backend);
+      break;
+    case PROP_DEVICE_ID:
+      g_value_set_int (value, priv->device_id);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      break;
+  }
+  GST_OBJECT_UNLOCK (object);
+}
+
+static void
+gst_cuda_filters_base_finalize (GObject * object)
+{
+  GstCudaFiltersBase *self = GST_CUDA_FILTERS_BASE (object);
+  GstCudaFiltersBasePrivate *priv = get_priv (self);
+
+  release_gpu (self);
+  gst_clear_object (&priv->context);
+  priv->~GstCudaFiltersBasePrivate ();
+
+  G_OBJECT_CLASS (parent_class)->finalize (object);
+}
+
+static void
+gst_cuda_filters_base_class_init (GstCudaFiltersBaseClass * klass)
+{
+  GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
+  GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
+  GstBaseTransformClass *trans_class = GST_BASE_TRANSFORM_CLASS (klass);
+
+  gobject_class->set_property = gst_cuda_filters_base_set_property;
+  gobject_class->get_property = gst_cuda_filters_base_get_property;
+  gobject_class->finalize = gst_cuda_filters_base_finalize;
+
+  g_object_class_install_property (gobject_class, PROP_BACKEND,
+      g_param_spec_enum ("backend", "Backend",
+          "Where frames are filtered: auto (GPU when usable, else CPU with a "
+          "warning), cuda (GPU or fail) or cpu",
+          GST_TYPE_CUDA_FILTERS_BACKEND, DEFAULT_BACKEND,
+          (GParamFlags) (G_PARAM_READWRITE | GST_PARAM_MUTABLE_READY |
+              G_PARAM_STATIC_STRINGS)));
+  g_object_class_install_property (gobject_class, PROP_DEVICE_ID,
+      g_param_spec_int ("cuda-device-id", "Cuda Device ID",
+          "Set the GPU device to use for operations (-1 = auto)",
+          -1, G_MAXINT, DEFAULT_DEVICE_ID,
+          (GParamFlags) (G_PARAM_READWRITE | GST_PARAM_MUTABLE_READY |
+              G_PARAM_STATIC_STRINGS)));
+
+  element_class->set_context =
+      GST_DEBUG_FUNCPTR (gst_cuda_filters_base_set_context);
+
+  /* Same caps on both pads must still filter: never passthrough. */
+  trans_class->passthrough_on_same_caps = FALSE;
+  trans_class->start = GST_DEBUG_FUNCPTR (gst_cuda_filters_base_start);
+  trans_class->stop = GST_DEBUG_FUNCPTR (gst_cuda_filters_base_stop);
+  trans_class->set_caps = GST_DEBUG_FUNCPTR (gst_cuda_filters_base_set_caps);
+  trans_class->get_unit_size =
+      GST_DEBUG_FUNCPTR (gst_cuda_filters_base_get_unit_size);
+  trans_class->query = GST_DEBUG_FUNCPTR (gst_cuda_filters_base_query);
+  trans_class->before_transform =
+      GST_DEBUG_FUNCPTR (gst_cuda_filters_base_before_transform);
+  trans_class->transform = GST_DEBUG_FUNCPTR (gst_cuda_filters_base_transform);
+
+  GST_DEBUG_CATEGORY_INIT (gst_cuda_filters_base_debug, "cudafiltersbase", 0,
+      "Base class of the cudafilters elements");
+
+  gst_type_mark_as_plugin_api (GST_TYPE_CUDA_FILTERS_BASE, (GstPluginAPIFlags) 0);
+  gst_type_mark_as_plugin_api (GST_TYPE_CUDA_FILTERS_BACKEND, (GstPluginAPIFlags) 0);
+}
+
+static void
+gst_cuda_filters_base_init (GstCudaFiltersBase * self)
+{
+  /* The private struct holds C++ members: construct it in place, destroy it
+   * in finalize. */
+  new (gst_cuda_filters_base_get_instance_private (self))
+      GstCudaFiltersBasePrivate ();
+
+  gst_base_transform_set_qos_enabled (GST_BASE_TRANSFORM (self), TRUE);
+}

@@ -1,0 +1,60 @@
+/* Base class for this plugin's video filters.
+ *
+ * It owns what every element here shares: the `backend` and `cuda-device-id`
+ * properties, the GstCudaContext (shared with neighbours through GStreamer's
+ * context query and messages), caps parsing, frame mapping, and turning
+ * engine failures into element errors. Subclasses supply the algorithm: a GPU
+ * engine (cudafilters::GpuPlaneFilter) and a CPU implementation of the same
+ * arithmetic.
+ */
+#pragma once
+
+#include <gst/base/gstbasetransform.h>
+#include <gst/cuda/gstcudacontext.h>
+#include <gst/gst.h>
+#include <gst/video/video.h>
+
+#include <memory>
+
+#include "gpu_plane_filter.h"
+#include "plane.h"
+
+#define GST_TYPE_CUDA_FILTERS_BACKEND (gst_cuda_filters_backend_get_type ())
+#define GST_TYPE_CUDA_FILTERS_BASE (gst_cuda_filters_base_get_type ())
+G_DECLARE_DERIVABLE_TYPE (GstCudaFiltersBase, gst_cuda_filters_base, GST,
+    CUDA_FILTERS_BASE, GstBaseTransform)
+
+typedef enum
+{
+  GST_CUDA_FILTERS_BACKEND_AUTO,
+  GST_CUDA_FILTERS_BACKEND_CUDA,
+  GST_CUDA_FILTERS_BACKEND_CPU,
+} GstCudaFiltersBackend;
+
+GType gst_cuda_filters_backend_get_type (void);
+
+struct _GstCudaFiltersBaseClass
+{
+  GstBaseTransformClass parent_class;
+
+  /* Creates the subclass's GPU engine. Called from start() with the element's
+   * CUDA context current; may throw cudafilters::CudaError. */
+  std::unique_ptr<cudafilters::GpuPlaneFilter> (*create_gpu_filter) (GstCudaFiltersBase * self);
+
+  /* Gives the GPU engine the current property values before a frame. Called
+   * with the CUDA context current. Optional. */
+  void (*configure_gpu_filter) (GstCudaFiltersBase * self,
+      cudafilters::GpuPlaneFilter & filter);
+
+  /* Filters one plane on the CPU (backend=cpu, or auto without a GPU). */
+  void (*filter_cpu) (GstCudaFiltersBase * self, cudafilters::ConstPlane src,
+      cudafilters::Plane dst);
+};
+
+/* Adds the sink and src pad templates (system-memory caps of @formats). */
+void gst_cuda_filters_base_class_add_pad_templates (GstElementClass * klass,
+    const gchar * formats);
+
+/* Whether plugin_init loaded the CUDA driver library. */
+void gst_cuda_filters_set_cuda_loaded (gboolean loaded);
+

@@ -1,0 +1,32 @@
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <gst/cuda/gstcudaloader.h>
+#include <gst/gst.h>
+
+#include "gstcudafiltersbase.h"
+#include "gstcudahisteq.h"
+
+GST_DEBUG_CATEGORY_STATIC (gst_cuda_filters_plugin_debug);
+#define GST_CAT_DEFAULT gst_cuda_filters_plugin_debug
+
+static gboolean
+plugin_init (GstPlugin * plugin)
+{
+  GST_DEBUG_CATEGORY_INIT (gst_cuda_filters_plugin_debug, "cudafilters", 0,
+      "cudafilters plugin");
+
+  /* Without the driver library the elements still register and run on the
+   * CPU (backend=auto) or fail cleanly at start (backend=cuda). */
+  gboolean loaded = gst_cuda_load_library ();
+  if (!loaded)
+    GST_WARNING ("CUDA driver library not loaded: elements will use the CPU");
+  gst_cuda_filters_set_cuda_loaded (loaded);
+
+  return GST_ELEMENT_REGISTER (cudahisteq, plugin);
+}
+
+GST_PLUGIN_DEFINE (GST_VERSION_MAJOR, GST_VERSION_MINOR, cudafilters,
+    "Video filters on NVIDIA GPUs (histogram equalization, non-local means)",
+    plugin_init, VERSION, "LGPL", PACKAGE_NAME, "https://gstreamer.freedesktop.org")
