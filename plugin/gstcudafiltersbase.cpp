@@ -280,15 +280,17 @@ gst_cuda_filters_base_set_caps (GstBaseTransform * trans, GstCaps * incaps,
   return TRUE;
 }
 
+/* The output size follows from the caps alone. An input buffer that is too
+ * small is reported in transform(), as a stream error naming both sizes. */
 static gboolean
-gst_cuda_filters_base_get_unit_size (GstBaseTransform *, GstCaps * caps,
-    gsize * size)
+gst_cuda_filters_base_transform_size (GstBaseTransform *, GstPadDirection,
+    GstCaps *, gsize, GstCaps * othercaps, gsize * othersize)
 {
   GstVideoInfo info;
 
-  if (!gst_video_info_from_caps (&info, caps))
+  if (!gst_video_info_from_caps (&info, othercaps))
     return FALSE;
-  *size = GST_VIDEO_INFO_SIZE (&info);
+  *othersize = GST_VIDEO_INFO_SIZE (&info);
   return TRUE;
 }
 
@@ -517,8 +519,8 @@ gst_cuda_filters_base_class_init (GstCudaFiltersBaseClass * klass)
   trans_class->start = GST_DEBUG_FUNCPTR (gst_cuda_filters_base_start);
   trans_class->stop = GST_DEBUG_FUNCPTR (gst_cuda_filters_base_stop);
   trans_class->set_caps = GST_DEBUG_FUNCPTR (gst_cuda_filters_base_set_caps);
-  trans_class->get_unit_size =
-      GST_DEBUG_FUNCPTR (gst_cuda_filters_base_get_unit_size);
+  trans_class->transform_size =
+      GST_DEBUG_FUNCPTR (gst_cuda_filters_base_transform_size);
   trans_class->query = GST_DEBUG_FUNCPTR (gst_cuda_filters_base_query);
   trans_class->before_transform =
       GST_DEBUG_FUNCPTR (gst_cuda_filters_base_before_transform);

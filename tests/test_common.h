@@ -1,0 +1,226 @@
+/* Helpers shared by the element tests: frames with padded strides, harness
+ * wrappers, a GPU probe and an independent reference of cv::equalizeHist. */
+#pragma once
+
+#include <gst/check/gstcheck.h>
+#include <gst/check/gstharness.h>
+#include <gst/cuda/gstcudacontext.h>
+#include <gst/cuda/gstcudaloader.h>
+#include <gst/video/video.h>
+
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace test {
+
+/* A GRAY8 image stored tightly (stride == width). */
+struct Image {
+  int width = 0;
+  int height = 0;
+  std::vector<uint8_t> pixels;
+
+  Image () = default;
+  Image (int w, int h) : width (w), height (h), pixels (size_t (w) * h) {}
+  uint8_t & at (int x, int y) { return pixels[size_t (y) * width + x]; }
+  uint8_t at (int x, int y) const { return pixels[size_t (y) * width + x]; }
+};
+
+inline Image
+random_image (std::mt19937 & rng, int w, int h, int lo = 0, int hi = 255)
+{
+  Image img (w, h);
+  std::uniform_int_distribution<int> d (lo, hi);
+  for (auto & p : img.pixels)
+    p = uint8_t (d (rng));
+  return img;
+}
+
+/* Few distinct levels, unevenly used: exercises empty bins and the
+ * first-occupied-bin rule. */
+inline Image
+few_levels_image (std::mt19937 & rng, int w, int h, std::vector<uint8_t> levels)
+{
+  Image img (w, h);
+  std::discrete_distribution<int> d (levels.size (), 0.0, 1.0,
+      [&](double x) { return 1.0 + 3.0 * x; });
+  for (auto & p : img.pixels)
+    p = levels[size_t (d (rng))];
+  return img;
+}
+
+inline Image
+constant_image (int w, int h, uint8_t v)
+{
+  Image img (w, h);
+  std::fill (img.pixels.begin (), img.pixels.end (), v);
+  return img;
+}
+
+/* Smooth content, as in real frames: a gradient with a bright disc. */
+inline Image
+natural_image (int w, int h)
+{
+  Image img (w, h);
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x) {
+      int v = 90 + (40 * x) / w + (20 * y) / h;
+      const int dx = x - w / 2, dy = y - h / 3;
+      if (int64_t (dx) * dx + int64_t (dy) * dy < int64_t (w) * w / 25)
+        v += 50;
+      img.at (x, y) = uint8_t (v);
+    }
+  return img;
+}
+
+/* Transcription of OpenCV's cv::equalizeHist (imgproc, histogram.cpp), kept
+ * apart from the plugin's own code so the tests check it independently. */
+inline Image
+reference_equalize (const Image & src)
+{
+  int hist[256] = { 0 };
+  for (uint8_t p : src.pixels)
+    hist[p]++;
+  int i = 0;
+  while (!hist[i])
+    ++i;
+  const int total = src.width * src.height;
+  Image dst (src.width, src.height);
+  if (hist[i] == total) {
+    std::fill (dst.pixels.begin (), dst.pixels.end (), uint8_t (i));
+    return dst;
+  }
+  const float scale = (256 - 1.f) / (total - hist[i]);
+  int sum = 0;
+  uint8_t lut[256] = { 0 };
+  for (lut[i++] = 0; i < 256; ++i) {
+    sum += hist[i];
+    const int r = int (std::nearbyint (sum * scale));
+    lut[i] = uint8_t (r < 0 ? 0 : r > 255 ? 255 : r);
+  }
+  for (size_t k = 0; k < src.pixels.size (); ++k)
+    dst.pixels[k] = lut[src.pixels[k]];
+  return dst;
+}
+
+inline std::string
+gray_caps (int w, int h)
+{
+  return "video/x-raw,format=GRAY8,width=" + std::to_string (w) + ",height=" +
+      std::to_string (h) + ",framerate=30/1";
+}
+
+/* A buffer laid out as GStreamer's default GRAY8 video info (rows padded to 4
+ * bytes); padding bytes are filled with 0xEE so that reading them shows. */
+inline GstBuffer *
+buffer_from_image (const Image & img)
+{
+  GstVideoInfo info;
+  gst_video_info_set_format (&info, GST_VIDEO_FORMAT_GRAY8, img.width,
+      img.height);
+  GstBuffer *buf = gst_buffer_new_allocate (NULL, GST_VIDEO_INFO_SIZE (&info),
+      NULL);
+  GstMapInfo map;
+  fail_unless (gst_buffer_map (buf, &map, GST_MAP_WRITE));
+  memset (map.data, 0xEE, map.size);
+  const int stride = GST_VIDEO_INFO_PLANE_STRIDE (&info, 0);
+  for (int y = 0; y < img.height; ++y)
+    memcpy (map.data + size_t (y) * stride, &img.pixels[size_t (y) * img.width],
+        img.width);
+  gst_buffer_unmap (buf, &map);
+  return buf;
+}
+
+inline Image
+image_from_buffer (GstBuffer * buf, int w, int h)
+{
+  GstVideoInfo info;
+  gst_video_info_set_format (&info, GST_VIDEO_FORMAT_GRAY8, w, h);
+  GstVideoFrame frame;
+  fail_unless (gst_video_frame_map (&frame, &info, buf, GST_MAP_READ));
+  Image img (w, h);
+  const int stride = GST_VIDEO_FRAME_PLANE_STRIDE (&frame, 0);
+  const uint8_t *data = (const uint8_t *) GST_VIDEO_FRAME_PLANE_DATA (&frame, 0);
+  for (int y = 0; y < h; ++y)
+    memcpy (&img.pixels[size_t (y) * w], data + size_t (y) * stride, w);
+  gst_video_frame_unmap (&frame);
+  return img;
+}
+
+/* Pushes one frame through a harness whose caps are already set. */
+inline Image
+push_pull (GstHarness * h, const Image & img)
+{
+  GstBuffer *out = gst_harness_push_and_pull (h, buffer_from_image (img));
+  fail_unless (out != NULL, "no output buffer for a %dx%d frame", img.width,
+      img.height);
+  Image result = image_from_buffer (out, img.width, img.height);
+  gst_buffer_unref (out);
+  return result;
+}
+
+inline GstHarness *
+harness_for (const char *launch, int w, int h)
+{
+  GstHarness *harness = gst_harness_new_parse (launch);
+  gst_harness_set_src_caps_str (harness, gray_caps (w, h).c_str ());
+  return harness;
+}
+
+/* Reports the first differing pixel, so a failure says where. */
+inline void
+assert_images_equal (const Image & got, const Image & want, const char *what)
+{
+  fail_unless_equals_int (got.width, want.width);
+  fail_unless_equals_int (got.height, want.height);
+  for (int y = 0; y < want.height; ++y)
+    for (int x = 0; x < want.width; ++x)
+      if (got.at (x, y) != want.at (x, y))
+        fail ("%s (%dx%d): pixel (%d,%d) is %d, expected %d", what, want.width,
+            want.height, x, y, got.at (x, y), want.at (x, y));
+}
+
+/* True when a CUDA device can be opened through GStreamer's CUDA library. */
+inline bool
+gpu_available ()
+{
+  if (!gst_cuda_load_library ())
+    return false;
+  GstCudaContext *ctx = gst_cuda_context_new (0);
+  if (!ctx)
+    return false;
+  gst_object_unref (ctx);
+  return true;
+}
+
+/* A harness around a bare element, with a bus to read its messages. */
+struct BusHarness {
+  GstHarness *h = nullptr;
+  GstBus *bus = nullptr;
+
+  explicit BusHarness (const char *backend) {
+    GstElement *e = gst_element_factory_make ("cudahisteq", NULL);
+    fail_unless (e != NULL);
+    gst_util_set_object_arg (G_OBJECT (e), "backend", backend);
+    bus = gst_bus_new ();
+    gst_element_set_bus (e, bus);
+    h = gst_harness_new_with_element (e, "sink", "src");
+    gst_object_unref (e);
+  }
+  ~BusHarness () {
+    gst_harness_teardown (h);
+    gst_object_unref (bus);
+  }
+  int count (GstMessageType type) {
+    int n = 0;
+    while (GstMessage * m = gst_bus_pop_filtered (bus, type)) {
+      ++n;
+      gst_message_unref (m);
+    }
+    return n;
+  }
+};
+
+}  // namespace test

@@ -1,0 +1,253 @@
+/* cudahisteq on the CPU backend: runs everywhere, no GPU needed. */
+#include "test_common.h"
+
+using namespace test;
+
+static const char *kCpu = "cudahisteq backend=cpu";
+
+/* Frame sizes chosen for their edges: 1x1, odd widths (padded strides),
+ * widths around the 16-byte vector width, and a common video size. */
+static const int kSizes[][2] = {
+  {1, 1}, {2, 1}, {1, 7}, {3, 3}, {15, 2}, {16, 3}, {17, 5}, {31, 31},
+  {64, 48}, {100, 1}, {1, 100}, {385, 289}, {641, 479}, {1280, 720},
+};
+
+static void
+check_against_reference (const char *launch, const Image & img,
+    const char *what)
+{
+  GstHarness *h = harness_for (launch, img.width, img.height);
+  assert_images_equal (push_pull (h, img), reference_equalize (img), what);
+  gst_harness_teardown (h);
+}
+
+GST_START_TEST (test_random_frames_match_reference)
+{
+  std::mt19937 rng (1234);
+  for (const auto & s : kSizes) {
+    check_against_reference (kCpu, random_image (rng, s[0], s[1]), "uniform");
+    check_against_reference (kCpu, random_image (rng, s[0], s[1], 100, 140),
+        "low contrast");
+    check_against_reference (kCpu, natural_image (s[0], s[1]), "natural");
+  }
+}
+GST_END_TEST;
+
+GST_START_TEST (test_one_value_frames_are_unchanged)
+{
+  for (int v : {0, 1, 77, 254, 255}) {
+    for (const auto & s : kSizes) {
+      Image img = constant_image (s[0], s[1], uint8_t (v));
+      GstHarness *h = harness_for (kCpu, s[0], s[1]);
+      assert_images_equal (push_pull (h, img), img, "one-value frame");
+      gst_harness_teardown (h);
+    }
+  }
+}
+GST_END_TEST;
+
+/* Two levels a < b: a is the first occupied bin (-> 0) and b collects all of
+ * the remaining count (-> 255), whatever the proportions. */
+GST_START_TEST (test_two_value_frames_stretch_to_full_range)
+{
+  std::mt19937 rng (7);
+  const uint8_t pairs[][2] = { {0, 1}, {100, 101}, {3, 250}, {254, 255} };
+  for (const auto & pr : pairs) {
+    Image img = few_levels_image (rng, 37, 11, {pr[0], pr[1]});
+    Image want (img.width, img.height);
+    for (size_t k = 0; k < img.pixels.size (); ++k)
+      want.pixels[k] = img.pixels[k] == pr[0] ? 0 : 255;
+    GstHarness *h = harness_for (kCpu, img.width, img.height);
+    assert_images_equal (push_pull (h, img), want, "two-value frame");
+    gst_harness_teardown (h);
+  }
+}
+GST_END_TEST;
+
+/* Worked by hand: levels 10,20,30,40 once each (N=4, first bin count 1):
+ * scale = 255/3 = 85, so 10->0, 20->85, 30->170, 40->255. */
+GST_START_TEST (test_hand_computed_lut)
+{
+  Image img (4, 1);
+  img.pixels = {30, 10, 40, 20};
+  Image want (4, 1);
+  want.pixels = {170, 0, 255, 85};
+  GstHarness *h = harness_for (kCpu, 4, 1);
+  assert_images_equal (push_pull (h, img), want, "hand-computed");
+  gst_harness_teardown (h);
+}
+GST_END_TEST;
+
+GST_START_TEST (test_few_levels_match_reference)
+{
+  std::mt19937 rng (99);
+  for (const auto & s : kSizes)
+    check_against_reference (kCpu, few_levels_image (rng, s[0], s[1],
+            {5, 9, 200, 201, 202}), "few levels");
+}
+GST_END_TEST;
+
+/* One stream, several frame sizes: each caps change reconfigures the element
+ * and every frame still matches the reference. */
+GST_START_TEST (test_renegotiation_mid_stream)
+{
+  std::mt19937 rng (5);
+  GstHarness *h = harness_for (kCpu, 64, 48);
+  const int sizes[][2] = { {64, 48}, {33, 17}, {1920, 1080}, {1, 1}, {64, 48} };
+  for (const auto & s : sizes) {
+    gst_harness_set_src_caps_str (h, gray_caps (s[0], s[1]).c_str ());
+    for (int i = 0; i < 2; ++i) {
+      Image img = random_image (rng, s[0], s[1], 20, 90);
+      assert_images_equal (push_pull (h, img), reference_equalize (img),
+          "after renegotiation");
+    }
+  }
+  gst_harness_teardown (h);
+}
+GST_END_TEST;
+
+GST_START_TEST (test_state_cycling)
+{
+  GstElement *e = gst_element_factory_make ("cudahisteq", NULL);
+  gst_util_set_object_arg (G_OBJECT (e), "backend", "cpu");
+  const GstState states[] = { GST_STATE_READY, GST_STATE_PAUSED,
+    GST_STATE_PLAYING, GST_STATE_PAUSED, GST_STATE_READY, GST_STATE_NULL
+  };
+  for (int cycle = 0; cycle < 20; ++cycle)
+    for (GstState s : states)
+      fail_unless (gst_element_set_state (e, s) != GST_STATE_CHANGE_FAILURE);
+  gst_object_unref (e);
+
+  /* And with data flowing between cycles. */
+  std::mt19937 rng (11);
+  GstHarness *h = harness_for (kCpu, 40, 30);
+  for (int cycle = 0; cycle < 5; ++cycle) {
+    Image img = random_image (rng, 40, 30);
+    assert_images_equal (push_pull (h, img), reference_equalize (img),
+        "after state cycle");
+    fail_unless (gst_element_set_state (h->element, GST_STATE_NULL) ==
+        GST_STATE_CHANGE_SUCCESS);
+    gst_harness_play (h);
+    gst_harness_set_src_caps_str (h, gray_caps (40, 30).c_str ());
+  }
+  gst_harness_teardown (h);
+}
+GST_END_TEST;
+
+GST_START_TEST (test_properties)
+{
+  GstElement *e = gst_element_factory_make ("cudahisteq", NULL);
+  gint backend = -1, device = 0;
+  g_object_get (e, "backend", &backend, "cuda-device-id", &device, NULL);
+  fail_unless_equals_int (backend, 0);  /* auto */
+  fail_unless_equals_int (device, -1);
+
+  gst_util_set_object_arg (G_OBJECT (e), "backend", "cpu");
+  g_object_set (e, "cuda-device-id", 3, NULL);
+  g_object_get (e, "backend", &backend, "cuda-device-id", &device, NULL);
+  fail_unless_equals_int (backend, 2);
+  fail_unless_equals_int (device, 3);
+  gst_util_set_object_arg (G_OBJECT (e), "backend", "cuda");
+  g_object_get (e, "backend", &backend, NULL);
+  fail_unless_equals_int (backend, 1);
+
+  GParamSpec *pspec = g_object_class_find_property (G_OBJECT_GET_CLASS (e),
+      "cuda-device-id");
+  fail_unless_equals_int (G_PARAM_SPEC_INT (pspec)->minimum, -1);
+  fail_unless (pspec->flags & GST_PARAM_MUTABLE_READY);
+  fail_unless (g_param_spec_get_blurb (pspec) != NULL);
+  pspec = g_object_class_find_property (G_OBJECT_GET_CLASS (e), "backend");
+  fail_unless (g_param_spec_get_blurb (pspec) != NULL);
+
+  const gchar *klass = gst_element_class_get_metadata (GST_ELEMENT_GET_CLASS (e),
+      GST_ELEMENT_METADATA_KLASS);
+  fail_unless_equals_string (klass, "Filter/Effect/Video/Hardware");
+  gst_object_unref (e);
+}
+GST_END_TEST;
+
+/* backend=cuda: a clear error at start without a GPU; it starts with one. */
+GST_START_TEST (test_backend_cuda_needs_a_gpu)
+{
+  GstElement *e = gst_element_factory_make ("cudahisteq", NULL);
+  gst_util_set_object_arg (G_OBJECT (e), "backend", "cuda");
+  GstBus *bus = gst_bus_new ();
+  gst_element_set_bus (e, bus);
+  GstPad *sink = gst_element_get_static_pad (e, "sink");
+
+  GstStateChangeReturn ret = gst_element_set_state (e, GST_STATE_PAUSED);
+  GstMessage *err = gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR);
+  if (gpu_available ()) {
+    fail_unless (ret != GST_STATE_CHANGE_FAILURE);
+    fail_unless (err == NULL);
+  } else {
+    fail_unless_equals_int (ret, GST_STATE_CHANGE_FAILURE);
+    fail_unless (err != NULL, "no error message on the bus");
+    GError *gerr = NULL;
+    gst_message_parse_error (err, &gerr, NULL);
+    fail_unless (g_error_matches (gerr, GST_RESOURCE_ERROR,
+            GST_RESOURCE_ERROR_NOT_FOUND));
+    fail_unless (strstr (gerr->message, "CUDA") != NULL, "message: %s",
+        gerr->message);
+    g_error_free (gerr);
+    gst_message_unref (err);
+  }
+  gst_element_set_state (e, GST_STATE_NULL);
+  gst_object_unref (sink);
+  gst_object_unref (bus);
+  gst_object_unref (e);
+}
+GST_END_TEST;
+
+/* backend=auto: frames are filtered either way; without a GPU exactly one
+ * warning says so. */
+GST_START_TEST (test_backend_auto_falls_back_with_one_warning)
+{
+  BusHarness bh ("auto");
+  gst_harness_set_src_caps_str (bh.h, gray_caps (50, 20).c_str ());
+  std::mt19937 rng (3);
+  for (int i = 0; i < 3; ++i) {
+    Image img = random_image (rng, 50, 20, 60, 120);
+    assert_images_equal (push_pull (bh.h, img), reference_equalize (img),
+        "auto backend");
+  }
+  fail_unless_equals_int (bh.count (GST_MESSAGE_WARNING), gpu_available ()? 0 : 1);
+  fail_unless_equals_int (bh.count (GST_MESSAGE_ERROR), 0);
+}
+GST_END_TEST;
+
+/* A buffer smaller than its caps promise is an error, not a read past its
+ * end. */
+GST_START_TEST (test_short_buffer_is_an_error)
+{
+  BusHarness bh ("cpu");
+  gst_harness_set_src_caps_str (bh.h, gray_caps (64, 64).c_str ());
+  GstBuffer *buf = gst_buffer_new_allocate (NULL, 64 * 63, NULL);
+  gst_buffer_memset (buf, 0, 7, 64 * 63);
+  fail_unless_equals_int (gst_harness_push (bh.h, buf), GST_FLOW_ERROR);
+  fail_unless_equals_int (bh.count (GST_MESSAGE_ERROR), 1);
+}
+GST_END_TEST;
+
+static Suite *
+cudahisteq_cpu_suite (void)
+{
+  Suite *s = suite_create ("cudahisteq-cpu");
+  TCase *tc = tcase_create ("general");
+  tcase_set_timeout (tc, 120);
+  suite_add_tcase (s, tc);
+  tcase_add_test (tc, test_random_frames_match_reference);
+  tcase_add_test (tc, test_one_value_frames_are_unchanged);
+  tcase_add_test (tc, test_two_value_frames_stretch_to_full_range);
+  tcase_add_test (tc, test_hand_computed_lut);
+  tcase_add_test (tc, test_few_levels_match_reference);
+  tcase_add_test (tc, test_renegotiation_mid_stream);
+  tcase_add_test (tc, test_state_cycling);
+  tcase_add_test (tc, test_properties);
+  tcase_add_test (tc, test_backend_cuda_needs_a_gpu);
+  tcase_add_test (tc, test_backend_auto_falls_back_with_one_warning);
+  tcase_add_test (tc, test_short_buffer_is_an_error);
+  return s;
+}
+
+GST_CHECK_MAIN (cudahisteq_cpu);
