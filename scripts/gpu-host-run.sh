@@ -1,0 +1,43 @@
+#!/bin/bash
+# The whole GPU-host check in one go (see ../shared/gpu-host/README.md for the
+# bundle): GPU info, the gpu test suite, every test, the end-to-end OpenCV
+# comparison, the engine benchmark and pipeline throughput. Run from the
+# checkout root with the bundle in .gpu and a build made on the build machine
+# in build/. Logs go to $OUT (or ./gpu-run).
+set -uo pipefail
+OUT=${OUT:-gpu-run}
+mkdir -p "$OUT"
+source .gpu/env.sh
+export GST_PLUGIN_PATH="$PWD/build/plugin"
+status=0
+step() { echo; echo "=== $*"; }
+
+step "GPU"
+nvidia-smi --query-gpu=name,driver_version,memory.total,pcie.link.gen.current,pcie.link.width.current --format=csv
+nproc
+
+step "gpu suite"
+meson test -C build --no-rebuild --suite gpu --print-errorlogs 2>&1 | tee "$OUT/gpu-suite.log" || status=1
+cp build/meson-logs/testlog.txt "$OUT/gpu-testlog.txt" 2>/dev/null
+
+step "all tests"
+meson test -C build --no-rebuild --print-errorlogs 2>&1 | tail -12 || status=1
+
+step "cudahisteq vs OpenCV"
+python3 scripts/check-against-opencv.py --backend cuda --timing 2>&1 | tee "$OUT/opencv.log" || status=1
+
+for b in build/bench/*_bench; do
+  step "$b"
+  "$b" --frames 1000 --json "$OUT/$(basename "$b").jsonl" 2>&1 | tee "$OUT/$(basename "$b").log" || status=1
+done
+
+step "pipeline throughput, 1080p GRAY8, 3000 frames, system memory"
+for el in identity "cudahisteq backend=cuda" "cudahisteq backend=cpu"; do
+  t0=$(date +%s.%N)
+  gst-launch-1.0 -q videotestsrc num-buffers=3000 pattern=gradient \
+    ! video/x-raw,format=GRAY8,width=1920,height=1080,framerate=1000/1 ! $el ! fakesink sync=false || status=1
+  t1=$(date +%s.%N)
+  echo "$el: $(echo "($t1 - $t0) * 1000000 / 3000" | bc -l | cut -c1-7) us per frame (whole pipeline, wall)"
+done | tee "$OUT/pipeline.log"
+
+exit $status
