@@ -37,7 +37,7 @@ for el in identity "cudahisteq backend=cuda" "cudahisteq backend=cpu"; do
   gst-launch-1.0 -q videotestsrc num-buffers=3000 pattern=gradient \
     ! video/x-raw,format=GRAY8,width=1920,height=1080,framerate=1000/1 ! $el ! fakesink sync=false || status=1
   t1=$(date +%s.%N)
-  echo "$el: $(echo "($t1 - $t0) * 1000000 / 3000" | bc -l | cut -c1-7) us per frame (whole pipeline, wall)"
+  echo "$el: $(python3 -c "print(f'{($t1 - $t0) * 1e6 / 3000:.1f}')") us per frame (whole pipeline, wall)"
 done | tee "$OUT/pipeline.log"
 
 exit $status
