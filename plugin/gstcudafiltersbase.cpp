@@ -12,6 +12,7 @@
 #include <string>
 
 #include "cuda_check.h"
+#include "gstcudafiltershostallocator.h"
 #include "gpu_frame_runner.h"
 
 GST_DEBUG_CATEGORY_STATIC (gst_cuda_filters_base_debug);
@@ -294,6 +295,99 @@ gst_cuda_filters_base_transform_size (GstBaseTransform *, GstPadDirection,
   return TRUE;
 }
 
+/* On the GPU path, output buffers come from a pool of pinned host memory so
+ * that the download lands in them directly, with no staging copy. */
+static gboolean
+gst_cuda_filters_base_decide_allocation (GstBaseTransform * trans,
+    GstQuery * query)
+{
+  GstCudaFiltersBase *self = GST_CUDA_FILTERS_BASE (trans);
+  GstCudaFiltersBasePrivate *priv = get_priv (self);
+
+  if (!priv->gpu)
+    return GST_BASE_TRANSFORM_CLASS (parent_class)->decide_allocation (trans,
+        query);
+
+  GstCaps *caps = nullptr;
+  gst_query_parse_allocation (query, &caps, nullptr);
+  GstVideoInfo info;
+  if (!caps || !gst_video_info_from_caps (&info, caps))
+    return FALSE;
+
+  guint min = 0, max = 0;
+  if (gst_query_get_n_allocation_pools (query) > 0)
+    gst_query_parse_nth_allocation_pool (query, 0, nullptr, nullptr, &min, &max);
+
+  GstBufferPool *pool = gst_cuda_filters_host_pool_new (priv->context, caps,
+      min, max);
+  if (!pool) {
+    GST_WARNING_OBJECT (self, "no pinned output pool, using the default");
+    return GST_BASE_TRANSFORM_CLASS (parent_class)->decide_allocation (trans,
+        query);
+  }
+  GstAllocator *allocator = gst_cuda_filters_host_allocator_new (priv->context);
+  GstAllocationParams params;
+  gst_allocation_params_init (&params);
+
+  const gsize size = GST_VIDEO_INFO_SIZE (&info);
+  if (gst_query_get_n_allocation_pools (query) > 0)
+    gst_query_set_nth_allocation_pool (query, 0, pool, size, min, max);
+  else
+    gst_query_add_allocation_pool (query, pool, size, min, max);
+  if (gst_query_get_n_allocation_params (query) > 0)
+    gst_query_set_nth_allocation_param (query, 0, allocator, &params);
+  else
+    gst_query_add_allocation_param (query, allocator, &params);
+
+  gst_object_unref (allocator);
+  gst_object_unref (pool);
+  return TRUE;
+}
+
+/* On the GPU path, offer upstream a pool of pinned host memory: a producer
+ * that takes it writes frames where the upload can read them at full PCIe
+ * speed. Producers that bring their own buffers go through staging. */
+static gboolean
+gst_cuda_filters_base_propose_allocation (GstBaseTransform * trans,
+    GstQuery * decide_query, GstQuery * query)
+{
+  GstCudaFiltersBase *self = GST_CUDA_FILTERS_BASE (trans);
+  GstCudaFiltersBasePrivate *priv = get_priv (self);
+
+  /* Chain up first: it forwards the query in passthrough and copies the
+   * metas the base class accepts. */
+  if (!GST_BASE_TRANSFORM_CLASS (parent_class)->propose_allocation (trans,
+          decide_query, query))
+    return FALSE;
+  if (!decide_query)
+    return TRUE;
+
+  gst_query_add_allocation_meta (query, GST_VIDEO_META_API_TYPE, nullptr);
+  if (!priv->gpu)
+    return TRUE;
+
+  GstCaps *caps = nullptr;
+  gboolean need_pool = FALSE;
+  gst_query_parse_allocation (query, &caps, &need_pool);
+  GstVideoInfo info;
+  if (!caps || !gst_video_info_from_caps (&info, caps))
+    return FALSE;
+
+  if (need_pool) {
+    GstBufferPool *pool = gst_cuda_filters_host_pool_new (priv->context, caps,
+        0, 0);
+    if (pool) {
+      gst_query_add_allocation_pool (query, pool, GST_VIDEO_INFO_SIZE (&info),
+          0, 0);
+      gst_object_unref (pool);
+    }
+  }
+  GstAllocator *allocator = gst_cuda_filters_host_allocator_new (priv->context);
+  gst_query_add_allocation_param (query, allocator, nullptr);
+  gst_object_unref (allocator);
+  return TRUE;
+}
+
 static void
 gst_cuda_filters_base_set_context (GstElement * element, GstContext * context)
 {
@@ -522,6 +616,10 @@ gst_cuda_filters_base_class_init (GstCudaFiltersBaseClass * klass)
   trans_class->transform_size =
       GST_DEBUG_FUNCPTR (gst_cuda_filters_base_transform_size);
   trans_class->query = GST_DEBUG_FUNCPTR (gst_cuda_filters_base_query);
+  trans_class->decide_allocation =
+      GST_DEBUG_FUNCPTR (gst_cuda_filters_base_decide_allocation);
+  trans_class->propose_allocation =
+      GST_DEBUG_FUNCPTR (gst_cuda_filters_base_propose_allocation);
   trans_class->before_transform =
       GST_DEBUG_FUNCPTR (gst_cuda_filters_base_before_transform);
   trans_class->transform = GST_DEBUG_FUNCPTR (gst_cuda_filters_base_transform);

@@ -1,0 +1,189 @@
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include "gstcudafiltershostallocator.h"
+
+#include <cuda_runtime.h>
+#include <gst/video/video.h>
+
+#include <cstring>
+
+GST_DEBUG_CATEGORY_STATIC (gst_cuda_filters_host_allocator_debug);
+#define GST_CAT_DEFAULT gst_cuda_filters_host_allocator_debug
+
+#define HOST_MEMORY_NAME "CudaFiltersPinnedHost"
+
+struct _GstCudaFiltersHostAllocator
+{
+  GstAllocator parent;
+  GstCudaContext *context;
+};
+
+/* A memory block; sub-memories made by share() point into their parent's
+ * block and own nothing. */
+struct HostMemory
+{
+  GstMemory mem;
+  guint8 *data;
+};
+
+G_DEFINE_TYPE (GstCudaFiltersHostAllocator, gst_cuda_filters_host_allocator,
+    GST_TYPE_ALLOCATOR);
+
+static GstMemory *
+host_memory_new (GstAllocator * allocator, GstMemory * parent, guint8 * data,
+    GstMemoryFlags flags, gsize maxsize, gsize align, gsize offset, gsize size)
+{
+  HostMemory *m = g_new0 (HostMemory, 1);
+  gst_memory_init (GST_MEMORY_CAST (m), flags, allocator, parent, maxsize,
+      align, offset, size);
+  m->data = data;
+  return GST_MEMORY_CAST (m);
+}
+
+static GstMemory *
+gst_cuda_filters_host_allocator_alloc (GstAllocator * allocator, gsize size,
+    GstAllocationParams * params)
+{
+  GstCudaFiltersHostAllocator *self = GST_CUDA_FILTERS_HOST_ALLOCATOR (allocator);
+  const gsize maxsize = size + params->prefix + params->padding;
+  void *ptr = nullptr;
+
+  /* cudaHostAlloc returns page-aligned memory, more than any alignment a
+   * GstAllocationParams asks for. */
+  if (!gst_cuda_context_push (self->context)) {
+    GST_ERROR_OBJECT (self, "could not make the CUDA context current");
+    return nullptr;
+  }
+  cudaError_t err = cudaHostAlloc (&ptr, maxsize, cudaHostAllocPortable);
+  gst_cuda_context_pop (nullptr);
+  if (err != cudaSuccess) {
+    GST_ERROR_OBJECT (self, "cudaHostAlloc of %" G_GSIZE_FORMAT " bytes failed: %s",
+        maxsize, cudaGetErrorString (err));
+    return nullptr;
+  }
+
+  guint8 *data = static_cast < guint8 * >(ptr);
+  if (params->prefix && (params->flags & GST_MEMORY_FLAG_ZERO_PREFIXED))
+    memset (data, 0, params->prefix);
+  if (params->padding && (params->flags & GST_MEMORY_FLAG_ZERO_PADDED))
+    memset (data + params->prefix + size, 0, params->padding);
+
+  return host_memory_new (allocator, nullptr, data, params->flags, maxsize,
+      params->align, params->prefix, size);
+}
+
+static void
+gst_cuda_filters_host_allocator_free (GstAllocator * allocator, GstMemory * mem)
+{
+  GstCudaFiltersHostAllocator *self = GST_CUDA_FILTERS_HOST_ALLOCATOR (allocator);
+  HostMemory *m = reinterpret_cast < HostMemory * >(mem);
+
+  if (!mem->parent) {
+    /* Memory can outlive the element: the allocator keeps the context. */
+    if (gst_cuda_context_push (self->context)) {
+      cudaError_t err = cudaFreeHost (m->data);
+      if (err != cudaSuccess)
+        GST_WARNING_OBJECT (self, "cudaFreeHost failed: %s",
+            cudaGetErrorString (err));
+      gst_cuda_context_pop (nullptr);
+    } else {
+      GST_WARNING_OBJECT (self, "could not make the CUDA context current; "
+          "leaking %" G_GSIZE_FORMAT " bytes of pinned memory", mem->maxsize);
+    }
+  }
+  g_free (m);
+}
+
+static gpointer
+host_memory_map (GstMemory * mem, gsize, GstMapFlags)
+{
+  return reinterpret_cast < HostMemory * >(mem)->data;
+}
+
+static void
+host_memory_unmap (GstMemory *)
+{
+}
+
+static GstMemory *
+host_memory_share (GstMemory * mem, gssize offset, gssize size)
+{
+  GstMemory *parent = mem->parent ? mem->parent : mem;
+
+  if (size == -1)
+    size = mem->size - offset;
+  return host_memory_new (mem->allocator, parent,
+      reinterpret_cast < HostMemory * >(mem)->data,
+      (GstMemoryFlags) (GST_MINI_OBJECT_FLAGS (parent) | GST_MINI_OBJECT_FLAG_LOCK_READONLY),
+      mem->maxsize, mem->align, mem->offset + offset, size);
+}
+
+static void
+gst_cuda_filters_host_allocator_finalize (GObject * object)
+{
+  GstCudaFiltersHostAllocator *self = GST_CUDA_FILTERS_HOST_ALLOCATOR (object);
+
+  gst_clear_object (&self->context);
+  G_OBJECT_CLASS (gst_cuda_filters_host_allocator_parent_class)->finalize (object);
+}
+
+static void
+gst_cuda_filters_host_allocator_class_init (GstCudaFiltersHostAllocatorClass * klass)
+{
+  GstAllocatorClass *allocator_class = GST_ALLOCATOR_CLASS (klass);
+
+  G_OBJECT_CLASS (klass)->finalize = gst_cuda_filters_host_allocator_finalize;
+  allocator_class->alloc = gst_cuda_filters_host_allocator_alloc;
+  allocator_class->free = gst_cuda_filters_host_allocator_free;
+
+  GST_DEBUG_CATEGORY_INIT (gst_cuda_filters_host_allocator_debug,
+      "cudafiltershostallocator", 0, "Pinned host memory allocator");
+}
+
+static void
+gst_cuda_filters_host_allocator_init (GstCudaFiltersHostAllocator * self)
+{
+  GstAllocator *alloc = GST_ALLOCATOR (self);
+
+  alloc->mem_type = HOST_MEMORY_NAME;
+  alloc->mem_map = host_memory_map;
+  alloc->mem_unmap = host_memory_unmap;
+  alloc->mem_share = host_memory_share;
+  /* No GST_ALLOCATOR_FLAG_CUSTOM_ALLOC: to anyone mapping it this is plain
+   * host memory, and upstream elements should use it. */
+}
+
+GstAllocator *
+gst_cuda_filters_host_allocator_new (GstCudaContext * context)
+{
+  GstCudaFiltersHostAllocator *self = GST_CUDA_FILTERS_HOST_ALLOCATOR (
+      g_object_new (GST_TYPE_CUDA_FILTERS_HOST_ALLOCATOR, nullptr));
+  gst_object_ref_sink (self);
+  self->context = GST_CUDA_CONTEXT (gst_object_ref (context));
+  return GST_ALLOCATOR (self);
+}
+
+GstBufferPool *
+gst_cuda_filters_host_pool_new (GstCudaContext * context, GstCaps * caps,
+    guint min_buffers, guint max_buffers)
+{
+  GstVideoInfo info;
+  if (!gst_video_info_from_caps (&info, caps))
+    return nullptr;
+
+  GstAllocator *allocator = gst_cuda_filters_host_allocator_new (context);
+  GstBufferPool *pool = gst_video_buffer_pool_new ();
+  GstStructure *config = gst_buffer_pool_get_config (pool);
+  gst_buffer_pool_config_set_params (config, caps, GST_VIDEO_INFO_SIZE (&info),
+      min_buffers, max_buffers);
+  gst_buffer_pool_config_set_allocator (config, allocator, nullptr);
+  gst_buffer_pool_config_add_option (config, GST_BUFFER_POOL_OPTION_VIDEO_META);
+  gst_object_unref (allocator);
+  if (!gst_buffer_pool_set_config (pool, config)) {
+    gst_object_unref (pool);
+    return nullptr;
+  }
+  return pool;
+}
