@@ -1,5 +1,6 @@
 #include "gpu_frame_runner.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
@@ -53,6 +54,14 @@ void GpuFrameRunner::reserve(int width, int height) {
   stage_out_.reserve(bytes);
 }
 
+// Rows per staging chunk: about 512 KB, enough for the DMA engine to run at
+// full speed, small enough for host copies and transfers to overlap.
+static int rows_per_chunk(int width) {
+  constexpr size_t kChunkBytes = 512 * 1024;
+  const size_t rows = kChunkBytes / static_cast<size_t>(width);
+  return rows < 1 ? 1 : static_cast<int>(rows);
+}
+
 void GpuFrameRunner::upload(ConstPlane src) {
   const size_t w = static_cast<size_t>(src.width);
   if (is_page_locked(src)) {
@@ -60,9 +69,14 @@ void GpuFrameRunner::upload(ConstPlane src) {
                                         src.height, cudaMemcpyHostToDevice, stream_.get()));
     return;
   }
-  copy_rows(src.data, src.stride, stage_in_.data(), w, src.width, src.height);
-  CUDAFILTERS_CHECK(cudaMemcpy2DAsync(dev_in_.data(), dev_in_.pitch(), stage_in_.data(), w, w,
-                                      src.height, cudaMemcpyHostToDevice, stream_.get()));
+  const int chunk = rows_per_chunk(src.width);
+  for (int y = 0; y < src.height; y += chunk) {
+    const int rows = std::min(chunk, src.height - y);
+    uint8_t *stage = stage_in_.data() + y * w;
+    copy_rows(src.data + y * src.stride, src.stride, stage, w, src.width, rows);
+    CUDAFILTERS_CHECK(cudaMemcpy2DAsync(dev_in_.data() + y * dev_in_.pitch(), dev_in_.pitch(),
+                                        stage, w, w, rows, cudaMemcpyHostToDevice, stream_.get()));
+  }
 }
 
 void GpuFrameRunner::download(Plane dst) {
@@ -73,10 +87,24 @@ void GpuFrameRunner::download(Plane dst) {
     stream_.synchronize();
     return;
   }
-  CUDAFILTERS_CHECK(cudaMemcpy2DAsync(stage_out_.data(), w, dev_out_.data(), dev_out_.pitch(), w,
-                                      dst.height, cudaMemcpyDeviceToHost, stream_.get()));
-  stream_.synchronize();
-  copy_rows(stage_out_.data(), w, dst.data, dst.stride, dst.width, dst.height);
+  const int chunk = rows_per_chunk(dst.width);
+  const size_t chunks = static_cast<size_t>((dst.height + chunk - 1) / chunk);
+  while (chunk_done_.size() < chunks) chunk_done_.emplace_back(cudaEventDisableTiming);
+  for (size_t c = 0; c < chunks; ++c) {
+    const int y = static_cast<int>(c) * chunk;
+    const int rows = std::min(chunk, dst.height - y);
+    CUDAFILTERS_CHECK(cudaMemcpy2DAsync(stage_out_.data() + y * w, w,
+                                        dev_out_.data() + y * dev_out_.pitch(), dev_out_.pitch(),
+                                        w, rows, cudaMemcpyDeviceToHost, stream_.get()));
+    CUDAFILTERS_CHECK(cudaEventRecord(chunk_done_[c].get(), stream_.get()));
+  }
+  // Waiting on the last chunk's event also covers every kernel before it.
+  for (size_t c = 0; c < chunks; ++c) {
+    const int y = static_cast<int>(c) * chunk;
+    const int rows = std::min(chunk, dst.height - y);
+    CUDAFILTERS_CHECK(cudaEventSynchronize(chunk_done_[c].get()));
+    copy_rows(stage_out_.data() + y * w, w, dst.data + y * dst.stride, dst.stride, dst.width, rows);
+  }
 }
 
 void GpuFrameRunner::process_host(GpuPlaneFilter &filter, ConstPlane src, Plane dst) {

@@ -8,6 +8,8 @@
 #include "gpu_plane_filter.h"
 #include "plane.h"
 
+#include <vector>
+
 namespace cudafilters {
 
 class GpuFrameRunner {
@@ -20,7 +22,8 @@ class GpuFrameRunner {
 
   // src and dst are host planes of equal size. Host memory that is already
   // page-locked (cudaHostAlloc/cudaHostRegister, any context) is copied
-  // directly; pageable memory goes through the runner's page-locked staging.
+  // directly; pageable memory goes through the runner's page-locked staging,
+  // in chunks, so host copies overlap the DMA of neighbouring chunks.
   void process_host(GpuPlaneFilter &filter, ConstPlane src, Plane dst);
 
   cudaStream_t stream() const { return stream_.get(); }
@@ -34,6 +37,9 @@ class GpuFrameRunner {
   DevicePlane dev_out_;
   PinnedBuffer stage_in_;
   PinnedBuffer stage_out_;
+  // One per staged download chunk, so the host copies a chunk out while the
+  // next one is still in flight.
+  std::vector<Event> chunk_done_;
   bool poison_outputs_ = false;
 };
 

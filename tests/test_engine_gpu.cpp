@@ -1,0 +1,113 @@
+/* The GPU engine without GStreamer: every combination of pageable and pinned
+ * source and destination through GpuFrameRunner, padded strides, sizes that
+ * span several staging chunks; compared with the CPU implementation. Exits 77
+ * (skipped) where no GPU is usable. */
+#include <gst/check/gstcheck.h>
+
+#include <cuda_runtime.h>
+
+#include <random>
+#include <vector>
+
+#include "cuda_memory.h"
+#include "gpu_frame_runner.h"
+#include "histeq_cpu.h"
+#include "histeq_gpu.h"
+
+using namespace cudafilters;
+
+namespace {
+
+/* A host plane with a padded stride, pageable or pinned; padding poisoned. */
+struct HostImage {
+  int width, height;
+  size_t stride;
+  std::vector<uint8_t> pageable;
+  PinnedBuffer pinned;
+  bool locked;
+
+  HostImage (int w, int h, bool pin) : width (w), height (h),
+      stride (size_t (w) + 13), locked (pin) {
+    const size_t bytes = stride * h;
+    if (pin) {
+      pinned.reserve (bytes);
+      memset (pinned.data (), 0xEE, bytes);
+    } else {
+      pageable.assign (bytes, 0xEE);
+    }
+  }
+  uint8_t *data () { return locked ? pinned.data () : pageable.data (); }
+  Plane plane () { return Plane{data (), stride, width, height}; }
+};
+
+}  // namespace
+
+GST_START_TEST (test_runner_memory_combinations)
+{
+  std::mt19937 rng (5);
+  const int sizes[][2] = { {1, 1}, {7, 3}, {1000, 1}, {1, 3000}, {1921, 1081},
+    {4099, 2161} };
+  HistEqGpu eq;
+  GpuFrameRunner runner;
+  for (const auto & s : sizes) {
+    for (int combo = 0; combo < 4; ++combo) {
+      HostImage src (s[0], s[1], combo & 1), dst (s[0], s[1], combo & 2);
+      HostImage ref (s[0], s[1], false);
+      std::uniform_int_distribution<int> d (combo * 10, 150 + combo * 20);
+      for (int y = 0; y < s[1]; ++y)
+        for (int x = 0; x < s[0]; ++x)
+          src.data ()[y * src.stride + x] = uint8_t (d (rng));
+      fail_unless_equals_int (is_page_locked (src.plane ()), (combo & 1) != 0);
+
+      runner.process_host (eq, src.plane (), dst.plane ());
+      equalize_hist_cpu (src.plane (), ref.plane ());
+      for (int y = 0; y < s[1]; ++y) {
+        fail_unless (memcmp (dst.data () + y * dst.stride,
+                ref.data () + y * ref.stride, s[0]) == 0,
+            "%dx%d combo %d: row %d differs", s[0], s[1], combo, y);
+        /* Padding beyond the width is never written. */
+        fail_unless_equals_int (dst.data ()[y * dst.stride + s[0]], 0xEE);
+      }
+    }
+  }
+}
+GST_END_TEST;
+
+/* CUDA errors surface as CudaError naming the operation, not as crashes. */
+GST_START_TEST (test_errors_are_reported)
+{
+  bool thrown = false;
+  try {
+    DeviceArray<uint8_t> huge (size_t (1) << 50);
+  } catch (const CudaError & e) {
+    thrown = true;
+    fail_unless (strstr (e.what (), "cudaMalloc") != NULL, "%s", e.what ());
+    fail_unless_equals_int (e.code (), cudaErrorMemoryAllocation);
+  }
+  fail_unless (thrown);
+}
+GST_END_TEST;
+
+static Suite *
+engine_gpu_suite (void)
+{
+  Suite *s = suite_create ("engine-gpu");
+  TCase *tc = tcase_create ("gpu");
+  tcase_set_timeout (tc, 300);
+  suite_add_tcase (s, tc);
+  tcase_add_test (tc, test_runner_memory_combinations);
+  tcase_add_test (tc, test_errors_are_reported);
+  return s;
+}
+
+int
+main (int argc, char **argv)
+{
+  gst_check_init (&argc, &argv);
+  int count = 0;
+  if (cudaGetDeviceCount (&count) != cudaSuccess || count == 0) {
+    g_print ("no usable CUDA device: skipping the engine GPU suite\n");
+    return 77;
+  }
+  return gst_check_run_suite (engine_gpu_suite (), "engine-gpu", __FILE__);
+}
