@@ -31,6 +31,18 @@ for b in build/bench/*_bench; do
   "$b" --frames 1000 --json "$OUT/$(basename "$b").jsonl" 2>&1 | tee "$OUT/$(basename "$b").log" || status=1
 done
 
+step "per-kernel GPU time (ncu)"
+ncu --metrics gpu__time_duration.sum -k regex:'histogram|apply' -c 12 \
+  build/bench/histeq_bench --frames 3 2>&1 | grep -E "histogram_lut_kernel|apply_lut_kernel|gpu__time_duration|Block Size|Grid Size" | head -40
+
+if [ "${SANITIZE:-1}" = 1 ]; then
+  for tool in memcheck racecheck synccheck initcheck; do
+    step "compute-sanitizer $tool on the gpu suite"
+    meson test -C build --no-rebuild --suite gpu --print-errorlogs \
+      --wrapper "compute-sanitizer --tool $tool --error-exitcode 1" 2>&1 | tail -8 | tee "$OUT/sanitizer-$tool.log" || status=1
+  done
+fi
+
 step "pipeline throughput, 1080p GRAY8, 3000 frames, system memory"
 for el in identity "cudahisteq backend=cuda" "cudahisteq backend=cpu"; do
   t0=$(date +%s.%N)
