@@ -124,7 +124,11 @@ __global__ void __launch_bounds__(kThreads)
   if (count != 0) atomicAdd(&state->hist[bin], count);
 
   // Last block to finish builds the LUT (no second launch, no host trip).
+  // Every thread's merge must be visible device-wide (fence) and finished
+  // (barrier) before the block counts itself done; otherwise the last block
+  // can read a histogram that still misses some of another block's bins.
   __threadfence();
+  __syncthreads();
   __shared__ bool is_last;
   if (threadIdx.x == 0) is_last = atomicAdd(&state->blocks_done, 1u) == gridDim.x - 1;
   __syncthreads();
