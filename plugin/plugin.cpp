@@ -7,6 +7,7 @@
 
 #include "gstcudafiltersbase.h"
 #include "gstcudahisteq.h"
+#include "gstcudanlm.h"
 
 GST_DEBUG_CATEGORY_STATIC (gst_cuda_filters_plugin_debug);
 #define GST_CAT_DEFAULT gst_cuda_filters_plugin_debug
@@ -24,7 +25,9 @@ plugin_init (GstPlugin * plugin)
     GST_WARNING ("CUDA driver library not loaded: elements will use the CPU");
   gst_cuda_filters_set_cuda_loaded (loaded);
 
-  return GST_ELEMENT_REGISTER (cudahisteq, plugin);
+  gboolean ok = GST_ELEMENT_REGISTER (cudahisteq, plugin);
+  ok &= GST_ELEMENT_REGISTER (cudanlm, plugin);
+  return ok;
 }
 
 GST_PLUGIN_DEFINE (GST_VERSION_MAJOR, GST_VERSION_MINOR, cudafilters,

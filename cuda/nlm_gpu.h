@@ -1,0 +1,33 @@
+// Non-local means on the GPU: one launch per frame on the caller's stream.
+// Output is within one intensity level of nlm_cpu (same arithmetic; only the
+// exp2 implementations differ by an ulp or two).
+#pragma once
+
+#include "gpu_plane_filter.h"
+#include "nlm_params.h"
+
+namespace cudafilters {
+
+class NlmGpu final : public GpuPlaneFilter {
+ public:
+  // Prepares the kernels for the current device; throws CudaError if this
+  // build has no code for it.
+  NlmGpu();
+
+  // Takes effect from the next enqueue; p must be valid.
+  void set_params(const NlmParams &p) { params_ = p; }
+  const NlmParams &params() const { return params_; }
+
+  // Shared memory one block needs for these parameters, and whether the
+  // current device has that much.
+  static size_t shared_bytes(const NlmParams &p);
+  bool fits_device(const NlmParams &p) const { return shared_bytes(p) <= max_shared_; }
+
+  void enqueue(ConstPlane src, Plane dst, cudaStream_t stream) override;
+
+ private:
+  NlmParams params_;
+  size_t max_shared_ = 0;
+};
+
+}  // namespace cudafilters

@@ -1,0 +1,264 @@
+/**
+ * SECTION:element-cudanlm
+ * @title: cudanlm
+ *
+ * Non-local means denoising of 8-bit frames on an NVIDIA GPU. Each output
+ * pixel is the weighted mean of the pixels in a search window around it,
+ * weighted by how alike the patches around the two pixels are:
+ * w = exp(-max(d2 - 2 sigma^2, 0) / h^2), d2 the mean squared patch
+ * difference (box or Gaussian-weighted). Borders are mirrored, so the output
+ * has the input's size with no dark or smeared edges.
+ *
+ * `strength` (h) and `noise-sigma` can be changed while playing and are
+ * controllable; patch and search sizes can be changed while playing too.
+ * Without a usable GPU, `backend=auto` runs the same arithmetic on the CPU.
+ *
+ * ## Example launch lines
+ * |[
+ * gst-launch-1.0 filesrc location=noisy.png ! pngdec ! videoconvert ! video/x-raw,format=GRAY8 ! cudanlm strength=15 ! pngenc ! filesink location=clean.png
+ * gst-launch-1.0 v4l2src ! videoconvert ! video/x-raw,format=GRAY8 ! cudanlm ! videoconvert ! autovideosink
+ * ]|
+ */
+
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include "gstcudanlm.h"
+
+#include "nlm_cpu.h"
+#include "nlm_gpu.h"
+
+GST_DEBUG_CATEGORY_STATIC (gst_cuda_nlm_debug);
+#define GST_CAT_DEFAULT gst_cuda_nlm_debug
+
+enum
+{
+  PROP_0,
+  PROP_STRENGTH,
+  PROP_PATCH_SIZE,
+  PROP_SEARCH_SIZE,
+  PROP_NOISE_SIGMA,
+  PROP_PATCH_WEIGHTING,
+};
+
+typedef enum
+{
+  GST_CUDA_NLM_PATCH_BOX,
+  GST_CUDA_NLM_PATCH_GAUSSIAN,
+} GstCudaNlmPatchWeighting;
+
+struct _GstCudaNlm
+{
+  GstCudaFiltersBase parent;
+
+  /* Under the object lock; always a valid combination. */
+  cudafilters::NlmParams params;
+};
+
+#define gst_cuda_nlm_parent_class parent_class
+G_DEFINE_TYPE (GstCudaNlm, gst_cuda_nlm, GST_TYPE_CUDA_FILTERS_BASE);
+GST_ELEMENT_REGISTER_DEFINE (cudanlm, "cudanlm", GST_RANK_NONE,
+    GST_TYPE_CUDA_NLM);
+
+GType
+gst_cuda_nlm_patch_weighting_get_type (void)
+{
+  static GType type = 0;
+  static const GEnumValue values[] = {
+    {GST_CUDA_NLM_PATCH_BOX, "Every patch pixel counts the same", "box"},
+    {GST_CUDA_NLM_PATCH_GAUSSIAN,
+        "Patch pixels weighted by a Gaussian of their distance from the centre "
+          "(standard deviation patch-size / 4)", "gaussian"},
+    {0, nullptr, nullptr},
+  };
+
+  if (g_once_init_enter (&type)) {
+    GType t = g_enum_register_static ("GstCudaNlmPatchWeighting", values);
+    g_once_init_leave (&type, t);
+  }
+  return type;
+}
+
+static cudafilters::NlmParams
+snapshot_params (GstCudaNlm * self)
+{
+  GST_OBJECT_LOCK (self);
+  cudafilters::NlmParams p = self->params;
+  GST_OBJECT_UNLOCK (self);
+  return p;
+}
+
+static std::unique_ptr < cudafilters::GpuPlaneFilter >
+gst_cuda_nlm_create_gpu_filter (GstCudaFiltersBase *)
+{
+  return std::make_unique < cudafilters::NlmGpu > ();
+}
+
+static void
+gst_cuda_nlm_configure_gpu_filter (GstCudaFiltersBase * base,
+    cudafilters::GpuPlaneFilter & filter)
+{
+  static_cast < cudafilters::NlmGpu & >(filter).set_params (snapshot_params
+      (GST_CUDA_NLM (base)));
+}
+
+static void
+gst_cuda_nlm_filter_cpu (GstCudaFiltersBase * base, cudafilters::ConstPlane src,
+    cudafilters::Plane dst)
+{
+  cudafilters::nlm_cpu (src, dst, snapshot_params (GST_CUDA_NLM (base)));
+}
+
+/* Applies one property change if the resulting parameters are valid;
+ * otherwise keeps the current ones and says why. */
+template < typename Change > static void
+update_params (GstCudaNlm * self, const gchar * property, Change change)
+{
+  GST_OBJECT_LOCK (self);
+  cudafilters::NlmParams candidate = self->params;
+  change (candidate);
+  std::string error = cudafilters::nlm_params_error (candidate);
+  if (error.empty ())
+    self->params = candidate;
+  GST_OBJECT_UNLOCK (self);
+
+  if (!error.empty ()) {
+    g_warning ("%s: refusing %s: %s", GST_OBJECT_NAME (self), property,
+        error.c_str ());
+    if (candidate.patch_size > candidate.search_size)
+      g_warning ("%s: set patch-size before lowering search-size",
+          GST_OBJECT_NAME (self));
+  }
+}
+
+static void
+gst_cuda_nlm_set_property (GObject * object, guint prop_id,
+    const GValue * value, GParamSpec * pspec)
+{
+  GstCudaNlm *self = GST_CUDA_NLM (object);
+
+  switch (prop_id) {
+    case PROP_STRENGTH:{
+      const float h = g_value_get_float (value);
+      update_params (self, "strength",[h](cudafilters::NlmParams & p) {
+            p.h = h;});
+      break;
+    }
+    case PROP_PATCH_SIZE:{
+      const int n = g_value_get_int (value);
+      update_params (self, "patch-size",[n](cudafilters::NlmParams & p) {
+            p.patch_size = n;});
+      break;
+    }
+    case PROP_SEARCH_SIZE:{
+      const int n = g_value_get_int (value);
+      update_params (self, "search-size",[n](cudafilters::NlmParams & p) {
+            p.search_size = n;});
+      break;
+    }
+    case PROP_NOISE_SIGMA:{
+      const float s = g_value_get_float (value);
+      update_params (self, "noise-sigma",[s](cudafilters::NlmParams & p) {
+            p.noise_sigma = s;});
+      break;
+    }
+    case PROP_PATCH_WEIGHTING:{
+      const bool g = g_value_get_enum (value) == GST_CUDA_NLM_PATCH_GAUSSIAN;
+      update_params (self, "patch-weighting",[g](cudafilters::NlmParams & p) {
+            p.gaussian = g;});
+      break;
+    }
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      break;
+  }
+}
+
+static void
+gst_cuda_nlm_get_property (GObject * object, guint prop_id, GValue * value,
+    GParamSpec * pspec)
+{
+  const cudafilters::NlmParams p = snapshot_params (GST_CUDA_NLM (object));
+
+  switch (prop_id) {
+    case PROP_STRENGTH:
+      g_value_set_float (value, p.h);
+      break;
+    case PROP_PATCH_SIZE:
+      g_value_set_int (value, p.patch_size);
+      break;
+    case PROP_SEARCH_SIZE:
+      g_value_set_int (value, p.search_size);
+      break;
+    case PROP_NOISE_SIGMA:
+      g_value_set_float (value, p.noise_sigma);
+      break;
+    case PROP_PATCH_WEIGHTING:
+      g_value_set_enum (value, p.gaussian ? GST_CUDA_NLM_PATCH_GAUSSIAN :
+          GST_CUDA_NLM_PATCH_BOX);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      break;
+  }
+}
+
+static void
+gst_cuda_nlm_class_init (GstCudaNlmClass * klass)
+{
+  GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
+  GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
+  GstCudaFiltersBaseClass *filter_class = GST_CUDA_FILTERS_BASE_CLASS (klass);
+  const cudafilters::NlmParams defaults;
+  const GParamFlags live = (GParamFlags) (G_PARAM_READWRITE |
+      GST_PARAM_MUTABLE_PLAYING | G_PARAM_STATIC_STRINGS);
+  const GParamFlags controllable = (GParamFlags) (live | GST_PARAM_CONTROLLABLE);
+
+  gobject_class->set_property = gst_cuda_nlm_set_property;
+  gobject_class->get_property = gst_cuda_nlm_get_property;
+
+  g_object_class_install_property (gobject_class, PROP_STRENGTH,
+      g_param_spec_float ("strength", "Strength",
+          "Filtering strength h, in 8-bit intensity units (as OpenCV's h): "
+          "higher removes more noise and more detail", 0.1f, 255.f,
+          defaults.h, controllable));
+  g_object_class_install_property (gobject_class, PROP_PATCH_SIZE,
+      g_param_spec_int ("patch-size", "Patch size",
+          "Side of the square patches compared (odd, at most search-size)",
+          1, cudafilters::kNlmMaxPatchSize, defaults.patch_size, live));
+  g_object_class_install_property (gobject_class, PROP_SEARCH_SIZE,
+      g_param_spec_int ("search-size", "Search size",
+          "Side of the square window searched for similar patches (odd)",
+          1, cudafilters::kNlmMaxSearchSize, defaults.search_size, live));
+  g_object_class_install_property (gobject_class, PROP_NOISE_SIGMA,
+      g_param_spec_float ("noise-sigma", "Noise sigma",
+          "Standard deviation of the noise: patch distances below 2 sigma^2 "
+          "count as identical", 0.f, 255.f, defaults.noise_sigma,
+          controllable));
+  g_object_class_install_property (gobject_class, PROP_PATCH_WEIGHTING,
+      g_param_spec_enum ("patch-weighting", "Patch weighting",
+          "How the pixels of a patch count in the patch distance",
+          GST_TYPE_CUDA_NLM_PATCH_WEIGHTING, GST_CUDA_NLM_PATCH_BOX, live));
+
+  gst_element_class_set_static_metadata (element_class,
+      "CUDA non-local means denoising", "Filter/Effect/Video/Hardware",
+      "Removes noise from 8-bit video frames with non-local means on an "
+      "NVIDIA GPU", "cudafilters developers");
+  gst_cuda_filters_base_class_add_pad_templates (element_class, "GRAY8");
+
+  filter_class->create_gpu_filter = gst_cuda_nlm_create_gpu_filter;
+  filter_class->configure_gpu_filter = gst_cuda_nlm_configure_gpu_filter;
+  filter_class->filter_cpu = gst_cuda_nlm_filter_cpu;
+
+  GST_DEBUG_CATEGORY_INIT (gst_cuda_nlm_debug, "cudanlm", 0,
+      "CUDA non-local means");
+  gst_type_mark_as_plugin_api (GST_TYPE_CUDA_NLM_PATCH_WEIGHTING,
+      (GstPluginAPIFlags) 0);
+}
+
+static void
+gst_cuda_nlm_init (GstCudaNlm * self)
+{
+  self->params = cudafilters::NlmParams ();
+}

@@ -1,0 +1,215 @@
+/* cudanlm on the CPU backend: runs everywhere, no GPU needed. */
+#include "nlm_reference.h"
+
+using namespace test;
+
+static const NlmSettings kParamSets[] = {
+  {10, 7, 21, 0, false},        /* defaults */
+  {20, 3, 7, 5, false},
+  {15, 5, 11, 0, true},
+  {8, 1, 3, 0, false},
+  {25, 15, 35, 10, false},
+  {12, 7, 9, 3, true},
+};
+
+static Image
+run (const NlmSettings & s, const char *backend, const Image & img)
+{
+  GstHarness *h = harness_for (s.launch (backend).c_str (), img.width,
+      img.height);
+  Image out = push_pull (h, img);
+  gst_harness_teardown (h);
+  return out;
+}
+
+/* The CPU path's sliding sums against the definition, within one level
+ * (float versus double rounding of the weights). */
+GST_START_TEST (test_matches_brute_force_reference)
+{
+  std::mt19937 rng (42);
+  const int sizes[][2] = { {1, 1}, {3, 2}, {17, 9}, {40, 30}, {5, 37} };
+  for (const auto & s : kParamSets)
+    for (const auto & sz : sizes) {
+      Image img = random_image (rng, sz[0], sz[1], 40, 200);
+      assert_images_close (run (s, "cpu", img), reference_nlm (img, s), 1,
+          s.launch ("cpu").c_str ());
+    }
+}
+GST_END_TEST;
+
+GST_START_TEST (test_output_size_and_format)
+{
+  std::mt19937 rng (1);
+  GstHarness *h = harness_for ("cudanlm backend=cpu", 33, 17);
+  GstBuffer *out = gst_harness_push_and_pull (h,
+      buffer_from_image (random_image (rng, 33, 17)));
+  GstCaps *caps = gst_pad_get_current_caps (h->sinkpad);
+  GstVideoInfo info;
+  fail_unless (gst_video_info_from_caps (&info, caps));
+  fail_unless_equals_int (GST_VIDEO_INFO_FORMAT (&info), GST_VIDEO_FORMAT_GRAY8);
+  fail_unless_equals_int (GST_VIDEO_INFO_WIDTH (&info), 33);
+  fail_unless_equals_int (GST_VIDEO_INFO_HEIGHT (&info), 17);
+  fail_unless_equals_int (gst_buffer_get_size (out), GST_VIDEO_INFO_SIZE (&info));
+  gst_caps_unref (caps);
+  gst_buffer_unref (out);
+  gst_harness_teardown (h);
+}
+GST_END_TEST;
+
+GST_START_TEST (test_flat_frame_stays_flat)
+{
+  for (int v : {0, 77, 255})
+    for (const auto & s : kParamSets) {
+      Image img = constant_image (45, 23, uint8_t (v));
+      assert_images_equal (run (s, "cpu", img), img, "flat frame");
+    }
+}
+GST_END_TEST;
+
+static double
+region_variance (const Image & img, int x0, int x1, int y0, int y1)
+{
+  double sum = 0, sq = 0;
+  int n = 0;
+  for (int y = y0; y < y1; ++y)
+    for (int x = x0; x < x1; ++x) {
+      sum += img.at (x, y);
+      sq += double (img.at (x, y)) * img.at (x, y);
+      ++n;
+    }
+  return sq / n - (sum / n) * (sum / n);
+}
+
+static double
+region_mean (const Image & img, int x0, int x1, int y0, int y1)
+{
+  double sum = 0;
+  for (int y = y0; y < y1; ++y)
+    for (int x = x0; x < x1; ++x)
+      sum += img.at (x, y);
+  return sum / ((x1 - x0) * (y1 - y0));
+}
+
+/* Noise on both sides of a step edge: the noise goes, the step stays. */
+GST_START_TEST (test_denoises_and_keeps_edges)
+{
+  std::mt19937 rng (9);
+  const int w = 96, h = 64, edge = w / 2;
+  Image noisy = noisy_step_image (rng, w, h, 12.0);
+  NlmSettings s;
+  s.h = 12;
+  Image out = run (s, "cpu", noisy);
+
+  for (int side = 0; side < 2; ++side) {
+    const int x0 = side ? edge + 8 : 4, x1 = side ? w - 4 : edge - 8;
+    const double before = region_variance (noisy, x0, x1, 4, h - 4);
+    const double after = region_variance (out, x0, x1, 4, h - 4);
+    fail_unless (after < 0.1 * before, "variance %.1f -> %.1f", before, after);
+    const double mean = region_mean (out, x0, x1, 4, h - 4);
+    fail_unless (std::abs (mean - (side ? 190 : 60)) < 3, "mean %.1f", mean);
+  }
+  for (int y = 0; y < h; ++y) {
+    fail_unless (out.at (edge - 2, y) < 90, "row %d: %d left of the edge", y,
+        out.at (edge - 2, y));
+    fail_unless (out.at (edge + 1, y) > 160, "row %d: %d right of the edge", y,
+        out.at (edge + 1, y));
+  }
+}
+GST_END_TEST;
+
+GST_START_TEST (test_renegotiation_mid_stream)
+{
+  std::mt19937 rng (5);
+  NlmSettings s {15, 5, 9, 0, false};
+  GstHarness *h = harness_for (s.launch ("cpu").c_str (), 20, 10);
+  const int sizes[][2] = { {20, 10}, {7, 31}, {1, 1}, {33, 12}, {20, 10} };
+  for (const auto & sz : sizes) {
+    gst_harness_set_src_caps_str (h, gray_caps (sz[0], sz[1]).c_str ());
+    Image img = random_image (rng, sz[0], sz[1], 50, 150);
+    assert_images_close (push_pull (h, img), reference_nlm (img, s), 1,
+        "after renegotiation");
+  }
+  gst_harness_teardown (h);
+}
+GST_END_TEST;
+
+GST_START_TEST (test_properties_and_refused_values)
+{
+  GstElement *e = gst_element_factory_make ("cudanlm", NULL);
+  gfloat strength, sigma;
+  gint patch, search, weighting;
+  g_object_get (e, "strength", &strength, "patch-size", &patch, "search-size",
+      &search, "noise-sigma", &sigma, "patch-weighting", &weighting, NULL);
+  fail_unless_equals_float (strength, 10.f);
+  fail_unless_equals_int (patch, 7);
+  fail_unless_equals_int (search, 21);
+  fail_unless_equals_float (sigma, 0.f);
+  fail_unless_equals_int (weighting, 0);
+
+  /* Even sizes and a patch larger than the search window are refused with a
+   * warning; the previous value stays. */
+  ASSERT_WARNING (g_object_set (e, "patch-size", 6, NULL));
+  ASSERT_WARNING (g_object_set (e, "search-size", 20, NULL));
+  ASSERT_WARNING (g_object_set (e, "search-size", 5, NULL));
+  g_object_get (e, "patch-size", &patch, "search-size", &search, NULL);
+  fail_unless_equals_int (patch, 7);
+  fail_unless_equals_int (search, 21);
+
+  g_object_set (e, "patch-size", 3, "search-size", 5, "strength", 4.5f,
+      "noise-sigma", 2.f, NULL);
+  gst_util_set_object_arg (G_OBJECT (e), "patch-weighting", "gaussian");
+  ASSERT_WARNING (g_object_set (e, "patch-size", 7, NULL));
+  g_object_get (e, "strength", &strength, "patch-size", &patch, "search-size",
+      &search, "noise-sigma", &sigma, "patch-weighting", &weighting, NULL);
+  fail_unless_equals_float (strength, 4.5f);
+  fail_unless_equals_int (patch, 3);
+  fail_unless_equals_int (search, 5);
+  fail_unless_equals_float (sigma, 2.f);
+  fail_unless_equals_int (weighting, 1);
+
+  for (const char *name : {"strength", "noise-sigma"}) {
+    GParamSpec *ps = g_object_class_find_property (G_OBJECT_GET_CLASS (e), name);
+    fail_unless (ps->flags & GST_PARAM_CONTROLLABLE, "%s", name);
+    fail_unless (ps->flags & GST_PARAM_MUTABLE_PLAYING, "%s", name);
+    fail_unless (g_param_spec_get_blurb (ps) != NULL);
+  }
+  gst_object_unref (e);
+}
+GST_END_TEST;
+
+/* A change of strength while playing applies from the next frame. */
+GST_START_TEST (test_live_strength_change)
+{
+  std::mt19937 rng (17);
+  Image noisy = noisy_step_image (rng, 48, 32, 15.0);
+  NlmSettings weak {2, 5, 11, 0, false}, strong {40, 5, 11, 0, false};
+  GstHarness *h = harness_for (weak.launch ("cpu").c_str (), 48, 32);
+  assert_images_close (push_pull (h, noisy), reference_nlm (noisy, weak), 1,
+      "weak");
+  GstElement *nlm = gst_harness_find_element (h, "cudanlm");
+  g_object_set (nlm, "strength", 40.f, NULL);
+  gst_object_unref (nlm);
+  assert_images_close (push_pull (h, noisy), reference_nlm (noisy, strong), 1,
+      "strong");
+  gst_harness_teardown (h);
+}
+GST_END_TEST;
+
+static Suite *
+cudanlm_cpu_suite (void)
+{
+  Suite *s = suite_create ("cudanlm-cpu");
+  TCase *tc = tcase_create ("general");
+  tcase_set_timeout (tc, 300);
+  suite_add_tcase (s, tc);
+  tcase_add_test (tc, test_matches_brute_force_reference);
+  tcase_add_test (tc, test_output_size_and_format);
+  tcase_add_test (tc, test_flat_frame_stays_flat);
+  tcase_add_test (tc, test_denoises_and_keeps_edges);
+  tcase_add_test (tc, test_renegotiation_mid_stream);
+  tcase_add_test (tc, test_properties_and_refused_values);
+  tcase_add_test (tc, test_live_strength_change);
+  return s;
+}
+
+GST_CHECK_MAIN (cudanlm_cpu);

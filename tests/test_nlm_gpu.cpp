@@ -1,0 +1,119 @@
+/* cudanlm on the GPU against the CPU backend: every pixel within one level,
+ * flat frames identical, frames up to 4K. Exits 77 (skipped) where no GPU is
+ * usable. */
+#include "nlm_reference.h"
+
+using namespace test;
+
+static const NlmSettings kParamSets[] = {
+  {10, 7, 21, 0, false},
+  {20, 3, 7, 5, false},
+  {15, 5, 11, 0, true},
+  {8, 1, 3, 0, false},
+  {25, 15, 35, 10, false},
+  {12, 7, 9, 3, true},
+  {30, 13, 21, 0, true},
+};
+
+static Image
+run (const NlmSettings & s, const char *backend, const Image & img)
+{
+  GstHarness *h = harness_for (s.launch (backend).c_str (), img.width,
+      img.height);
+  Image out = push_pull (h, img);
+  gst_harness_teardown (h);
+  return out;
+}
+
+/* Sizes around the 128x16 tile, tiny frames and a common video size. */
+GST_START_TEST (test_gpu_matches_cpu)
+{
+  std::mt19937 rng (2718);
+  const int sizes[][2] = { {1, 1}, {2, 3}, {127, 15}, {128, 16}, {129, 17},
+    {300, 41}, {641, 479} };
+  for (const auto & s : kParamSets)
+    for (const auto & sz : sizes) {
+      Image img = random_image (rng, sz[0], sz[1], 30, 220);
+      assert_images_close (run (s, "cuda", img), run (s, "cpu", img), 1,
+          s.launch ("cuda").c_str ());
+    }
+}
+GST_END_TEST;
+
+GST_START_TEST (test_gpu_matches_brute_force_reference)
+{
+  std::mt19937 rng (31);
+  for (const auto & s : kParamSets) {
+    Image img = noisy_step_image (rng, 37, 21, 20.0);
+    assert_images_close (run (s, "cuda", img), reference_nlm (img, s), 1,
+        s.launch ("cuda").c_str ());
+  }
+}
+GST_END_TEST;
+
+GST_START_TEST (test_gpu_flat_frames_identical)
+{
+  for (int v : {0, 128, 255})
+    for (const auto & s : kParamSets) {
+      Image img = constant_image (259, 33, uint8_t (v));
+      assert_images_equal (run (s, "cuda", img), img, "flat frame");
+    }
+}
+GST_END_TEST;
+
+GST_START_TEST (test_gpu_large_frames)
+{
+  std::mt19937 rng (4);
+  const int sizes[][2] = { {1280, 720}, {1920, 1080}, {3840, 2160} };
+  NlmSettings s;
+  for (const auto & sz : sizes) {
+    Image img = noisy_step_image (rng, sz[0], sz[1], 20.0);
+    Image gpu = run (s, "cuda", img), cpu = run (s, "cpu", img);
+    assert_images_close (gpu, cpu, 1, "large frame");
+  }
+}
+GST_END_TEST;
+
+/* Parameters changed while playing reach the GPU engine from the next frame. */
+GST_START_TEST (test_gpu_live_changes)
+{
+  std::mt19937 rng (6);
+  Image img = noisy_step_image (rng, 200, 50, 18.0);
+  NlmSettings a {5, 5, 11, 0, false}, b {30, 3, 15, 4, true};
+  GstHarness *h = harness_for (a.launch ("cuda").c_str (), 200, 50);
+  assert_images_close (push_pull (h, img), run (a, "cpu", img), 1, "before");
+  GstElement *nlm = gst_harness_find_element (h, "cudanlm");
+  g_object_set (nlm, "strength", 30.f, "patch-size", 3, "search-size", 15,
+      "noise-sigma", 4.f, NULL);
+  gst_util_set_object_arg (G_OBJECT (nlm), "patch-weighting", "gaussian");
+  gst_object_unref (nlm);
+  assert_images_close (push_pull (h, img), run (b, "cpu", img), 1, "after");
+  gst_harness_teardown (h);
+}
+GST_END_TEST;
+
+static Suite *
+cudanlm_gpu_suite (void)
+{
+  Suite *s = suite_create ("cudanlm-gpu");
+  TCase *tc = tcase_create ("gpu");
+  tcase_set_timeout (tc, 600);
+  suite_add_tcase (s, tc);
+  tcase_add_test (tc, test_gpu_matches_cpu);
+  tcase_add_test (tc, test_gpu_matches_brute_force_reference);
+  tcase_add_test (tc, test_gpu_flat_frames_identical);
+  tcase_add_test (tc, test_gpu_large_frames);
+  tcase_add_test (tc, test_gpu_live_changes);
+  return s;
+}
+
+int
+main (int argc, char **argv)
+{
+  gst_check_init (&argc, &argv);
+  if (!gpu_available ()) {
+    g_print ("no usable CUDA device: skipping the GPU suite\n");
+    return 77;
+  }
+  return gst_check_run_suite (cudanlm_gpu_suite (), "cudanlm-gpu", __FILE__);
+}
