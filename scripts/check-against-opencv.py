@@ -13,7 +13,6 @@ GST_PLUGIN_PATH. Exits non-zero on any mismatch.
 """
 import argparse
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -21,12 +20,11 @@ import time
 import cv2
 import numpy as np
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gstraw import filter_frames  # noqa: E402
+
 SIZES = [(1, 1), (2, 1), (1, 7), (3, 3), (17, 5), (33, 1), (385, 289), (641, 479),
          (1280, 720), (1921, 1081), (3840, 2160), (7680, 4320)]
-
-
-def stride_of(width):
-    return (width + 3) & ~3
 
 
 def frames_for(rng, w, h):
@@ -39,34 +37,8 @@ def frames_for(rng, w, h):
     yield "natural", np.clip(smooth, 0, 255).astype(np.uint8)
 
 
-def to_raw(img):
-    h, w = img.shape
-    padded = np.full((h, stride_of(w)), 0xEE, np.uint8)
-    padded[:, :w] = img
-    return padded.tobytes()
-
-
-def from_raw(data, w, h, count):
-    s = stride_of(w)
-    arr = np.frombuffer(data, np.uint8)
-    if arr.size != count * s * h:
-        raise RuntimeError(f"output has {arr.size} bytes, expected {count * s * h}")
-    return arr.reshape(count, h, s)[:, :, :w]
-
-
 def run_element(frames, w, h, backend, tmp):
-    src, dst = os.path.join(tmp, "in.raw"), os.path.join(tmp, "out.raw")
-    with open(src, "wb") as f:
-        for img in frames:
-            f.write(to_raw(img))
-    cmd = ["gst-launch-1.0", "-q", "filesrc", f"location={src}", "!", "rawvideoparse",
-           "format=gray8", f"width={w}", f"height={h}", "framerate=30/1", "!",
-           "cudahisteq", f"backend={backend}", "!", "filesink", f"location={dst}"]
-    res = subprocess.run(cmd, capture_output=True, text=True)
-    if res.returncode != 0:
-        raise RuntimeError(f"gst-launch failed ({w}x{h}): {res.stdout}{res.stderr}")
-    with open(dst, "rb") as f:
-        return from_raw(f.read(), w, h, len(frames))
+    return filter_frames(frames, [f"cudahisteq backend={backend}"], tmp)[0]
 
 
 def check(backend):

@@ -26,14 +26,23 @@ meson test -C build --no-rebuild --print-errorlogs 2>&1 | tail -12 || status=1
 step "cudahisteq vs OpenCV"
 python3 scripts/check-against-opencv.py --backend cuda --timing 2>&1 | tee "$OUT/opencv.log" || status=1
 
+step "cudanlm vs OpenCV fastNlMeansDenoising (quality, speed)"
+if [ -d bench/photos ]; then
+  python3 bench/nlm_quality.py --backend cuda --timing --json "$OUT/nlm_quality.json" 2>&1 | tee "$OUT/nlm_quality.log" || status=1
+else
+  echo "no bench/photos (scripts/prepare-photos.py makes them): skipped"
+fi
+
 for b in build/bench/*_bench; do
   step "$b"
-  "$b" --frames 1000 --json "$OUT/$(basename "$b").jsonl" 2>&1 | tee "$OUT/$(basename "$b").log" || status=1
+  "$b" --json "$OUT/$(basename "$b").jsonl" 2>&1 | tee "$OUT/$(basename "$b").log" || status=1
 done
 
 step "per-kernel GPU time (ncu)"
 ncu --metrics gpu__time_duration.sum -k regex:'histogram|apply' -c 12 \
-  build/bench/histeq_bench --frames 3 2>&1 | grep -E "histogram_lut_kernel|apply_lut_kernel|gpu__time_duration|Block Size|Grid Size" | head -40
+  build/bench/histeq_bench --frames 3 2>&1 | grep -E "^  [a-z_<>:]*(histogram_lut_kernel|apply_lut_kernel)|gpu__time_duration" | cut -c1-60 | head -24
+ncu --metrics gpu__time_duration.sum,sm__throughput.avg.pct_of_peak_sustained_elapsed,sm__inst_executed_pipe_fma.avg.pct_of_peak_sustained_active,sm__pipe_shared_cycles_active.avg.pct_of_peak_sustained_active,sm__warps_active.avg.pct_of_peak_sustained_active,l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum \
+  -k regex:nlm_kernel -c 2 build/bench/nlm_bench --frames 1 2>&1 | grep -v "==PROF==" | tail -16
 
 if [ "${SANITIZE:-1}" = 1 ]; then
   for tool in memcheck racecheck synccheck initcheck; do

@@ -1,0 +1,110 @@
+// Timing and reporting shared by the engine benchmarks.
+#pragma once
+
+#include "cuda_memory.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <functional>
+#include <random>
+#include <vector>
+
+namespace bench {
+
+struct Size {
+  const char *name;
+  int width, height;
+};
+
+struct Stats {
+  double median_us, p10_us, p90_us;
+};
+
+inline Stats summarize(std::vector<double> us) {
+  std::sort(us.begin(), us.end());
+  auto at = [&](double q) { return us[std::min(us.size() - 1, size_t(q * us.size()))]; };
+  return {at(0.5), at(0.1), at(0.9)};
+}
+
+// Smooth gradients, blocky texture and noise: content like a real frame,
+// different for each seed.
+inline std::vector<uint8_t> make_frame(int w, int h, int seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> noise(0.f, 6.f);
+  std::vector<uint8_t> f(size_t(w) * h);
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x) {
+      float v = 60.f + 60.f * x / w + 30.f * y / h + 20.f * ((x / 37 + y / 23 + seed) % 3) + noise(rng);
+      f[size_t(y) * w + x] = uint8_t(std::clamp(v, 0.f, 255.f));
+    }
+  return f;
+}
+
+// GPU time of `enqueue` per call, from events around each call.
+inline Stats time_gpu(cudaStream_t s, int iters, const std::function<void(int)> &enqueue,
+                      int warmup = 20) {
+  for (int i = 0; i < warmup; ++i) enqueue(i);
+  cudafilters::Event start, stop;
+  std::vector<double> us;
+  for (int i = 0; i < iters; ++i) {
+    CUDAFILTERS_CHECK(cudaEventRecord(start.get(), s));
+    enqueue(i);
+    CUDAFILTERS_CHECK(cudaEventRecord(stop.get(), s));
+    CUDAFILTERS_CHECK(cudaEventSynchronize(stop.get()));
+    float ms = 0;
+    CUDAFILTERS_CHECK(cudaEventElapsedTime(&ms, start.get(), stop.get()));
+    us.push_back(ms * 1000.0);
+  }
+  return summarize(us);
+}
+
+// Wall time per call of a synchronous function.
+inline Stats time_host(int iters, const std::function<void(int)> &fn, int warmup = 5) {
+  for (int i = 0; i < warmup; ++i) fn(i);
+  std::vector<double> us;
+  for (int i = 0; i < iters; ++i) {
+    auto t0 = std::chrono::steady_clock::now();
+    fn(i);
+    auto t1 = std::chrono::steady_clock::now();
+    us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+  }
+  return summarize(us);
+}
+
+// Prints one row and, with --json, appends one JSON line.
+class Reporter {
+ public:
+  Reporter(const char *bench, FILE *json) : bench_(bench), json_(json) {}
+  void device_info() {
+    int dev = 0, driver = 0, runtime = 0;
+    cudaDeviceProp prop{};
+    CUDAFILTERS_CHECK(cudaGetDevice(&dev));
+    CUDAFILTERS_CHECK(cudaGetDeviceProperties(&prop, dev));
+    cudaDriverGetVersion(&driver);
+    cudaRuntimeGetVersion(&runtime);
+    std::printf("GPU: %s, %d SMs, driver API %d, runtime %d\n", prop.name, prop.multiProcessorCount,
+                driver, runtime);
+    if (json_)
+      std::fprintf(json_, "{\"bench\":\"%s\",\"gpu\":\"%s\",\"sms\":%d,\"driver\":%d,\"runtime\":%d}\n",
+                   bench_, prop.name, prop.multiProcessorCount, driver, runtime);
+  }
+  // bytes: the fewest bytes the operation must move, for a GB/s column.
+  void row(const char *what, const Size &sz, const Stats &st, double bytes) {
+    std::printf("  %-40s %-6s median %9.1f us  (p10 %9.1f, p90 %9.1f)", what, sz.name, st.median_us,
+                st.p10_us, st.p90_us);
+    if (bytes > 0) std::printf("  %7.1f GB/s", bytes / (st.median_us * 1e3));
+    std::printf("\n");
+    if (json_)
+      std::fprintf(json_,
+                   "{\"bench\":\"%s\",\"what\":\"%s\",\"size\":\"%s\",\"width\":%d,\"height\":%d,"
+                   "\"median_us\":%.3f,\"p10_us\":%.3f,\"p90_us\":%.3f,\"bytes\":%.0f}\n",
+                   bench_, what, sz.name, sz.width, sz.height, st.median_us, st.p10_us, st.p90_us, bytes);
+  }
+
+ private:
+  const char *bench_;
+  FILE *json_;
+};
+
+}  // namespace bench

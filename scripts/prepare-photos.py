@@ -1,0 +1,30 @@
+#!/usr/bin/env python3
+"""Writes grayscale PNGs of real photographs that ship with scikit-image
+(Debian: python3-skimage) into DIR, for the denoising quality benchmark:
+camera (512x512), astronaut (512x512), coffee (600x400), chelsea (451x300).
+
+    scripts/prepare-photos.py [DIR]      (default: bench/photos)
+"""
+import os
+import sys
+
+import cv2
+import skimage
+
+PHOTOS = ["camera.png", "astronaut.png", "coffee.png", "chelsea.png"]
+
+
+def main():
+    out = sys.argv[1] if len(sys.argv) > 1 else "bench/photos"
+    os.makedirs(out, exist_ok=True)
+    data = os.path.join(os.path.dirname(skimage.__file__), "data")
+    for name in PHOTOS:
+        img = cv2.imread(os.path.join(data, name), cv2.IMREAD_GRAYSCALE)
+        if img is None:
+            sys.exit(f"cannot read {name} from {data}")
+        cv2.imwrite(os.path.join(out, name), img)
+        print(f"{out}/{name}: {img.shape[1]}x{img.shape[0]}")
+
+
+if __name__ == "__main__":
+    main()
