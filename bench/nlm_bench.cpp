@@ -45,7 +45,8 @@ struct Frames {
 
 std::string label(const NlmParams &p) {
   return "kernel p" + std::to_string(p.patch_size) + " s" + std::to_string(p.search_size) +
-         (p.gaussian ? " gaussian" : " box");
+         (p.gaussian ? " gaussian" : " box") +
+         (p.noise_sigma > 0 ? " sigma" + std::to_string(int(p.noise_sigma)) : "");
 }
 
 }  // namespace
@@ -85,6 +86,13 @@ int main(int argc, char **argv) {
         for (int search : {11, 35}) {
           NlmParams q;
           q.search_size = search;
+          nlm.set_params(q);
+          rep.row(label(q).c_str(), sz,
+                  time_gpu(stream.get(), iters, [&](int i) { nlm.enqueue(f.in(i), f.dst(), stream.get()); }, 3), 0);
+        }
+        {
+          NlmParams q;
+          q.noise_sigma = 10;
           nlm.set_params(q);
           rep.row(label(q).c_str(), sz,
                   time_gpu(stream.get(), iters, [&](int i) { nlm.enqueue(f.in(i), f.dst(), stream.get()); }, 3), 0);

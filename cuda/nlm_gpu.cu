@@ -13,9 +13,24 @@ namespace {
 // row segments and computes squared differences and horizontal patch sums.
 // Stage 2: each thread owns one column, slides the vertical patch sum down it,
 // and accumulates weights and weighted pixels in registers.
+#ifndef NLM_TILE_H
+#define NLM_TILE_H 16
+#endif
+#ifndef NLM_SEG
+#define NLM_SEG 8
+#endif
+#ifndef NLM_FAST_EXP2
+#define NLM_FAST_EXP2 1
+#endif
+#ifndef NLM_MIN_BLOCKS
+#define NLM_MIN_BLOCKS 3
+#endif
+#ifndef NLM_CARVEOUT
+#define NLM_CARVEOUT 1
+#endif
 constexpr int kTileW = 128;
-constexpr int kTileH = 16;
-constexpr int kSeg = 8;
+constexpr int kTileH = NLM_TILE_H;
+constexpr int kSeg = NLM_SEG;
 constexpr int kSegsPerRow = kTileW / kSeg;
 constexpr int kMaxRp = kNlmMaxPatchSize / 2;
 
@@ -47,14 +62,30 @@ __device__ __forceinline__ int reflect101_dev(int i, int len) {
 
 int img_stride_for(int img_w) { return skew(img_w - 1) + 1; }
 
+// exp2 of a non-positive argument as one MUFU instruction. The accurate
+// exp2f adds range handling only for results below 2^-126, weights that
+// make no difference to a sum that always holds the centre's weight of 1.
+__device__ __forceinline__ float exp2_nonpositive(float x) {
+#if NLM_FAST_EXP2
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+#else
+  return exp2f(x);
+#endif
+}
+
 template <int RP, bool GAUSS>
-__global__ void __launch_bounds__(kTileW) nlm_kernel(const KernelArgs k) {
+__global__ void __launch_bounds__(kTileW, NLM_MIN_BLOCKS) nlm_kernel(const KernelArgs k) {
   constexpr int kHR = kTileH + 2 * RP;  // rows of horizontal sums a tile needs
   constexpr int kItems = (kHR * kSegsPerRow + kTileW - 1) / kTileW;
   constexpr int kWin = kSeg + 2 * RP;
   // Keeping the reference windows in registers saves shared loads, as long as
   // it leaves room for the rest.
-  constexpr bool kCacheRef = kItems * kWin <= 48;
+#ifndef NLM_CACHE_REF
+#define NLM_CACHE_REF 1
+#endif
+  constexpr bool kCacheRef = NLM_CACHE_REF && kItems * kWin <= 48;
 
   extern __shared__ float smem[];
   float *img = smem;
@@ -157,24 +188,47 @@ __global__ void __launch_bounds__(kTileW) nlm_kernel(const KernelArgs k) {
       float hcol[kHR];
 #pragma unroll
       for (int r = 0; r < kHR; ++r) hcol[r] = hs[r * kHStride + skew(col)];
-      float v = 0.f;
-      if constexpr (!GAUSS) {
-#pragma unroll
-        for (int t = 0; t <= 2 * RP; ++t) v += hcol[t];
-      }
       const int src_row = k.rs + RP + dy, src_col = col + k.rs + RP + dx;
-#pragma unroll
-      for (int y = 0; y < kTileH; ++y) {
+      // Patch distance of output row y. Box: two independent sliding chains
+      // (rows 0.. and kTileH/2..) so their adds overlap.
+      auto distance = [&](int y, float prev) -> float {
         if constexpr (GAUSS) {
-          v = k.taps[0] * hcol[y];
+          float v = k.taps[0] * hcol[y];
 #pragma unroll
           for (int t = 1; t <= 2 * RP; ++t) v = fmaf(k.taps[t], hcol[y + t], v);
-        } else if (y > 0) {
-          v = v + hcol[y + 2 * RP] - hcol[y - 1];
+          return v;
+        } else {
+          if (y == 0 || y == kTileH / 2) {
+            float v = 0.f;
+#pragma unroll
+            for (int t = 0; t <= 2 * RP; ++t) v += hcol[y + t];
+            return v;
+          }
+          return prev + hcol[y + 2 * RP] - hcol[y - 1];
         }
-        const float w = exp2f(fminf(fmaf(v, k.a, k.b), 0.f));
+      };
+      auto accumulate = [&](int y, float w) {
         acc_w[y] += w;
         acc_v[y] = fmaf(w, img_at(src_row + y, src_col), acc_v[y]);
+      };
+      float v_lo = 0.f, v_hi = 0.f;
+      if (k.b > 0.f) {
+#pragma unroll
+        for (int y = 0; y < kTileH / 2; ++y) {
+          v_lo = distance(y, v_lo);
+          v_hi = distance(y + kTileH / 2, v_hi);
+          accumulate(y, exp2_nonpositive(fminf(fmaf(v_lo, k.a, k.b), 0.f)));
+          accumulate(y + kTileH / 2, exp2_nonpositive(fminf(fmaf(v_hi, k.a, k.b), 0.f)));
+        }
+      } else {
+        // noise-sigma 0: S * a is never positive, no clamp needed.
+#pragma unroll
+        for (int y = 0; y < kTileH / 2; ++y) {
+          v_lo = distance(y, v_lo);
+          v_hi = distance(y + kTileH / 2, v_hi);
+          accumulate(y, exp2_nonpositive(v_lo * k.a));
+          accumulate(y + kTileH / 2, exp2_nonpositive(v_hi * k.a));
+        }
       }
       buf ^= 1;
     }
@@ -226,6 +280,11 @@ NlmGpu::NlmGpu() {
       cudaFuncAttributes attr{};
       CUDAFILTERS_CHECK(cudaFuncGetAttributes(&attr, fn));
       CUDAFILTERS_CHECK(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, optin));
+#if NLM_CARVEOUT
+      // Blocks per SM are bounded by shared memory: ask for all of it.
+      CUDAFILTERS_CHECK(cudaFuncSetAttribute(fn, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                             cudaSharedmemCarveoutMaxShared));
+#endif
     }
   }
 }
