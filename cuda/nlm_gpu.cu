@@ -2,6 +2,7 @@
 
 #include "cuda_check.h"
 
+#include <stdexcept>
 #include <string>
 #include <utility>
 
@@ -9,35 +10,68 @@ namespace cudafilters {
 
 namespace {
 
-// A block filters a kTileW x kTileH tile. Stage 1: each thread takes kSeg-wide
-// row segments and computes squared differences and horizontal patch sums.
-// Stage 2: each thread owns one column, slides the vertical patch sum down it,
-// and accumulates weights and weighted pixels in registers.
-#ifndef NLM_TILE_H
-#define NLM_TILE_H 16
-#endif
-#ifndef NLM_SEG
-#define NLM_SEG 8
-#endif
-#ifndef NLM_FAST_EXP2
-#define NLM_FAST_EXP2 1
-#endif
-#ifndef NLM_MIN_BLOCKS
-#define NLM_MIN_BLOCKS 3
-#endif
-#ifndef NLM_CARVEOUT
-#define NLM_CARVEOUT 1
-#endif
-constexpr int kTileW = 128;
-constexpr int kTileH = NLM_TILE_H;
-constexpr int kSeg = NLM_SEG;
-constexpr int kSegsPerRow = kTileW / kSeg;
+// A block of kThreads threads filters a tile of out_w(RP) x kTileH pixels,
+// looping over every search offset with one barrier per offset:
+//  stage 1: thread c owns column c of the tile plus the patch halo; it takes
+//    squared differences down the column and vertical sliding sums (each
+//    difference computed once). The dy loop is innermost, so the shifted
+//    column slides down one pixel per step: one shared load.
+//  stage 2: threads own 8-pixel row segments; horizontal sliding sums of the
+//    column sums give the patch distances; weights and weighted pixels
+//    accumulate in registers.
+// Patch distances cost O(1) per pixel and offset whatever the patch size
+// (box); shared memory holds the tile and one row of sums per tile row, so
+// memory is bounded for any frame size.
+constexpr int kThreads = 128;
+constexpr int kTileH = 16;
+constexpr int kSeg = 8;
 constexpr int kMaxRp = kNlmMaxPatchSize / 2;
 
-// One padding float every 8: the kSeg-wide segments of a warp's threads then
-// fall in different shared-memory banks.
-__host__ __device__ constexpr int skew(int c) { return c + (c >> 3); }
-constexpr int kHStride = skew(kTileW - 1) + 1;
+// Blocks per SM the register allocation must allow. Measured on an H100:
+// small patches run fastest with the registers for 3 blocks, large ones
+// (longer columns in registers) with 4.
+constexpr int min_blocks(int rp) { return rp <= 4 ? 3 : 4; }
+
+constexpr int out_w(int rp) { return ((kThreads - 2 * rp) / kSeg) * kSeg; }
+
+// Row strides of 1 modulo 32 banks: consecutive threads read consecutive
+// banks in stage 1, and in stage 2 (see segment_of) a warp's 16 rows x 2
+// segments 16 pixels apart fall in 32 different banks.
+constexpr int bank_stride(int width) { return ((width + 30) / 32) * 32 + 1; }
+constexpr int kSumStride = bank_stride(kThreads);
+
+// Stage-2 work: item i covers row i % 16 of segment segment_of(i / 16, n).
+// Within each complete group of 4 segments the order is 0, 2, 1, 3, so the
+// two segments that share a warp are 16 pixels (16 banks) apart. A permutation
+// of [0, n) for every n.
+__host__ __device__ constexpr int segment_of(int pair_index, int n) {
+  const int group = pair_index / 4, k = pair_index % 4;
+  if (4 * group + 4 > n) return pair_index;
+  return 4 * group + (k == 0 ? 0 : k == 1 ? 2 : k == 2 ? 1 : 3);
+}
+
+template <int n, int i = 0>
+constexpr bool is_permutation() {
+  if constexpr (i == n) {
+    return true;
+  } else {
+    bool seen = false;
+    for (int p = 0; p < n; ++p) seen = seen || segment_of(p, n) == i;
+    return seen && is_permutation<n, i + 1>();
+  }
+}
+static_assert(is_permutation<14>() && is_permutation<15>() && is_permutation<16>(),
+              "every segment is covered once");
+
+template <int RP>
+struct Shape {
+  static constexpr int kOutW = out_w(RP);
+  static constexpr int kCols = kOutW + 2 * RP;  // stage-1 columns
+  static constexpr int kRows = kTileH + 2 * RP; // differences per column
+  static constexpr int kSegs = kOutW / kSeg;
+  static constexpr int kItems = (kTileH * kSegs + kThreads - 1) / kThreads;
+  static_assert(kCols <= kThreads, "one stage-1 column per thread");
+};
 
 struct KernelArgs {
   const uint8_t *src;
@@ -46,11 +80,11 @@ struct KernelArgs {
   size_t dst_pitch;
   int width;
   int height;
-  int rs;        // search radius
-  int img_w;     // shared image tile width in pixels (kTileW + 2R)
+  int rs;         // search radius
+  int img_w;      // shared image tile: out_w + 2R columns, kTileH + 2R rows
   int img_h;
   int img_stride;
-  float a, b;    // weight = exp2(min(S * a + b, 0))
+  float a, b;     // weight = exp2(min(S * a + b, 0))
   float taps[kNlmMaxPatchSize];
 };
 
@@ -60,187 +94,149 @@ __device__ __forceinline__ int reflect101_dev(int i, int len) {
   return i;
 }
 
-int img_stride_for(int img_w) { return skew(img_w - 1) + 1; }
-
 // exp2 of a non-positive argument as one MUFU instruction. The accurate
-// exp2f adds range handling only for results below 2^-126, weights that
-// make no difference to a sum that always holds the centre's weight of 1.
+// exp2f adds range handling only for results below 2^-126: weights that make
+// no difference to a sum that always holds the centre's weight of 1.
 __device__ __forceinline__ float exp2_nonpositive(float x) {
-#if NLM_FAST_EXP2
   float y;
   asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
   return y;
-#else
-  return exp2f(x);
-#endif
 }
 
 template <int RP, bool GAUSS>
-__global__ void __launch_bounds__(kTileW, NLM_MIN_BLOCKS) nlm_kernel(const KernelArgs k) {
-  constexpr int kHR = kTileH + 2 * RP;  // rows of horizontal sums a tile needs
-  constexpr int kItems = (kHR * kSegsPerRow + kTileW - 1) / kTileW;
-  constexpr int kWin = kSeg + 2 * RP;
-  // Keeping the reference windows in registers saves shared loads, as long as
-  // it leaves room for the rest.
-#ifndef NLM_CACHE_REF
-#define NLM_CACHE_REF 1
-#endif
-  constexpr bool kCacheRef = NLM_CACHE_REF && kItems * kWin <= 48;
-
+__global__ void __launch_bounds__(kThreads, min_blocks(RP)) nlm_kernel(const KernelArgs k) {
+  using S = Shape<RP>;
   extern __shared__ float smem[];
   float *img = smem;
-  float *hbuf = smem + k.img_h * k.img_stride;
+  float *sums = smem + k.img_h * k.img_stride;
 
   const int tid = threadIdx.x;
-  const int x0 = blockIdx.x * kTileW, y0 = blockIdx.y * kTileH;
+  const int x0 = blockIdx.x * S::kOutW, y0 = blockIdx.y * kTileH;
   const int R = k.rs + RP;
 
-  for (int i = tid; i < k.img_w * k.img_h; i += kTileW) {
+  for (int i = tid; i < k.img_w * k.img_h; i += kThreads) {
     const int ty = i / k.img_w, tx = i - ty * k.img_w;
     const int gy = reflect101_dev(y0 - R + ty, k.height);
     const int gx = reflect101_dev(x0 - R + tx, k.width);
-    img[ty * k.img_stride + skew(tx)] = k.src[gy * k.src_pitch + gx];
+    img[ty * k.img_stride + tx] = k.src[gy * k.src_pitch + gx];
   }
   __syncthreads();
 
-  // Stage-1 items: H row r = tid / kSegsPerRow + j * (kTileW / kSegsPerRow),
-  // segment s = tid % kSegsPerRow, the same for every j.
-  const int seg_x = (tid % kSegsPerRow) * kSeg;
-  int item_row[kItems];
+  // Stage 1: column tid is tile column tid - RP, shared column tid + rs.
+  const bool has_col = tid < S::kCols;
+  float ref[S::kRows];
 #pragma unroll
-  for (int j = 0; j < kItems; ++j) item_row[j] = tid / kSegsPerRow + j * (kTileW / kSegsPerRow);
+  for (int r = 0; r < S::kRows; ++r)
+    ref[r] = has_col ? img[(r + k.rs) * k.img_stride + tid + k.rs] : 0.f;
 
-  auto img_at = [&](int row, int col) -> float { return img[row * k.img_stride + skew(col)]; };
-
-  float ref[kCacheRef ? kItems : 1][kCacheRef ? kWin : 1];
-  if constexpr (kCacheRef) {
+  int item_y[S::kItems], item_x[S::kItems];
+  bool item_ok[S::kItems];
 #pragma unroll
-    for (int j = 0; j < kItems; ++j)
-#pragma unroll
-      for (int m = 0; m < kWin; ++m)
-        ref[j][m] = item_row[j] < kHR ? img_at(item_row[j] + k.rs, seg_x + k.rs + m) : 0.f;
+  for (int j = 0; j < S::kItems; ++j) {
+    const int item = tid + j * kThreads;
+    item_ok[j] = item < kTileH * S::kSegs;
+    item_y[j] = item % kTileH;
+    item_x[j] = item_ok[j] ? segment_of(item / kTileH, S::kSegs) * kSeg : 0;
   }
-
-  float acc_w[kTileH], acc_v[kTileH];
+  float acc_w[S::kItems][kSeg], acc_v[S::kItems][kSeg];
 #pragma unroll
-  for (int y = 0; y < kTileH; ++y) acc_w[y] = acc_v[y] = 0.f;
+  for (int j = 0; j < S::kItems; ++j)
+#pragma unroll
+    for (int o = 0; o < kSeg; ++o) acc_w[j][o] = acc_v[j][o] = 0.f;
 
-  const int col = tid;
+  const bool clamp = k.b > 0.f;
   int buf = 0;
-  float win[kItems][kWin];
-
-  for (int dy = -k.rs; dy <= k.rs; ++dy) {
-    for (int dx = -k.rs; dx <= k.rs; ++dx) {
-      // Shifted windows slide right by one pixel per dx step: one new load.
+  float win[S::kRows];
+  for (int dx = -k.rs; dx <= k.rs; ++dx) {
+    for (int dy = -k.rs; dy <= k.rs; ++dy) {
+      float *vs = sums + buf * kTileH * kSumStride;
+      if (has_col) {
+        const float *column = img + tid + k.rs + dx;
+        if (dy == -k.rs) {
 #pragma unroll
-      for (int j = 0; j < kItems; ++j) {
-        if (item_row[j] >= kHR) continue;
-        const int row = item_row[j] + k.rs + dy;
-        const int c0 = seg_x + k.rs + dx;
-        if (dx == -k.rs) {
-#pragma unroll
-          for (int m = 0; m < kWin; ++m) win[j][m] = img_at(row, c0 + m);
+          for (int r = 0; r < S::kRows; ++r) win[r] = column[(r + k.rs + dy) * k.img_stride];
         } else {
 #pragma unroll
-          for (int m = 0; m < kWin - 1; ++m) win[j][m] = win[j][m + 1];
-          win[j][kWin - 1] = img_at(row, c0 + kWin - 1);
+          for (int r = 0; r < S::kRows - 1; ++r) win[r] = win[r + 1];
+          win[S::kRows - 1] = column[(S::kRows - 1 + k.rs + dy) * k.img_stride];
+        }
+        float d[S::kRows];
+#pragma unroll
+        for (int r = 0; r < S::kRows; ++r) {
+          const float diff = ref[r] - win[r];
+          d[r] = diff * diff;
+        }
+        if constexpr (GAUSS) {
+#pragma unroll
+          for (int y = 0; y < kTileH; ++y) {
+            float v = k.taps[0] * d[y];
+#pragma unroll
+            for (int t = 1; t <= 2 * RP; ++t) v = fmaf(k.taps[t], d[y + t], v);
+            vs[y * kSumStride + tid] = v;
+          }
+        } else {
+          float v = 0.f;
+#pragma unroll
+          for (int t = 0; t <= 2 * RP; ++t) v += d[t];
+          vs[tid] = v;
+#pragma unroll
+          for (int y = 1; y < kTileH; ++y) {
+            v = v + d[y + 2 * RP] - d[y - 1];
+            vs[y * kSumStride + tid] = v;
+          }
         }
       }
+      // Sums are double-buffered: one barrier per offset is enough.
+      __syncthreads();
 
-      // Stage 1: squared differences and horizontal patch sums.
-      float *hs = hbuf + buf * kHR * kHStride;
 #pragma unroll
-      for (int j = 0; j < kItems; ++j) {
-        if (item_row[j] >= kHR) continue;
-        float d[kWin];
-#pragma unroll
-        for (int m = 0; m < kWin; ++m) {
-          const float r = kCacheRef ? ref[kCacheRef ? j : 0][kCacheRef ? m : 0]
-                                    : img_at(item_row[j] + k.rs, seg_x + k.rs + m);
-          const float diff = r - win[j][m];
-          d[m] = diff * diff;
-        }
-        float *out = hs + item_row[j] * kHStride + skew(seg_x);
+      for (int j = 0; j < S::kItems; ++j) {
+        if (!item_ok[j]) continue;
+        const float *vrow = vs + item_y[j] * kSumStride + item_x[j];
+        float dist[kSeg];
         if constexpr (GAUSS) {
 #pragma unroll
           for (int o = 0; o < kSeg; ++o) {
-            float s = k.taps[0] * d[o];
+            float v = k.taps[0] * vrow[o];
 #pragma unroll
-            for (int t = 1; t <= 2 * RP; ++t) s = fmaf(k.taps[t], d[o + t], s);
-            out[o] = s;
+            for (int t = 1; t <= 2 * RP; ++t) v = fmaf(k.taps[t], vrow[o + t], v);
+            dist[o] = v;
           }
         } else {
-          float s = 0.f;
+          float v = 0.f;
 #pragma unroll
-          for (int t = 0; t <= 2 * RP; ++t) s += d[t];
-          out[0] = s;
+          for (int t = 0; t <= 2 * RP; ++t) v += vrow[t];
+          dist[0] = v;
 #pragma unroll
           for (int o = 1; o < kSeg; ++o) {
-            s = s + d[o + 2 * RP] - d[o - 1];
-            out[o] = s;
+            v = v + vrow[o + 2 * RP] - vrow[o - 1];
+            dist[o] = v;
           }
         }
-      }
-      __syncthreads();
-
-      // Stage 2: vertical patch sums down this thread's column, weights,
-      // accumulation. hbuf is double-buffered, so one barrier per offset.
-      float hcol[kHR];
+        const float *pix = img + (item_y[j] + R + dy) * k.img_stride + item_x[j] + R + dx;
 #pragma unroll
-      for (int r = 0; r < kHR; ++r) hcol[r] = hs[r * kHStride + skew(col)];
-      const int src_row = k.rs + RP + dy, src_col = col + k.rs + RP + dx;
-      // Patch distance of output row y. Box: two independent sliding chains
-      // (rows 0.. and kTileH/2..) so their adds overlap.
-      auto distance = [&](int y, float prev) -> float {
-        if constexpr (GAUSS) {
-          float v = k.taps[0] * hcol[y];
-#pragma unroll
-          for (int t = 1; t <= 2 * RP; ++t) v = fmaf(k.taps[t], hcol[y + t], v);
-          return v;
-        } else {
-          if (y == 0 || y == kTileH / 2) {
-            float v = 0.f;
-#pragma unroll
-            for (int t = 0; t <= 2 * RP; ++t) v += hcol[y + t];
-            return v;
-          }
-          return prev + hcol[y + 2 * RP] - hcol[y - 1];
-        }
-      };
-      auto accumulate = [&](int y, float w) {
-        acc_w[y] += w;
-        acc_v[y] = fmaf(w, img_at(src_row + y, src_col), acc_v[y]);
-      };
-      float v_lo = 0.f, v_hi = 0.f;
-      if (k.b > 0.f) {
-#pragma unroll
-        for (int y = 0; y < kTileH / 2; ++y) {
-          v_lo = distance(y, v_lo);
-          v_hi = distance(y + kTileH / 2, v_hi);
-          accumulate(y, exp2_nonpositive(fminf(fmaf(v_lo, k.a, k.b), 0.f)));
-          accumulate(y + kTileH / 2, exp2_nonpositive(fminf(fmaf(v_hi, k.a, k.b), 0.f)));
-        }
-      } else {
-        // noise-sigma 0: S * a is never positive, no clamp needed.
-#pragma unroll
-        for (int y = 0; y < kTileH / 2; ++y) {
-          v_lo = distance(y, v_lo);
-          v_hi = distance(y + kTileH / 2, v_hi);
-          accumulate(y, exp2_nonpositive(v_lo * k.a));
-          accumulate(y + kTileH / 2, exp2_nonpositive(v_hi * k.a));
+        for (int o = 0; o < kSeg; ++o) {
+          // noise-sigma 0: S * a is never positive, no clamp needed.
+          const float arg = clamp ? fminf(fmaf(dist[o], k.a, k.b), 0.f) : dist[o] * k.a;
+          const float w = exp2_nonpositive(arg);
+          acc_w[j][o] += w;
+          acc_v[j][o] = fmaf(w, pix[o], acc_v[j][o]);
         }
       }
       buf ^= 1;
     }
   }
 
-  const int x = x0 + col;
-  if (x < k.width) {
 #pragma unroll
-    for (int y = 0; y < kTileH; ++y) {
-      if (y0 + y < k.height) {
-        const int v = __float2int_rn(acc_v[y] / acc_w[y]);
-        k.dst[(y0 + y) * k.dst_pitch + x] = static_cast<uint8_t>(min(max(v, 0), 255));
+  for (int j = 0; j < S::kItems; ++j) {
+    const int y = y0 + item_y[j];
+    if (!item_ok[j] || y >= k.height) continue;
+#pragma unroll
+    for (int o = 0; o < kSeg; ++o) {
+      const int x = x0 + item_x[j] + o;
+      if (x < k.width) {
+        const int v = __float2int_rn(acc_v[j][o] / acc_w[j][o]);
+        k.dst[y * k.dst_pitch + x] = static_cast<uint8_t>(min(max(v, 0), 255));
       }
     }
   }
@@ -249,25 +245,35 @@ __global__ void __launch_bounds__(kTileW, NLM_MIN_BLOCKS) nlm_kernel(const Kerne
 using KernelFn = void (*)(KernelArgs);
 
 template <int... RP>
-constexpr std::pair<KernelFn, KernelFn> kernel_for(int rp, std::integer_sequence<int, RP...>) {
-  KernelFn box[] = {nlm_kernel<RP, false>...};
-  KernelFn gauss[] = {nlm_kernel<RP, true>...};
-  return {box[rp], gauss[rp]};
+KernelFn kernel_for(int rp, bool gaussian, std::integer_sequence<int, RP...>) {
+  static constexpr KernelFn box[] = {nlm_kernel<RP, false>...};
+  static constexpr KernelFn gauss[] = {nlm_kernel<RP, true>...};
+  return gaussian ? gauss[rp] : box[rp];
 }
 
 KernelFn select_kernel(int rp, bool gaussian) {
-  auto fns = kernel_for(rp, std::make_integer_sequence<int, kMaxRp + 1>{});
-  return gaussian ? fns.second : fns.first;
+  return kernel_for(rp, gaussian, std::make_integer_sequence<int, kMaxRp + 1>{});
+}
+
+struct Geometry {
+  int out_w, img_w, img_h, img_stride;
+  size_t shared_bytes;
+};
+
+Geometry geometry(const NlmParams &p) {
+  const int rp = p.patch_size / 2, R = p.search_size / 2 + rp;
+  Geometry g{};
+  g.out_w = out_w(rp);
+  g.img_w = g.out_w + 2 * R;
+  g.img_h = kTileH + 2 * R;
+  g.img_stride = bank_stride(g.img_w);
+  g.shared_bytes = sizeof(float) * (size_t(g.img_h) * g.img_stride + 2 * size_t(kTileH) * kSumStride);
+  return g;
 }
 
 }  // namespace
 
-size_t NlmGpu::shared_bytes(const NlmParams &p) {
-  const int R = p.search_size / 2 + p.patch_size / 2;
-  const int img_w = kTileW + 2 * R, img_h = kTileH + 2 * R;
-  const int hr = kTileH + 2 * (p.patch_size / 2);
-  return sizeof(float) * (size_t(img_h) * img_stride_for(img_w) + 2 * size_t(hr) * kHStride);
-}
+size_t NlmGpu::shared_bytes(const NlmParams &p) { return geometry(p).shared_bytes; }
 
 NlmGpu::NlmGpu() {
   int device = 0, optin = 0;
@@ -280,21 +286,19 @@ NlmGpu::NlmGpu() {
       cudaFuncAttributes attr{};
       CUDAFILTERS_CHECK(cudaFuncGetAttributes(&attr, fn));
       CUDAFILTERS_CHECK(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, optin));
-#if NLM_CARVEOUT
       // Blocks per SM are bounded by shared memory: ask for all of it.
       CUDAFILTERS_CHECK(cudaFuncSetAttribute(fn, cudaFuncAttributePreferredSharedMemoryCarveout,
                                              cudaSharedmemCarveoutMaxShared));
-#endif
     }
   }
 }
 
 void NlmGpu::enqueue(ConstPlane src, Plane dst, cudaStream_t stream) {
   const NlmParams &p = params_;
-  const size_t smem = shared_bytes(p);
-  if (smem > max_shared_)
+  const Geometry g = geometry(p);
+  if (g.shared_bytes > max_shared_)
     throw std::runtime_error("search-size " + std::to_string(p.search_size) + " with patch-size " +
-                             std::to_string(p.patch_size) + " needs " + std::to_string(smem) +
+                             std::to_string(p.patch_size) + " needs " + std::to_string(g.shared_bytes) +
                              " bytes of shared memory per block; this GPU has " +
                              std::to_string(max_shared_));
 
@@ -306,18 +310,17 @@ void NlmGpu::enqueue(ConstPlane src, Plane dst, cudaStream_t stream) {
   k.width = src.width;
   k.height = src.height;
   k.rs = p.search_size / 2;
-  const int R = k.rs + p.patch_size / 2;
-  k.img_w = kTileW + 2 * R;
-  k.img_h = kTileH + 2 * R;
-  k.img_stride = img_stride_for(k.img_w);
+  k.img_w = g.img_w;
+  k.img_h = g.img_h;
+  k.img_stride = g.img_stride;
   const NlmWeightCoeffs c = nlm_weight_coeffs(p);
   k.a = c.a;
   k.b = c.b;
   const auto taps = nlm_gaussian_taps(p.patch_size);
   for (int i = 0; i < kNlmMaxPatchSize; ++i) k.taps[i] = taps[i];
 
-  const dim3 grid((src.width + kTileW - 1) / kTileW, (src.height + kTileH - 1) / kTileH);
-  select_kernel(p.patch_size / 2, p.gaussian)<<<grid, kTileW, smem, stream>>>(k);
+  const dim3 grid((src.width + g.out_w - 1) / g.out_w, (src.height + kTileH - 1) / kTileH);
+  select_kernel(p.patch_size / 2, p.gaussian)<<<grid, kThreads, g.shared_bytes, stream>>>(k);
   check_launch("nlm_kernel");
 }
 
