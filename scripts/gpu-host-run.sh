@@ -45,11 +45,22 @@ ncu --clock-control none --metrics gpu__time_duration.sum,smsp__inst_executed.su
   -k regex:nlm_kernel --launch-skip 4 -c 1 build/bench/nlm_bench --frames 1 2>&1 | grep -E "^    [a-z]|nlm_kernel" | cut -c1-100
 
 if [ "${SANITIZE:-1}" = 1 ]; then
-  for tool in memcheck racecheck synccheck initcheck; do
+  # Frames above 20000 pixels are skipped under the sanitizers (minutes each).
+  # racecheck tracks every shared-memory access: for cudanlm it runs the tests
+  # with small frames (all parameter sets), which finish in about two minutes.
+  export CUDAFILTERS_TEST_SKIP_LARGE=1
+  for tool in memcheck synccheck initcheck racecheck; do
     step "compute-sanitizer $tool on the gpu suite"
-    CUDAFILTERS_TEST_SKIP_LARGE=1 meson test -C build --no-rebuild --suite gpu --print-errorlogs \
-      --wrapper "compute-sanitizer --tool $tool --error-exitcode 1 $([ $tool = memcheck ] && echo --report-api-errors no)" 2>&1 | tail -8 | tee "$OUT/sanitizer-$tool.log" || status=1
+    extra=""; [ $tool = memcheck ] && extra="--report-api-errors no"
+    suites="engine-gpu cudahisteq-gpu cudanlm-gpu"; [ $tool = racecheck ] && suites="engine-gpu cudahisteq-gpu"
+    meson test -C build --no-rebuild --print-errorlogs --timeout-multiplier 3 $suites \
+      --wrapper "compute-sanitizer --tool $tool --error-exitcode 1 $extra" 2>&1 | tail -8 | tee "$OUT/sanitizer-$tool.log" || status=1
   done
+  step "compute-sanitizer racecheck on cudanlm (small frames)"
+  CK_FORK=no CUDAFILTERS_POISON_OUTPUT=1 GST_PLUGIN_PATH_1_0="$PWD/build/plugin" \
+    GST_CHECKS=test_gpu_matches_brute_force_reference,test_gpu_live_changes,test_gpu_flat_frames_identical \
+    compute-sanitizer --tool racecheck --error-exitcode 1 build/tests/test-cudanlm-gpu 2>&1 | tail -4 || status=1
+  unset CUDAFILTERS_TEST_SKIP_LARGE
 fi
 
 step "pipeline throughput, 1080p GRAY8, system memory (steady state)"
