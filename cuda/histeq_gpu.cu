@@ -40,6 +40,25 @@ Split make_split(int width, int height, bool vectorize) {
   return Split{width, height, vecs, vecs * kVecBytes};
 }
 
+// Visits a plane in a grid-stride loop: vec(y, x) for each 16-byte vector x
+// of row y, then scalar(y, x) for each column of the unaligned tail.
+template <typename Vec, typename Scalar>
+__device__ __forceinline__ void for_each_pixel_group(const Split &s, Vec vec, Scalar scalar) {
+  const int stride = gridDim.x * blockDim.x;
+  const int start = blockIdx.x * blockDim.x + threadIdx.x;
+  const int vec_items = s.height * s.vecs_per_row;
+  for (int i = start; i < vec_items; i += stride) {
+    const int y = i / s.vecs_per_row;
+    vec(y, i - y * s.vecs_per_row);
+  }
+  const int tail_width = s.width - s.tail_start;
+  const int tail_items = s.height * tail_width;
+  for (int i = start; i < tail_items; i += stride) {
+    const int y = i / tail_width;
+    scalar(y, s.tail_start + (i - y * tail_width));
+  }
+}
+
 __device__ __forceinline__ void count_word(unsigned int *hist, unsigned int w) {
   atomicAdd(&hist[w & 0xFFu], 1u);
   atomicAdd(&hist[(w >> 8) & 0xFFu], 1u);
@@ -96,26 +115,16 @@ __global__ void __launch_bounds__(kThreads)
   __syncthreads();
 
   unsigned int *mine = sub[threadIdx.x / 32];
-  const int stride = gridDim.x * blockDim.x;
-  const int start = blockIdx.x * blockDim.x + threadIdx.x;
-
-  const int vec_items = s.height * s.vecs_per_row;
-  for (int i = start; i < vec_items; i += stride) {
-    const int y = i / s.vecs_per_row;
-    const int x = i - y * s.vecs_per_row;
-    const uint4 v = __ldg(reinterpret_cast<const uint4 *>(src + y * pitch) + x);
-    count_word(mine, v.x);
-    count_word(mine, v.y);
-    count_word(mine, v.z);
-    count_word(mine, v.w);
-  }
-  const int tail_width = s.width - s.tail_start;
-  const int tail_items = s.height * tail_width;
-  for (int i = start; i < tail_items; i += stride) {
-    const int y = i / tail_width;
-    const int x = s.tail_start + (i - y * tail_width);
-    atomicAdd(&mine[src[y * pitch + x]], 1u);
-  }
+  for_each_pixel_group(
+      s,
+      [&](int y, int x) {
+        const uint4 v = __ldg(reinterpret_cast<const uint4 *>(src + y * pitch) + x);
+        count_word(mine, v.x);
+        count_word(mine, v.y);
+        count_word(mine, v.z);
+        count_word(mine, v.w);
+      },
+      [&](int y, int x) { atomicAdd(&mine[src[y * pitch + x]], 1u); });
   __syncthreads();
 
   const int bin = threadIdx.x;
@@ -147,27 +156,18 @@ __global__ void __launch_bounds__(kThreads)
   table[threadIdx.x] = lut[threadIdx.x];
   __syncthreads();
 
-  const int stride = gridDim.x * blockDim.x;
-  const int start = blockIdx.x * blockDim.x + threadIdx.x;
-  const int vec_items = s.height * s.vecs_per_row;
-  for (int i = start; i < vec_items; i += stride) {
-    const int y = i / s.vecs_per_row;
-    const int x = i - y * s.vecs_per_row;
-    const uint4 v = __ldg(reinterpret_cast<const uint4 *>(src + y * src_pitch) + x);
-    uint4 o;
-    o.x = map_word(table, v.x);
-    o.y = map_word(table, v.y);
-    o.z = map_word(table, v.z);
-    o.w = map_word(table, v.w);
-    reinterpret_cast<uint4 *>(dst + y * dst_pitch)[x] = o;
-  }
-  const int tail_width = s.width - s.tail_start;
-  const int tail_items = s.height * tail_width;
-  for (int i = start; i < tail_items; i += stride) {
-    const int y = i / tail_width;
-    const int x = s.tail_start + (i - y * tail_width);
-    dst[y * dst_pitch + x] = table[src[y * src_pitch + x]];
-  }
+  for_each_pixel_group(
+      s,
+      [&](int y, int x) {
+        const uint4 v = __ldg(reinterpret_cast<const uint4 *>(src + y * src_pitch) + x);
+        uint4 o;
+        o.x = map_word(table, v.x);
+        o.y = map_word(table, v.y);
+        o.z = map_word(table, v.z);
+        o.w = map_word(table, v.w);
+        reinterpret_cast<uint4 *>(dst + y * dst_pitch)[x] = o;
+      },
+      [&](int y, int x) { dst[y * dst_pitch + x] = table[src[y * src_pitch + x]]; });
 }
 
 int blocks_for(int items, int cap) {

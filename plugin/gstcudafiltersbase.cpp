@@ -139,8 +139,9 @@ gst_cuda_filters_base_class_add_pad_templates (GstElementClass * klass,
   gst_caps_unref (caps);
 }
 
+/* Frees the GPU state (in its context) and drops the context. */
 static void
-release_gpu (GstCudaFiltersBase * self)
+close_gpu (GstCudaFiltersBase * self)
 {
   GstCudaFiltersBasePrivate *priv = get_priv (self);
 
@@ -148,6 +149,7 @@ release_gpu (GstCudaFiltersBase * self)
     ScopedCudaContext scope (priv->context);
     priv->gpu.reset ();
   }
+  gst_clear_object (&priv->context);
 }
 
 /* Brings up the GPU path: context, stream, engine. On failure leaves nothing
@@ -227,10 +229,7 @@ gst_cuda_filters_base_start (GstBaseTransform * trans)
 static gboolean
 gst_cuda_filters_base_stop (GstBaseTransform * trans)
 {
-  GstCudaFiltersBase *self = GST_CUDA_FILTERS_BASE (trans);
-
-  release_gpu (self);
-  gst_clear_object (&get_priv (self)->context);
+  close_gpu (GST_CUDA_FILTERS_BASE (trans));
   return TRUE;
 }
 
@@ -571,11 +570,9 @@ static void
 gst_cuda_filters_base_finalize (GObject * object)
 {
   GstCudaFiltersBase *self = GST_CUDA_FILTERS_BASE (object);
-  GstCudaFiltersBasePrivate *priv = get_priv (self);
 
-  release_gpu (self);
-  gst_clear_object (&priv->context);
-  priv->~GstCudaFiltersBasePrivate ();
+  close_gpu (self);
+  get_priv (self)->~GstCudaFiltersBasePrivate ();
 
   G_OBJECT_CLASS (parent_class)->finalize (object);
 }

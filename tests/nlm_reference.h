@@ -26,6 +26,29 @@ struct NlmSettings {
   }
 };
 
+/* Parameter sets the element tests run: box and Gaussian, patch 1 to 15,
+ * search 3 to 35, with and without noise-sigma. */
+static const NlmSettings kNlmParamSets[] = {
+  {10, 7, 21, 0, false},        /* defaults */
+  {20, 3, 7, 5, false},
+  {15, 5, 11, 0, true},
+  {8, 1, 3, 0, false},
+  {25, 15, 35, 10, false},
+  {12, 7, 9, 3, true},
+  {30, 13, 21, 0, true},
+};
+
+/* One frame through a fresh cudanlm harness. */
+inline Image
+run_nlm (const NlmSettings & s, const char *backend, const Image & img)
+{
+  GstHarness *h = harness_for (s.launch (backend).c_str (), img.width,
+      img.height);
+  Image out = push_pull (h, img);
+  gst_harness_teardown (h);
+  return out;
+}
+
 inline int
 mirror (int i, int n)
 {

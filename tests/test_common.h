@@ -195,6 +195,19 @@ gpu_available ()
   return true;
 }
 
+/* main() of a gpu-suite test: exit 77 (skipped) without a usable GPU. */
+inline int
+run_gpu_suite (int argc, char **argv, Suite * (*make_suite) (void),
+    const char *name)
+{
+  gst_check_init (&argc, &argv);
+  if (!gpu_available ()) {
+    g_print ("no usable CUDA device: skipping %s\n", name);
+    return 77;
+  }
+  return gst_check_run_suite (make_suite (), name, __FILE__);
+}
+
 /* A harness around a bare element, with a bus to read its messages. */
 struct BusHarness {
   GstHarness *h = nullptr;

@@ -197,11 +197,5 @@ cudahisteq_gpu_suite (void)
 int
 main (int argc, char **argv)
 {
-  gst_check_init (&argc, &argv);
-  if (!gpu_available ()) {
-    g_print ("no usable CUDA device: skipping the GPU suite\n");
-    return 77;
-  }
-  return gst_check_run_suite (cudahisteq_gpu_suite (), "cudahisteq-gpu",
-      __FILE__);
+  return test::run_gpu_suite (argc, argv, cudahisteq_gpu_suite, "cudahisteq-gpu");
 }

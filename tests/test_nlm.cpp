@@ -3,24 +3,6 @@
 
 using namespace test;
 
-static const NlmSettings kParamSets[] = {
-  {10, 7, 21, 0, false},        /* defaults */
-  {20, 3, 7, 5, false},
-  {15, 5, 11, 0, true},
-  {8, 1, 3, 0, false},
-  {25, 15, 35, 10, false},
-  {12, 7, 9, 3, true},
-};
-
-static Image
-run (const NlmSettings & s, const char *backend, const Image & img)
-{
-  GstHarness *h = harness_for (s.launch (backend).c_str (), img.width,
-      img.height);
-  Image out = push_pull (h, img);
-  gst_harness_teardown (h);
-  return out;
-}
 
 /* The CPU path's sliding sums against the definition, within one level
  * (float versus double rounding of the weights). */
@@ -28,10 +10,10 @@ GST_START_TEST (test_matches_brute_force_reference)
 {
   std::mt19937 rng (42);
   const int sizes[][2] = { {1, 1}, {3, 2}, {17, 9}, {40, 30}, {5, 37} };
-  for (const auto & s : kParamSets)
+  for (const auto & s : kNlmParamSets)
     for (const auto & sz : sizes) {
       Image img = random_image (rng, sz[0], sz[1], 40, 200);
-      assert_images_close (run (s, "cpu", img), reference_nlm (img, s), 1,
+      assert_images_close (run_nlm (s, "cpu", img), reference_nlm (img, s), 1,
           s.launch ("cpu").c_str ());
     }
 }
@@ -59,9 +41,9 @@ GST_END_TEST;
 GST_START_TEST (test_flat_frame_stays_flat)
 {
   for (int v : {0, 77, 255})
-    for (const auto & s : kParamSets) {
+    for (const auto & s : kNlmParamSets) {
       Image img = constant_image (45, 23, uint8_t (v));
-      assert_images_equal (run (s, "cpu", img), img, "flat frame");
+      assert_images_equal (run_nlm (s, "cpu", img), img, "flat frame");
     }
 }
 GST_END_TEST;
@@ -98,7 +80,7 @@ GST_START_TEST (test_denoises_and_keeps_edges)
   Image noisy = noisy_step_image (rng, w, h, 12.0);
   NlmSettings s;
   s.h = 12;
-  Image out = run (s, "cpu", noisy);
+  Image out = run_nlm (s, "cpu", noisy);
 
   for (int side = 0; side < 2; ++side) {
     const int x0 = side ? edge + 8 : 4, x1 = side ? w - 4 : edge - 8;

@@ -5,25 +5,6 @@
 
 using namespace test;
 
-static const NlmSettings kParamSets[] = {
-  {10, 7, 21, 0, false},
-  {20, 3, 7, 5, false},
-  {15, 5, 11, 0, true},
-  {8, 1, 3, 0, false},
-  {25, 15, 35, 10, false},
-  {12, 7, 9, 3, true},
-  {30, 13, 21, 0, true},
-};
-
-static Image
-run (const NlmSettings & s, const char *backend, const Image & img)
-{
-  GstHarness *h = harness_for (s.launch (backend).c_str (), img.width,
-      img.height);
-  Image out = push_pull (h, img);
-  gst_harness_teardown (h);
-  return out;
-}
 
 /* Sizes around the 128x16 tile, tiny frames and a common video size. */
 GST_START_TEST (test_gpu_matches_cpu)
@@ -32,12 +13,12 @@ GST_START_TEST (test_gpu_matches_cpu)
   const int sizes[][2] = { {1, 1}, {2, 3}, {127, 15}, {128, 16}, {129, 17},
     {300, 41}, {641, 479} };
   const bool skip_large = g_getenv ("CUDAFILTERS_TEST_SKIP_LARGE") != NULL;
-  for (const auto & s : kParamSets)
+  for (const auto & s : kNlmParamSets)
     for (const auto & sz : sizes) {
       if (skip_large && sz[0] * sz[1] > 20000)
         continue;
       Image img = random_image (rng, sz[0], sz[1], 30, 220);
-      assert_images_close (run (s, "cuda", img), run (s, "cpu", img), 1,
+      assert_images_close (run_nlm (s, "cuda", img), run_nlm (s, "cpu", img), 1,
           s.launch ("cuda").c_str ());
     }
 }
@@ -46,9 +27,9 @@ GST_END_TEST;
 GST_START_TEST (test_gpu_matches_brute_force_reference)
 {
   std::mt19937 rng (31);
-  for (const auto & s : kParamSets) {
+  for (const auto & s : kNlmParamSets) {
     Image img = noisy_step_image (rng, 37, 21, 20.0);
-    assert_images_close (run (s, "cuda", img), reference_nlm (img, s), 1,
+    assert_images_close (run_nlm (s, "cuda", img), reference_nlm (img, s), 1,
         s.launch ("cuda").c_str ());
   }
 }
@@ -57,9 +38,9 @@ GST_END_TEST;
 GST_START_TEST (test_gpu_flat_frames_identical)
 {
   for (int v : {0, 128, 255})
-    for (const auto & s : kParamSets) {
+    for (const auto & s : kNlmParamSets) {
       Image img = constant_image (259, 33, uint8_t (v));
-      assert_images_equal (run (s, "cuda", img), img, "flat frame");
+      assert_images_equal (run_nlm (s, "cuda", img), img, "flat frame");
     }
 }
 GST_END_TEST;
@@ -76,7 +57,7 @@ GST_START_TEST (test_gpu_large_frames)
   NlmSettings s;
   for (const auto & sz : sizes) {
     Image img = noisy_step_image (rng, sz[0], sz[1], 20.0);
-    Image gpu = run (s, "cuda", img), cpu = run (s, "cpu", img);
+    Image gpu = run_nlm (s, "cuda", img), cpu = run_nlm (s, "cpu", img);
     assert_images_close (gpu, cpu, 1, "large frame");
   }
 }
@@ -89,13 +70,13 @@ GST_START_TEST (test_gpu_live_changes)
   Image img = noisy_step_image (rng, 200, 50, 18.0);
   NlmSettings a {5, 5, 11, 0, false}, b {30, 3, 15, 4, true};
   GstHarness *h = harness_for (a.launch ("cuda").c_str (), 200, 50);
-  assert_images_close (push_pull (h, img), run (a, "cpu", img), 1, "before");
+  assert_images_close (push_pull (h, img), run_nlm (a, "cpu", img), 1, "before");
   GstElement *nlm = gst_harness_find_element (h, "cudanlm");
   g_object_set (nlm, "strength", 30.f, "patch-size", 3, "search-size", 15,
       "noise-sigma", 4.f, NULL);
   gst_util_set_object_arg (G_OBJECT (nlm), "patch-weighting", "gaussian");
   gst_object_unref (nlm);
-  assert_images_close (push_pull (h, img), run (b, "cpu", img), 1, "after");
+  assert_images_close (push_pull (h, img), run_nlm (b, "cpu", img), 1, "after");
   gst_harness_teardown (h);
 }
 GST_END_TEST;
@@ -118,10 +99,5 @@ cudanlm_gpu_suite (void)
 int
 main (int argc, char **argv)
 {
-  gst_check_init (&argc, &argv);
-  if (!gpu_available ()) {
-    g_print ("no usable CUDA device: skipping the GPU suite\n");
-    return 77;
-  }
-  return gst_check_run_suite (cudanlm_gpu_suite (), "cudanlm-gpu", __FILE__);
+  return test::run_gpu_suite (argc, argv, cudanlm_gpu_suite, "cudanlm-gpu");
 }
