@@ -51,6 +51,10 @@ struct _GstCudaFiltersBaseClass
       cudafilters::Plane dst);
 };
 
+/* 8-bit formats whose first plane is luma (or gray): the elements filter
+ * that plane and carry the others over unchanged. */
+#define GST_CUDA_FILTERS_FORMATS "{ GRAY8, I420, YV12, NV12, NV21, Y42B, Y444 }"
+
 /* Adds the sink and src pad templates (system-memory caps of @formats). */
 void gst_cuda_filters_base_class_add_pad_templates (GstElementClass * klass,
     const gchar * formats);

@@ -169,6 +169,105 @@ harness_for (const char *launch, int w, int h)
   return harness;
 }
 
+/* Formats whose first plane the elements filter; the rest is carried. */
+static const GstVideoFormat kFormats[] = {
+  GST_VIDEO_FORMAT_GRAY8, GST_VIDEO_FORMAT_I420, GST_VIDEO_FORMAT_YV12,
+  GST_VIDEO_FORMAT_NV12, GST_VIDEO_FORMAT_NV21, GST_VIDEO_FORMAT_Y42B,
+  GST_VIDEO_FORMAT_Y444,
+};
+
+inline std::string
+video_caps (GstVideoFormat fmt, int w, int h, const char *features = nullptr)
+{
+  return std::string ("video/x-raw") + (features ? std::string ("(") +
+      features + ")" : "") + ",format=" + gst_video_format_to_string (fmt) +
+      ",width=" + std::to_string (w) + ",height=" + std::to_string (h) +
+      ",framerate=30/1";
+}
+
+/* A frame as one tight Image per plane (bytes per row x rows). */
+struct PlanarFrame {
+  GstVideoInfo info;
+  std::vector<Image> planes;
+};
+
+inline Image
+plane_shape (const GstVideoInfo & info, guint p)
+{
+  gint comps[GST_VIDEO_MAX_COMPONENTS];
+  gst_video_format_info_component (info.finfo, p, comps);
+  return Image (GST_VIDEO_INFO_COMP_WIDTH (&info, comps[0]) *
+      GST_VIDEO_INFO_COMP_PSTRIDE (&info, comps[0]),
+      GST_VIDEO_INFO_COMP_HEIGHT (&info, comps[0]));
+}
+
+/* Luma (plane 0) from `luma`; the other planes random. */
+inline PlanarFrame
+frame_with_luma (std::mt19937 & rng, GstVideoFormat fmt, const Image & luma)
+{
+  PlanarFrame f;
+  gst_video_info_set_format (&f.info, fmt, luma.width, luma.height);
+  for (guint p = 0; p < GST_VIDEO_INFO_N_PLANES (&f.info); ++p) {
+    Image img = plane_shape (f.info, p);
+    img = p == 0 ? luma : random_image (rng, img.width, img.height);
+    f.planes.push_back (img);
+  }
+  return f;
+}
+
+/* A buffer in GStreamer's default layout; padding bytes set to 0xEE. */
+inline GstBuffer *
+buffer_from_frame (const PlanarFrame & f)
+{
+  GstBuffer *buf = gst_buffer_new_allocate (NULL, GST_VIDEO_INFO_SIZE (&f.info),
+      NULL);
+  gst_buffer_memset (buf, 0, 0xEE, GST_VIDEO_INFO_SIZE (&f.info));
+  GstVideoFrame frame;
+  fail_unless (gst_video_frame_map (&frame, &f.info, buf, GST_MAP_WRITE));
+  for (guint p = 0; p < f.planes.size (); ++p)
+    for (int y = 0; y < f.planes[p].height; ++y)
+      memcpy ((uint8_t *) GST_VIDEO_FRAME_PLANE_DATA (&frame, p) +
+          size_t (y) * GST_VIDEO_FRAME_PLANE_STRIDE (&frame, p),
+          &f.planes[p].pixels[size_t (y) * f.planes[p].width],
+          f.planes[p].width);
+  gst_video_frame_unmap (&frame);
+  return buf;
+}
+
+inline PlanarFrame
+frame_from_buffer (GstBuffer * buf, const GstVideoInfo & info)
+{
+  PlanarFrame f;
+  f.info = info;
+  GstVideoFrame frame;
+  fail_unless (gst_video_frame_map (&frame, &f.info, buf, GST_MAP_READ));
+  for (guint p = 0; p < GST_VIDEO_INFO_N_PLANES (&info); ++p) {
+    Image img = plane_shape (info, p);
+    for (int y = 0; y < img.height; ++y)
+      memcpy (&img.pixels[size_t (y) * img.width],
+          (const uint8_t *) GST_VIDEO_FRAME_PLANE_DATA (&frame, p) +
+          size_t (y) * GST_VIDEO_FRAME_PLANE_STRIDE (&frame, p), img.width);
+    f.planes.push_back (img);
+  }
+  gst_video_frame_unmap (&frame);
+  return f;
+}
+
+/* One frame through a fresh harness of `launch`. */
+inline PlanarFrame
+push_pull_frame (const char *launch, const PlanarFrame & in)
+{
+  GstHarness *h = gst_harness_new_parse (launch);
+  gst_harness_set_src_caps_str (h, video_caps (GST_VIDEO_INFO_FORMAT (&in.info),
+          GST_VIDEO_INFO_WIDTH (&in.info), GST_VIDEO_INFO_HEIGHT (&in.info)).c_str ());
+  GstBuffer *out = gst_harness_push_and_pull (h, buffer_from_frame (in));
+  fail_unless (out != NULL);
+  PlanarFrame result = frame_from_buffer (out, in.info);
+  gst_buffer_unref (out);
+  gst_harness_teardown (h);
+  return result;
+}
+
 /* Reports the first differing pixel, so a failure says where. */
 inline void
 assert_images_equal (const Image & got, const Image & want, const char *what)
@@ -206,6 +305,15 @@ run_gpu_suite (int argc, char **argv, Suite * (*make_suite) (void),
     return 77;
   }
   return gst_check_run_suite (make_suite (), name, __FILE__);
+}
+
+/* Chroma planes must come out byte-identical. */
+inline void
+assert_chroma_carried (const PlanarFrame & got, const PlanarFrame & in)
+{
+  fail_unless_equals_int (got.planes.size (), in.planes.size ());
+  for (size_t p = 1; p < in.planes.size (); ++p)
+    assert_images_equal (got.planes[p], in.planes[p], "chroma plane");
 }
 
 /* A harness around a bare element, with a bus to read its messages. */

@@ -229,6 +229,24 @@ GST_START_TEST (test_short_buffer_is_an_error)
 }
 GST_END_TEST;
 
+/* Every format: luma equalized exactly as a GRAY8 frame would be, chroma
+ * byte-identical. */
+GST_START_TEST (test_formats_filter_luma_only)
+{
+  std::mt19937 rng (77);
+  const int sizes[][2] = { {33, 17}, {64, 48}, {2, 2} };
+  for (GstVideoFormat fmt : kFormats)
+    for (const auto & sz : sizes) {
+      PlanarFrame in = frame_with_luma (rng, fmt,
+          random_image (rng, sz[0], sz[1], 30, 150));
+      PlanarFrame out = push_pull_frame (kCpu, in);
+      assert_images_equal (out.planes[0], reference_equalize (in.planes[0]),
+          gst_video_format_to_string (fmt));
+      assert_chroma_carried (out, in);
+    }
+}
+GST_END_TEST;
+
 static Suite *
 cudahisteq_cpu_suite (void)
 {
@@ -247,6 +265,7 @@ cudahisteq_cpu_suite (void)
   tcase_add_test (tc, test_backend_cuda_needs_a_gpu);
   tcase_add_test (tc, test_backend_auto_falls_back_with_one_warning);
   tcase_add_test (tc, test_short_buffer_is_an_error);
+  tcase_add_test (tc, test_formats_filter_luma_only);
   return s;
 }
 

@@ -177,6 +177,22 @@ GST_START_TEST (test_live_strength_change)
 }
 GST_END_TEST;
 
+/* Every format: luma denoised as a GRAY8 frame would be, chroma unchanged. */
+GST_START_TEST (test_formats_filter_luma_only)
+{
+  std::mt19937 rng (78);
+  NlmSettings s {15, 5, 11, 0, false};
+  for (GstVideoFormat fmt : kFormats) {
+    PlanarFrame in = frame_with_luma (rng, fmt, noisy_step_image (rng, 30, 14,
+            15.0));
+    PlanarFrame out = push_pull_frame (s.launch ("cpu").c_str (), in);
+    assert_images_close (out.planes[0], reference_nlm (in.planes[0], s), 1,
+        gst_video_format_to_string (fmt));
+    assert_chroma_carried (out, in);
+  }
+}
+GST_END_TEST;
+
 static Suite *
 cudanlm_cpu_suite (void)
 {
@@ -191,6 +207,7 @@ cudanlm_cpu_suite (void)
   tcase_add_test (tc, test_renegotiation_mid_stream);
   tcase_add_test (tc, test_properties_and_refused_values);
   tcase_add_test (tc, test_live_strength_change);
+  tcase_add_test (tc, test_formats_filter_luma_only);
   return s;
 }
 
