@@ -79,6 +79,22 @@ int main(int argc, char **argv) {
       });
       rep.row("kernels only (GPU time)", sz, kern, 3.0 * n);
 
+      // An NV12 frame in device memory, as the element handles CUDA memory:
+      // luma through the kernels, the interleaved chroma plane copied.
+      DevicePlane chroma_in, chroma_out;
+      chroma_in.reserve(sz.width, sz.height / 2);
+      chroma_out.reserve(sz.width, sz.height / 2);
+      CUDAFILTERS_CHECK(cudaMemset2D(chroma_in.data(), chroma_in.pitch(), 128, sz.width, sz.height / 2));
+      Stats nv12 = time_gpu(stream.get(), iters, [&](int i) {
+        const DevicePlane &in = dev_in[i % kRotation];
+        eq.enqueue(ConstPlane(in.data(), in.pitch(), sz.width, sz.height),
+                   Plane{dev_out.data(), dev_out.pitch(), sz.width, sz.height}, stream.get());
+        CUDAFILTERS_CHECK(cudaMemcpy2DAsync(chroma_out.data(), chroma_out.pitch(), chroma_in.data(),
+                                            chroma_in.pitch(), sz.width, sz.height / 2,
+                                            cudaMemcpyDeviceToDevice, stream.get()));
+      });
+      rep.row("NV12 on the GPU: kernels + chroma copy", sz, nv12, 4.0 * n);
+
       // Floors: one frame each way over PCIe from pinned memory.
       PinnedBuffer pin_in, pin_out;
       pin_in.reserve(n);

@@ -4,12 +4,15 @@
 
 #include "gstcudafiltersbase.h"
 
+#include <gst/cuda/gstcudabufferpool.h>
+#include <gst/cuda/gstcudamemory.h>
 #include <gst/cuda/gstcudautils.h>
 
 #include <cstring>
 #include <exception>
 #include <new>
 #include <string>
+#include <vector>
 
 #include "cuda_check.h"
 #include "gstcudafiltershostallocator.h"
@@ -88,6 +91,8 @@ struct GstCudaFiltersBasePrivate
   GstCudaContext *context = nullptr;
   std::unique_ptr<GpuState> gpu;
   GstVideoInfo info;
+  /* Negotiated video/x-raw(memory:CUDAMemory): frames stay on the GPU. */
+  bool cuda_caps = false;
   bool poison_outputs = poison_requested ();
 };
 
@@ -125,12 +130,17 @@ void
 gst_cuda_filters_base_class_add_pad_templates (GstElementClass * klass,
     const gchar * formats)
 {
-  gchar *str = g_strdup_printf ("video/x-raw, format = (string) %s, "
+  /* Memory kind is kept: CUDA memory in, CUDA memory out; system memory in,
+   * system memory out. */
+  gchar *fields = g_strdup_printf ("format = (string) %s, "
       "width = (int) [ 1, %d ], height = (int) [ 1, %d ], "
       "framerate = (fraction) [ 0, max ]", formats, MAX_DIMENSION,
       MAX_DIMENSION);
+  gchar *str = g_strdup_printf ("video/x-raw(" GST_CAPS_FEATURE_MEMORY_CUDA_MEMORY
+      "), %s; video/x-raw, %s", fields, fields);
   GstCaps *caps = gst_caps_from_string (str);
   g_free (str);
+  g_free (fields);
 
   gst_element_class_add_pad_template (klass,
       gst_pad_template_new ("sink", GST_PAD_SINK, GST_PAD_ALWAYS, caps));
@@ -152,13 +162,44 @@ close_gpu (GstCudaFiltersBase * self)
   gst_clear_object (&priv->context);
 }
 
+/* Creates stream and engine in priv->context. On failure drops the context
+ * and says why in @why. */
+static bool
+create_gpu_state (GstCudaFiltersBase * self, std::string & why)
+{
+  GstCudaFiltersBasePrivate *priv = get_priv (self);
+  GstCudaFiltersBaseClass *klass = GST_CUDA_FILTERS_BASE_GET_CLASS (self);
+
+  ScopedCudaContext scope (priv->context);
+  if (!scope.pushed ()) {
+    why = "the CUDA context could not be made current";
+    gst_clear_object (&priv->context);
+    return false;
+  }
+  try {
+    auto gpu = std::make_unique < GpuState > ();
+    gpu->filter = klass->create_gpu_filter (self);
+    if (GST_VIDEO_INFO_WIDTH (&priv->info) > 0)
+      gpu->runner.reserve (GST_VIDEO_INFO_WIDTH (&priv->info),
+          GST_VIDEO_INFO_HEIGHT (&priv->info));
+    priv->gpu = std::move (gpu);
+  } catch (const std::exception & e) {
+    why = e.what ();
+    priv->gpu.reset ();
+  }
+  if (!priv->gpu) {
+    gst_clear_object (&priv->context);
+    return false;
+  }
+  return true;
+}
+
 /* Brings up the GPU path: context, stream, engine. On failure leaves nothing
  * behind and says why in @why. */
 static bool
 open_gpu (GstCudaFiltersBase * self, gint device_id, std::string & why)
 {
   GstCudaFiltersBasePrivate *priv = get_priv (self);
-  GstCudaFiltersBaseClass *klass = GST_CUDA_FILTERS_BASE_GET_CLASS (self);
 
   if (!cuda_library_loaded) {
     why = "the CUDA driver library (libcuda.so.1) could not be loaded";
@@ -171,25 +212,7 @@ open_gpu (GstCudaFiltersBase * self, gint device_id, std::string & why)
     return false;
   }
 
-  ScopedCudaContext scope (priv->context);
-  if (!scope.pushed ()) {
-    why = "the CUDA context could not be made current";
-    gst_clear_object (&priv->context);
-    return false;
-  }
-  try {
-    auto gpu = std::make_unique < GpuState > ();
-    gpu->filter = klass->create_gpu_filter (self);
-    priv->gpu = std::move (gpu);
-  } catch (const std::exception & e) {
-    why = e.what ();
-    priv->gpu.reset ();
-  }
-  if (!priv->gpu) {
-    gst_clear_object (&priv->context);
-    return false;
-  }
-  return true;
+  return create_gpu_state (self, why);
 }
 
 static gboolean
@@ -276,6 +299,9 @@ gst_cuda_filters_base_set_caps (GstBaseTransform * trans, GstCaps * incaps,
   }
 
   priv->info = info;
+  GstCapsFeatures *features = gst_caps_get_features (incaps, 0);
+  priv->cuda_caps = features && gst_caps_features_contains (features,
+      GST_CAPS_FEATURE_MEMORY_CUDA_MEMORY);
   GST_DEBUG_OBJECT (self, "configured for %" GST_PTR_FORMAT, incaps);
   return TRUE;
 }
@@ -291,6 +317,59 @@ gst_cuda_filters_base_transform_size (GstBaseTransform *, GstPadDirection,
   if (!gst_video_info_from_caps (&info, othercaps))
     return FALSE;
   *othersize = GST_VIDEO_INFO_SIZE (&info);
+  return TRUE;
+}
+
+/* A GstCudaBufferPool of our context for @caps. */
+static GstBufferPool *
+cuda_pool_new (GstCudaContext * context, GstCaps * caps, gsize size,
+    guint min, guint max)
+{
+  GstBufferPool *pool = gst_cuda_buffer_pool_new (context);
+  GstStructure *config = gst_buffer_pool_get_config (pool);
+  gst_buffer_pool_config_set_params (config, caps, size, min, max);
+  gst_buffer_pool_config_add_option (config, GST_BUFFER_POOL_OPTION_VIDEO_META);
+  if (!gst_buffer_pool_set_config (pool, config))
+    gst_clear_object (&pool);
+  return pool;
+}
+
+/* CUDA caps: keep downstream's pool if it is a CUDA pool of our context,
+ * otherwise use one of ours. */
+static gboolean
+decide_cuda_pool (GstCudaFiltersBase * self, GstQuery * query, GstCaps * caps,
+    const GstVideoInfo * info, guint min, guint max)
+{
+  GstCudaFiltersBasePrivate *priv = get_priv (self);
+  GstBufferPool *pool = nullptr;
+
+  if (gst_query_get_n_allocation_pools (query) > 0)
+    gst_query_parse_nth_allocation_pool (query, 0, &pool, nullptr, nullptr,
+        nullptr);
+  if (pool && (!GST_IS_CUDA_BUFFER_POOL (pool) ||
+          GST_CUDA_BUFFER_POOL (pool)->context != priv->context))
+    gst_clear_object (&pool);
+
+  const gsize size = GST_VIDEO_INFO_SIZE (info);
+  if (pool) {
+    GstStructure *config = gst_buffer_pool_get_config (pool);
+    gst_buffer_pool_config_set_params (config, caps, size, min, max);
+    gst_buffer_pool_config_add_option (config,
+        GST_BUFFER_POOL_OPTION_VIDEO_META);
+    gst_buffer_pool_set_config (pool, config);
+  } else {
+    pool = cuda_pool_new (priv->context, caps, size, min, max);
+    if (!pool) {
+      GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS, (nullptr),
+          ("could not configure a CUDA buffer pool"));
+      return FALSE;
+    }
+  }
+  if (gst_query_get_n_allocation_pools (query) > 0)
+    gst_query_set_nth_allocation_pool (query, 0, pool, size, min, max);
+  else
+    gst_query_add_allocation_pool (query, pool, size, min, max);
+  gst_object_unref (pool);
   return TRUE;
 }
 
@@ -316,6 +395,9 @@ gst_cuda_filters_base_decide_allocation (GstBaseTransform * trans,
   guint min = 0, max = 0;
   if (gst_query_get_n_allocation_pools (query) > 0)
     gst_query_parse_nth_allocation_pool (query, 0, nullptr, nullptr, &min, &max);
+
+  if (priv->cuda_caps)
+    return decide_cuda_pool (self, query, caps, &info, min, max);
 
   GstBufferPool *pool = gst_cuda_filters_host_pool_new (priv->context, caps,
       min, max);
@@ -372,6 +454,19 @@ gst_cuda_filters_base_propose_allocation (GstBaseTransform * trans,
   if (!caps || !gst_video_info_from_caps (&info, caps))
     return FALSE;
 
+  if (priv->cuda_caps) {
+    if (need_pool) {
+      GstBufferPool *pool = cuda_pool_new (priv->context, caps,
+          GST_VIDEO_INFO_SIZE (&info), 0, 0);
+      if (pool) {
+        gst_query_add_allocation_pool (query, pool,
+            GST_VIDEO_INFO_SIZE (&info), 0, 0);
+        gst_object_unref (pool);
+      }
+    }
+    return TRUE;
+  }
+
   if (need_pool) {
     GstBufferPool *pool = gst_cuda_filters_host_pool_new (priv->context, caps,
         0, 0);
@@ -418,6 +513,41 @@ gst_cuda_filters_base_query (GstBaseTransform * trans,
       query);
 }
 
+/* CUDA memory from another context on the device we may use: move our GPU
+ * state into that context, as nvcodec's filters do, and renegotiate the
+ * output pool. */
+static void
+adopt_upstream_context (GstCudaFiltersBase * self, GstBuffer * buffer)
+{
+  GstCudaFiltersBasePrivate *priv = get_priv (self);
+  if (!priv->gpu || !priv->cuda_caps)
+    return;
+  GstMemory *mem = gst_buffer_peek_memory (buffer, 0);
+  if (!gst_is_cuda_memory (mem))
+    return;
+  GstCudaContext *theirs = GST_CUDA_MEMORY_CAST (mem)->context;
+  if (theirs == priv->context)
+    return;
+
+  GST_OBJECT_LOCK (self);
+  const gint wanted = priv->device_id;
+  GST_OBJECT_UNLOCK (self);
+  guint their_device = 0;
+  g_object_get (theirs, "cuda-device-id", &their_device, nullptr);
+  if (wanted >= 0 && their_device != (guint) wanted)
+    return;
+
+  GST_INFO_OBJECT (self, "adopting upstream CUDA context %" GST_PTR_FORMAT,
+      theirs);
+  close_gpu (self);
+  priv->context = GST_CUDA_CONTEXT (gst_object_ref (theirs));
+  std::string why;
+  if (!create_gpu_state (self, why))
+    GST_ELEMENT_ERROR (self, LIBRARY, INIT, (nullptr),
+        ("could not move to upstream's CUDA context: %s", why.c_str ()));
+  gst_base_transform_reconfigure_src (GST_BASE_TRANSFORM (self));
+}
+
 static void
 gst_cuda_filters_base_before_transform (GstBaseTransform * trans,
     GstBuffer * buffer)
@@ -427,6 +557,8 @@ gst_cuda_filters_base_before_transform (GstBaseTransform * trans,
 
   if (GST_CLOCK_TIME_IS_VALID (stream_time))
     gst_object_sync_values (GST_OBJECT (trans), stream_time);
+
+  adopt_upstream_context (GST_CUDA_FILTERS_BASE (trans), buffer);
 }
 
 static cudafilters::ConstPlane
@@ -476,6 +608,45 @@ filter_on_gpu (GstCudaFiltersBase * self, cudafilters::ConstPlane src,
   return GST_FLOW_OK;
 }
 
+/* Frames in CUDA memory: the filter runs on the mapped device planes, the
+ * other planes are copied on the device. */
+static GstFlowReturn
+filter_device_frames (GstCudaFiltersBase * self, GstVideoFrame * in_frame,
+    GstVideoFrame * out_frame)
+{
+  GstCudaFiltersBasePrivate *priv = get_priv (self);
+  GstCudaFiltersBaseClass *klass = GST_CUDA_FILTERS_BASE_GET_CLASS (self);
+
+  std::vector < cudafilters::GpuFrameRunner::PlanePair > carried;
+  for (guint p = 1; p < GST_VIDEO_FRAME_N_PLANES (in_frame); ++p) {
+    cudafilters::ConstPlane src = frame_plane (in_frame, p);
+    cudafilters::Plane dst = frame_plane_mut (out_frame, p);
+    /* Rows in bytes: interleaved chroma (NV12) has 2 bytes per sample. */
+    const gint bytes = GST_VIDEO_FRAME_COMP_WIDTH (in_frame, p) *
+        GST_VIDEO_FRAME_COMP_PSTRIDE (in_frame, p);
+    src.width = dst.width = bytes;
+    carried.push_back ({src, dst});
+  }
+
+  ScopedCudaContext scope (priv->context);
+  if (!scope.pushed ()) {
+    GST_ELEMENT_ERROR (self, LIBRARY, FAILED, (nullptr),
+        ("could not make the CUDA context current"));
+    return GST_FLOW_ERROR;
+  }
+  try {
+    if (klass->configure_gpu_filter)
+      klass->configure_gpu_filter (self, *priv->gpu->filter);
+    priv->gpu->runner.process_device (*priv->gpu->filter,
+        frame_plane (in_frame, 0), frame_plane_mut (out_frame, 0), carried);
+  } catch (const std::exception & e) {
+    GST_ELEMENT_ERROR (self, LIBRARY, FAILED, ("CUDA processing failed."),
+        ("%s", e.what ()));
+    return GST_FLOW_ERROR;
+  }
+  return GST_FLOW_OK;
+}
+
 static GstFlowReturn
 gst_cuda_filters_base_transform (GstBaseTransform * trans, GstBuffer * inbuf,
     GstBuffer * outbuf)
@@ -485,7 +656,16 @@ gst_cuda_filters_base_transform (GstBaseTransform * trans, GstBuffer * inbuf,
   GstCudaFiltersBaseClass *klass = GST_CUDA_FILTERS_BASE_GET_CLASS (self);
   GstVideoFrame in_frame, out_frame;
 
-  if (!gst_video_frame_map (&in_frame, &priv->info, inbuf, GST_MAP_READ)) {
+  /* CUDA memory on the GPU path is mapped as device pointers; anywhere else
+   * frames are mapped to host memory (GstCudaMemory downloads itself). */
+  const bool on_device = priv->gpu && priv->cuda_caps &&
+      gst_is_cuda_memory (gst_buffer_peek_memory (inbuf, 0)) &&
+      gst_is_cuda_memory (gst_buffer_peek_memory (outbuf, 0));
+  const GstMapFlags device = on_device ? (GstMapFlags) GST_MAP_CUDA :
+      (GstMapFlags) 0;
+
+  if (!gst_video_frame_map (&in_frame, &priv->info, inbuf,
+          (GstMapFlags) (GST_MAP_READ | device))) {
     GST_ELEMENT_ERROR (self, STREAM, FORMAT,
         ("Input buffer does not hold a %dx%d %s frame.",
             GST_VIDEO_INFO_WIDTH (&priv->info),
@@ -495,29 +675,36 @@ gst_cuda_filters_base_transform (GstBaseTransform * trans, GstBuffer * inbuf,
             gst_buffer_get_size (inbuf), GST_VIDEO_INFO_SIZE (&priv->info)));
     return GST_FLOW_ERROR;
   }
-  if (!gst_video_frame_map (&out_frame, &priv->info, outbuf, GST_MAP_WRITE)) {
+  if (!gst_video_frame_map (&out_frame, &priv->info, outbuf,
+          (GstMapFlags) (GST_MAP_WRITE | device))) {
     gst_video_frame_unmap (&in_frame);
     GST_ELEMENT_ERROR (self, CORE, FAILED, (nullptr),
         ("could not map the output buffer"));
     return GST_FLOW_ERROR;
   }
 
-  cudafilters::ConstPlane src = frame_plane (&in_frame, 0);
-  cudafilters::Plane dst = frame_plane_mut (&out_frame, 0);
-  if (priv->poison_outputs) {
-    for (int y = 0; y < dst.height; ++y)
-      memset (dst.data + y * dst.stride, 0xA5, dst.width);
+  GstFlowReturn ret;
+  if (on_device) {
+    ret = filter_device_frames (self, &in_frame, &out_frame);
+  } else {
+    cudafilters::ConstPlane src = frame_plane (&in_frame, 0);
+    cudafilters::Plane dst = frame_plane_mut (&out_frame, 0);
+    if (priv->poison_outputs) {
+      for (int y = 0; y < dst.height; ++y)
+        memset (dst.data + y * dst.stride, 0xA5, dst.width);
+    }
+    ret = GST_FLOW_OK;
+    if (priv->gpu)
+      ret = filter_on_gpu (self, src, dst);
+    else
+      klass->filter_cpu (self, src, dst);
+
+    /* Only the first (luma or gray) plane is filtered; the others are
+     * carried. */
+    for (guint p = 1; ret == GST_FLOW_OK &&
+        p < GST_VIDEO_FRAME_N_PLANES (&in_frame); ++p)
+      gst_video_frame_copy_plane (&out_frame, &in_frame, p);
   }
-
-  GstFlowReturn ret = GST_FLOW_OK;
-  if (priv->gpu)
-    ret = filter_on_gpu (self, src, dst);
-  else
-    klass->filter_cpu (self, src, dst);
-
-  /* Only the first (luma or gray) plane is filtered; the others are carried. */
-  for (guint p = 1; ret == GST_FLOW_OK && p < GST_VIDEO_FRAME_N_PLANES (&in_frame); ++p)
-    gst_video_frame_copy_plane (&out_frame, &in_frame, p);
 
   gst_video_frame_unmap (&out_frame);
   gst_video_frame_unmap (&in_frame);

@@ -3,6 +3,7 @@
 #endif
 
 #include <gst/cuda/gstcudaloader.h>
+#include <gst/cuda/gstcudamemory.h>
 #include <gst/gst.h>
 
 #include "gstcudafiltersbase.h"
@@ -24,6 +25,8 @@ plugin_init (GstPlugin * plugin)
   if (!loaded)
     GST_WARNING ("CUDA driver library not loaded: elements will use the CPU");
   gst_cuda_filters_set_cuda_loaded (loaded);
+  if (loaded)
+    gst_cuda_memory_init_once ();
 
   gboolean ok = GST_ELEMENT_REGISTER (cudahisteq, plugin);
   ok &= GST_ELEMENT_REGISTER (cudanlm, plugin);

@@ -80,4 +80,19 @@ for el in identity "cudahisteq backend=cuda" "cudahisteq backend=cpu"; do
   echo "$el: $(python3 -c "print(f'{($long - $short) * 1e6 / 3000:.1f}')") us per frame (whole pipeline, wall, steady state)"
 done | tee "$OUT/pipeline.log"
 
+step "pipeline throughput, 1080p NV12 in CUDA memory (steady state)"
+run_cuda_pipeline() {
+  local t0 t1
+  t0=$(date +%s.%N)
+  gst-launch-1.0 -q videotestsrc num-buffers="$2" pattern=gradient \
+    ! video/x-raw,format=NV12,width=1920,height=1080,framerate=1000/1 ! cudaupload ! $1 ! fakesink sync=false || status=1
+  t1=$(date +%s.%N)
+  python3 -c "print($t1 - $t0)"
+}
+for el in identity "cudahisteq backend=cuda"; do
+  short=$(run_cuda_pipeline "$el" 500)
+  long=$(run_cuda_pipeline "$el" 3500)
+  echo "cudaupload ! $el: $(python3 -c "print(f'{($long - $short) * 1e6 / 3000:.1f}')") us per frame (wall, steady state)"
+done | tee -a "$OUT/pipeline.log"
+
 exit $status

@@ -1,0 +1,154 @@
+/* Both elements on frames in CUDA memory: cudaupload ! X ! cudadownload for
+ * every format cudaupload takes, and a decode through nvh264dec, each
+ * compared with the system-memory path. Exits 77 (skipped) where no GPU is
+ * usable. */
+#include "nlm_reference.h"
+
+#include <gst/app/gstappsink.h>
+#include <gst/cuda/gstcudamemory.h>
+
+#include <glib/gstdio.h>
+
+using namespace test;
+
+/* GRAY8 is not among the formats 1.22's cudaupload accepts. */
+static const GstVideoFormat kCudaFormats[] = {
+  GST_VIDEO_FORMAT_I420, GST_VIDEO_FORMAT_YV12, GST_VIDEO_FORMAT_NV12,
+  GST_VIDEO_FORMAT_NV21, GST_VIDEO_FORMAT_Y42B, GST_VIDEO_FORMAT_Y444,
+};
+
+static const char *kFilters[] = {
+  "cudahisteq backend=cuda",
+  "cudanlm backend=cuda strength=12 patch-size=5 search-size=11",
+};
+
+/* Runs `in` through upload ! filter ! download and asserts the filter's
+ * sink negotiated CUDA memory. */
+static PlanarFrame
+through_cuda_memory (const char *filter, const PlanarFrame & in)
+{
+  std::string launch = std::string ("cudaupload ! ") + filter +
+      " name=f ! cudadownload";
+  GstHarness *h = gst_harness_new_parse (launch.c_str ());
+  const GstVideoFormat fmt = GST_VIDEO_INFO_FORMAT (&in.info);
+  const int w = GST_VIDEO_INFO_WIDTH (&in.info), hgt = GST_VIDEO_INFO_HEIGHT (&in.info);
+  gst_harness_set_src_caps_str (h, video_caps (fmt, w, hgt).c_str ());
+  gst_harness_set_sink_caps_str (h, video_caps (fmt, w, hgt).c_str ());
+  GstBuffer *out = gst_harness_push_and_pull (h, buffer_from_frame (in));
+  fail_unless (out != NULL, "%s: no output", filter);
+
+  GstElement *f = gst_harness_find_element (h, "f");
+  GstPad *pad = gst_element_get_static_pad (f, "sink");
+  GstCaps *caps = gst_pad_get_current_caps (pad);
+  fail_unless (gst_caps_features_contains (gst_caps_get_features (caps, 0),
+          GST_CAPS_FEATURE_MEMORY_CUDA_MEMORY), "%s did not get CUDA memory: %"
+      GST_PTR_FORMAT, filter, caps);
+  gst_caps_unref (caps);
+  gst_object_unref (pad);
+  gst_object_unref (f);
+
+  PlanarFrame result = frame_from_buffer (out, in.info);
+  gst_buffer_unref (out);
+  gst_harness_teardown (h);
+  return result;
+}
+
+GST_START_TEST (test_cuda_memory_matches_system_memory)
+{
+  std::mt19937 rng (12);
+  const int sizes[][2] = { {320, 240}, {333, 119}, {1920, 1080} };
+  for (const char *filter : kFilters)
+    for (GstVideoFormat fmt : kCudaFormats)
+      for (const auto & sz : sizes) {
+        PlanarFrame in = frame_with_luma (rng, fmt,
+            noisy_step_image (rng, sz[0], sz[1], 12.0));
+        PlanarFrame on_gpu = through_cuda_memory (filter, in);
+        PlanarFrame in_sysmem = push_pull_frame (filter, in);
+        const std::string what = std::string (filter) + " " +
+            gst_video_format_to_string (fmt);
+        assert_images_equal (on_gpu.planes[0], in_sysmem.planes[0],
+            what.c_str ());
+        assert_chroma_carried (on_gpu, in);
+      }
+}
+GST_END_TEST;
+
+/* Frames of a pipeline run to EOS, pulled from appsink "out". */
+static std::vector<PlanarFrame>
+run_to_eos (const std::string & launch)
+{
+  GError *err = NULL;
+  GstElement *pipeline = gst_parse_launch (launch.c_str (), &err);
+  fail_unless (pipeline != NULL && err == NULL, "%s: %s", launch.c_str (),
+      err ? err->message : "");
+  GstElement *sink = gst_bin_get_by_name (GST_BIN (pipeline), "out");
+  fail_unless_equals_int (gst_element_set_state (pipeline, GST_STATE_PLAYING),
+      GST_STATE_CHANGE_ASYNC);
+  std::vector<PlanarFrame> frames;
+  while (GstSample * s = gst_app_sink_pull_sample (GST_APP_SINK (sink))) {
+    GstVideoInfo info;
+    fail_unless (gst_video_info_from_caps (&info, gst_sample_get_caps (s)));
+    frames.push_back (frame_from_buffer (gst_sample_get_buffer (s), info));
+    gst_sample_unref (s);
+  }
+  GstBus *bus = gst_element_get_bus (pipeline);
+  GstMessage *msg = gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR);
+  if (msg) {
+    GError *e = NULL;
+    gst_message_parse_error (msg, &e, NULL);
+    fail ("%s: %s", launch.c_str (), e->message);
+  }
+  gst_object_unref (bus);
+  gst_element_set_state (pipeline, GST_STATE_NULL);
+  gst_object_unref (sink);
+  gst_object_unref (pipeline);
+  return frames;
+}
+
+/* nvh264dec gives NV12 in CUDA memory: filtering it there must equal
+ * filtering the downloaded frames. */
+GST_START_TEST (test_decode_through_nvh264dec)
+{
+  gchar *clip = g_build_filename (g_get_tmp_dir (), "cudafilters-test.mp4", NULL);
+  run_to_eos (std::string ("videotestsrc num-buffers=12 pattern=ball ! "
+          "video/x-raw,format=I420,width=320,height=240 ! x264enc ! h264parse ! "
+          "mp4mux ! filesink location=") + clip + " fakesrc num-buffers=0 ! "
+      "appsink name=out");
+
+  const std::string decode = std::string ("filesrc location=") + clip +
+      " ! qtdemux ! h264parse ! nvh264dec ! ";
+  for (const char *filter : kFilters) {
+    auto on_gpu = run_to_eos (decode + filter + " ! cudadownload ! "
+        "video/x-raw,format=NV12 ! appsink name=out sync=false");
+    auto in_sysmem = run_to_eos (decode + "cudadownload ! "
+        "video/x-raw,format=NV12 ! " + filter + " ! appsink name=out sync=false");
+    fail_unless_equals_int (on_gpu.size (), 12);
+    fail_unless_equals_int (in_sysmem.size (), 12);
+    for (size_t i = 0; i < on_gpu.size (); ++i)
+      for (size_t p = 0; p < on_gpu[i].planes.size (); ++p)
+        assert_images_equal (on_gpu[i].planes[p], in_sysmem[i].planes[p],
+            filter);
+  }
+  g_remove (clip);
+  g_free (clip);
+}
+GST_END_TEST;
+
+static Suite *
+cuda_memory_gpu_suite (void)
+{
+  Suite *s = suite_create ("cuda-memory-gpu");
+  TCase *tc = tcase_create ("gpu");
+  tcase_set_timeout (tc, 600);
+  suite_add_tcase (s, tc);
+  tcase_add_test (tc, test_cuda_memory_matches_system_memory);
+  tcase_add_test (tc, test_decode_through_nvh264dec);
+  return s;
+}
+
+int
+main (int argc, char **argv)
+{
+  return test::run_gpu_suite (argc, argv, cuda_memory_gpu_suite,
+      "cuda-memory-gpu");
+}
