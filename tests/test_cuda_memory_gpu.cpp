@@ -9,6 +9,8 @@
 
 #include <glib/gstdio.h>
 
+#include <cstring>
+
 using namespace test;
 
 /* GRAY8 is not among the formats 1.22's cudaupload accepts. */
@@ -28,7 +30,7 @@ static PlanarFrame
 through_cuda_memory (const char *filter, const PlanarFrame & in)
 {
   std::string launch = std::string ("cudaupload ! ") + filter +
-      " name=f ! cudadownload";
+      " ! cudadownload";
   GstHarness *h = gst_harness_new_parse (launch.c_str ());
   const GstVideoFormat fmt = GST_VIDEO_INFO_FORMAT (&in.info);
   const int w = GST_VIDEO_INFO_WIDTH (&in.info), hgt = GST_VIDEO_INFO_HEIGHT (&in.info);
@@ -37,7 +39,10 @@ through_cuda_memory (const char *filter, const PlanarFrame & in)
   GstBuffer *out = gst_harness_push_and_pull (h, buffer_from_frame (in));
   fail_unless (out != NULL, "%s: no output", filter);
 
-  GstElement *f = gst_harness_find_element (h, "f");
+  /* gst_harness_find_element matches factory names. */
+  const std::string factory (filter, strcspn (filter, " "));
+  GstElement *f = gst_harness_find_element (h, factory.c_str ());
+  fail_unless (f != NULL, "no %s in the harness", factory.c_str ());
   GstPad *pad = gst_element_get_static_pad (f, "sink");
   GstCaps *caps = gst_pad_get_current_caps (pad);
   fail_unless (gst_caps_features_contains (gst_caps_get_features (caps, 0),
