@@ -579,11 +579,9 @@ frame_plane_mut (GstVideoFrame * frame, guint plane)
       p.width, p.height};
 }
 
-/* Runs @work (given the frame runner and the engine) with the element's CUDA
- * context current, after handing the engine the current property values.
- * Failures become element errors. */
-template < typename Work > static GstFlowReturn
-run_on_gpu (GstCudaFiltersBase * self, Work work)
+static GstFlowReturn
+filter_on_gpu (GstCudaFiltersBase * self, cudafilters::ConstPlane src,
+    cudafilters::Plane dst)
 {
   GstCudaFiltersBasePrivate *priv = get_priv (self);
   GstCudaFiltersBaseClass *klass = GST_CUDA_FILTERS_BASE_GET_CLASS (self);
@@ -597,7 +595,7 @@ run_on_gpu (GstCudaFiltersBase * self, Work work)
   try {
     if (klass->configure_gpu_filter)
       klass->configure_gpu_filter (self, *priv->gpu->filter);
-    work (priv->gpu->runner, *priv->gpu->filter);
+    priv->gpu->runner.process_host (*priv->gpu->filter, src, dst);
   } catch (const cudafilters::CudaError & e) {
     GST_ELEMENT_ERROR (self, LIBRARY, FAILED, ("CUDA processing failed."),
         ("%s", e.what ()));
@@ -616,6 +614,9 @@ static GstFlowReturn
 filter_device_frames (GstCudaFiltersBase * self, GstVideoFrame * in_frame,
     GstVideoFrame * out_frame)
 {
+  GstCudaFiltersBasePrivate *priv = get_priv (self);
+  GstCudaFiltersBaseClass *klass = GST_CUDA_FILTERS_BASE_GET_CLASS (self);
+
   std::vector < cudafilters::GpuFrameRunner::PlanePair > carried;
   for (guint p = 1; p < GST_VIDEO_FRAME_N_PLANES (in_frame); ++p) {
     cudafilters::ConstPlane src = frame_plane (in_frame, p);
@@ -626,11 +627,24 @@ filter_device_frames (GstCudaFiltersBase * self, GstVideoFrame * in_frame,
     src.width = dst.width = bytes;
     carried.push_back ({src, dst});
   }
-  return run_on_gpu (self, [&](cudafilters::GpuFrameRunner & runner,
-          cudafilters::GpuPlaneFilter & filter) {
-        runner.process_device (filter, frame_plane (in_frame, 0),
-            frame_plane_mut (out_frame, 0), carried);
-      });
+
+  ScopedCudaContext scope (priv->context);
+  if (!scope.pushed ()) {
+    GST_ELEMENT_ERROR (self, LIBRARY, FAILED, (nullptr),
+        ("could not make the CUDA context current"));
+    return GST_FLOW_ERROR;
+  }
+  try {
+    if (klass->configure_gpu_filter)
+      klass->configure_gpu_filter (self, *priv->gpu->filter);
+    priv->gpu->runner.process_device (*priv->gpu->filter,
+        frame_plane (in_frame, 0), frame_plane_mut (out_frame, 0), carried);
+  } catch (const std::exception & e) {
+    GST_ELEMENT_ERROR (self, LIBRARY, FAILED, ("CUDA processing failed."),
+        ("%s", e.what ()));
+    return GST_FLOW_ERROR;
+  }
+  return GST_FLOW_OK;
 }
 
 static GstFlowReturn
@@ -681,10 +695,7 @@ gst_cuda_filters_base_transform (GstBaseTransform * trans, GstBuffer * inbuf,
     }
     ret = GST_FLOW_OK;
     if (priv->gpu)
-      ret = run_on_gpu (self, [&](cudafilters::GpuFrameRunner & runner,
-              cudafilters::GpuPlaneFilter & filter) {
-            runner.process_host (filter, src, dst);
-          });
+      ret = filter_on_gpu (self, src, dst);
     else
       klass->filter_cpu (self, src, dst);
 
