@@ -77,17 +77,15 @@ template <typename T>
 class DeviceArray {
  public:
   DeviceArray() = default;
-  explicit DeviceArray(size_t count) : count_(count) {
+  explicit DeviceArray(size_t count) {
     void *p = nullptr;
     CUDAFILTERS_CHECK(cudaMalloc(&p, count * sizeof(T)));
     mem_ = UniqueHandle<void *, free_device>(p);
   }
   T *get() const { return static_cast<T *>(mem_.get()); }
-  size_t size() const { return count_; }
 
  private:
   UniqueHandle<void *, free_device> mem_;
-  size_t count_ = 0;
 };
 
 // A pitched 8-bit device plane that only ever grows, so a stream whose frames

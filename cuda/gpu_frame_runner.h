@@ -36,8 +36,6 @@ class GpuFrameRunner {
   void process_device(GpuPlaneFilter &filter, ConstPlane src, Plane dst,
                       const std::vector<PlanePair> &carried = {});
 
-  cudaStream_t stream() const { return stream_.get(); }
-
  private:
   void upload(ConstPlane src);
   void download(Plane dst);

@@ -276,8 +276,6 @@ Geometry geometry(const NlmParams &p) {
 
 }  // namespace
 
-size_t NlmGpu::shared_bytes(const NlmParams &p) { return geometry(p).shared_bytes; }
-
 NlmGpu::NlmGpu() {
   int device = 0, optin = 0;
   CUDAFILTERS_CHECK(cudaGetDevice(&device));

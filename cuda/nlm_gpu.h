@@ -16,12 +16,6 @@ class NlmGpu final : public GpuPlaneFilter {
 
   // Takes effect from the next enqueue; p must be valid.
   void set_params(const NlmParams &p) { params_ = p; }
-  const NlmParams &params() const { return params_; }
-
-  // Shared memory one block needs for these parameters, and whether the
-  // current device has that much.
-  static size_t shared_bytes(const NlmParams &p);
-  bool fits_device(const NlmParams &p) const { return shared_bytes(p) <= max_shared_; }
 
   void enqueue(ConstPlane src, Plane dst, cudaStream_t stream) override;
 
