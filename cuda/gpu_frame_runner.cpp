@@ -108,15 +108,16 @@ void GpuFrameRunner::download(Plane dst) {
 }
 
 void GpuFrameRunner::process_device(GpuPlaneFilter &filter, ConstPlane src, Plane dst,
-                                    const std::vector<PlanePair> &carried) {
-  if (poison_outputs_)
+                                    const CarriedPlanes &carried) {
+  if (poison_outputs_) {
     CUDAFILTERS_CHECK(cudaMemset2DAsync(dst.data, dst.stride, kPoisonByte,
                                         static_cast<size_t>(dst.width), dst.height, stream_.get()));
-  filter.enqueue(src, dst, stream_.get());
-  for (const PlanePair &p : carried)
-    CUDAFILTERS_CHECK(cudaMemcpy2DAsync(p.dst.data, p.dst.stride, p.src.data, p.src.stride,
-                                        static_cast<size_t>(p.src.width), p.src.height,
-                                        cudaMemcpyDeviceToDevice, stream_.get()));
+    for (const CarriedPlane &p : carried)
+      CUDAFILTERS_CHECK(cudaMemset2DAsync(p.dst.data, p.dst.stride, kPoisonByte,
+                                          static_cast<size_t>(p.dst.width), p.dst.height,
+                                          stream_.get()));
+  }
+  filter.enqueue_carrying(src, dst, carried, stream_.get());
   stream_.synchronize();
 }
 

@@ -26,15 +26,11 @@ class GpuFrameRunner {
   // in chunks, so host copies overlap the DMA of neighbouring chunks.
   void process_host(GpuPlaneFilter &filter, ConstPlane src, Plane dst);
 
-  // src and dst are device planes of equal size (e.g. GstCudaMemory). Each
-  // pair in `carried` (device planes too) is copied unchanged on the same
-  // stream, before the one synchronisation.
-  struct PlanePair {
-    ConstPlane src;
-    Plane dst;
-  };
+  // src and dst are device planes of equal size (e.g. GstCudaMemory); each
+  // carried plane (device memory too) is copied unchanged, on the same stream,
+  // before the one synchronisation.
   void process_device(GpuPlaneFilter &filter, ConstPlane src, Plane dst,
-                      const std::vector<PlanePair> &carried = {});
+                      const CarriedPlanes &carried = {});
 
  private:
   void upload(ConstPlane src);

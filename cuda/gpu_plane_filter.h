@@ -3,17 +3,41 @@
 // owns, and never synchronises; the caller waits once per frame.
 #pragma once
 
+#include "cuda_check.h"
 #include "plane.h"
 
 #include <cuda_runtime.h>
 
+#include <vector>
+
 namespace cudafilters {
+
+// A plane of a multi-plane frame that passes through unchanged (the chroma of
+// a YUV frame); both sides in device memory, width in bytes.
+struct CarriedPlane {
+  ConstPlane src;
+  Plane dst;
+};
+using CarriedPlanes = std::vector<CarriedPlane>;
 
 class GpuPlaneFilter {
  public:
   virtual ~GpuPlaneFilter() = default;
+
   // src and dst are device planes of equal size; they do not overlap.
   virtual void enqueue(ConstPlane src, Plane dst, cudaStream_t stream) = 0;
+
+  // The same, and copies each carried plane. The default queues one 2-D copy
+  // per plane after the filter. A filter whose kernels are short (launch and
+  // latency bound) folds the copies into them, where they cost bandwidth only.
+  virtual void enqueue_carrying(ConstPlane src, Plane dst, const CarriedPlanes &carried,
+                                cudaStream_t stream) {
+    enqueue(src, dst, stream);
+    for (const CarriedPlane &p : carried)
+      CUDAFILTERS_CHECK(cudaMemcpy2DAsync(p.dst.data, p.dst.stride, p.src.data, p.src.stride,
+                                          static_cast<size_t>(p.src.width), p.src.height,
+                                          cudaMemcpyDeviceToDevice, stream));
+  }
 };
 
 }  // namespace cudafilters

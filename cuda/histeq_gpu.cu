@@ -6,6 +6,7 @@
 #include <cub/block/block_scan.cuh>
 #include <cuda/functional>
 
+#include <algorithm>
 #include <cstdint>
 
 namespace cudafilters {
@@ -66,6 +67,49 @@ __device__ __forceinline__ void count_word(unsigned int *hist, unsigned int w) {
   atomicAdd(&hist[w >> 24], 1u);
 }
 
+// Programmatic dependent launch (compute capability 9.0+): the histogram
+// kernel lets the apply kernel be scheduled before it ends, and the apply
+// kernel waits for the histogram kernel's completion and memory before it
+// reads the LUT. Both are no-ops for a grid not launched that way, and are
+// compiled out for older architectures.
+__device__ __forceinline__ void allow_dependent_launch() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
+__device__ __forceinline__ void wait_for_prerequisite_grid() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
+// A plane copied unchanged by the apply kernel (the chroma of a YUV frame).
+constexpr int kMaxCarried = 2;
+
+struct CopyJob {
+  const uint8_t *src;
+  size_t src_pitch;
+  uint8_t *dst;
+  size_t dst_pitch;
+  Split s;
+};
+
+struct CopyJobs {
+  CopyJob job[kMaxCarried];
+  int count;
+};
+
+__device__ __forceinline__ void copy_plane(const CopyJob &j) {
+  for_each_pixel_group(
+      j.s,
+      [&](int y, int x) {
+        reinterpret_cast<uint4 *>(j.dst + y * j.dst_pitch)[x] =
+            __ldg(reinterpret_cast<const uint4 *>(j.src + y * j.src_pitch) + x);
+      },
+      [&](int y, int x) { j.dst[y * j.dst_pitch + x] = j.src[y * j.src_pitch + x]; });
+}
+
 // Runs in the last block to finish: prefix sum of the histogram with CUB,
 // OpenCV's equalization rule per bin, then clears the histogram for the next
 // frame.
@@ -111,6 +155,7 @@ __global__ void __launch_bounds__(kThreads)
   // One sub-histogram per warp keeps shared-memory atomics from colliding
   // across warps on images dominated by a few levels.
   __shared__ unsigned int sub[kWarps][kHistBins];
+  allow_dependent_launch();
   for (int i = threadIdx.x; i < kWarps * kHistBins; i += blockDim.x) (&sub[0][0])[i] = 0;
   __syncthreads();
 
@@ -151,9 +196,16 @@ __device__ __forceinline__ unsigned int map_word(const uint8_t *t, unsigned int 
 
 __global__ void __launch_bounds__(kThreads)
     apply_lut_kernel(const uint8_t *__restrict__ src, size_t src_pitch, uint8_t *__restrict__ dst,
-                     size_t dst_pitch, Split s, const uint8_t *__restrict__ lut) {
+                     size_t dst_pitch, Split s, const uint8_t *lut, CopyJobs carried) {
+  // Carried planes do not need the LUT: they are copied while the histogram
+  // kernel may still be running.
+  for (int j = 0; j < carried.count; ++j) copy_plane(carried.job[j]);
+
+  wait_for_prerequisite_grid();
   __shared__ uint8_t table[kHistBins];
-  table[threadIdx.x] = lut[threadIdx.x];
+  // The LUT may have been written during this grid's lifetime: read it
+  // through L2 so no stale line in L1 can serve it.
+  table[threadIdx.x] = __ldcg(lut + threadIdx.x);
   __syncthreads();
 
   for_each_pixel_group(
@@ -181,18 +233,30 @@ int work_items(const Split &s) {
   return vec > tail ? vec : tail;
 }
 
+Split split_for(ConstPlane src, Plane dst) {
+  return make_split(src.width, src.height,
+                    aligned16(src.data, src.stride) && aligned16(dst.data, dst.stride));
+}
+
 }  // namespace
 
-HistEqGpu::HistEqGpu() : state_(1), lut_(kHistBins) {
+HistEqGpu::HistEqGpu(bool overlap_launches) : state_(1), lut_(kHistBins) {
   cudaFuncAttributes attr{};
   CUDAFILTERS_CHECK(cudaFuncGetAttributes(&attr, histogram_lut_kernel));
   CUDAFILTERS_CHECK(cudaFuncGetAttributes(&attr, apply_lut_kernel));
-  int device = 0;
+  int device = 0, major = 0;
   CUDAFILTERS_CHECK(cudaGetDevice(&device));
   CUDAFILTERS_CHECK(cudaDeviceGetAttribute(&sm_count_, cudaDevAttrMultiProcessorCount, device));
+  CUDAFILTERS_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  dependent_launch_ = overlap_launches && major >= 9;
 }
 
 void HistEqGpu::enqueue(ConstPlane src, Plane dst, cudaStream_t stream) {
+  enqueue_carrying(src, dst, {}, stream);
+}
+
+void HistEqGpu::enqueue_carrying(ConstPlane src, Plane dst, const CarriedPlanes &carried,
+                                 cudaStream_t stream) {
   if (state_dirty_) {
     CUDAFILTERS_CHECK(cudaMemsetAsync(state_.get(), 0, sizeof(HistEqState), stream));
     state_dirty_ = false;
@@ -207,12 +271,37 @@ void HistEqGpu::enqueue(ConstPlane src, Plane dst, cudaStream_t stream) {
       src.data, src.stride, hist_split, state_.get(), lut_.get());
   check_launch("histogram_lut_kernel");
 
-  const Split apply_split = make_split(
-      src.width, src.height, aligned16(src.data, src.stride) && aligned16(dst.data, dst.stride));
-  apply_lut_kernel<<<blocks_for(work_items(apply_split), 8 * sm_count_), kThreads, 0, stream>>>(
-      src.data, src.stride, dst.data, dst.stride, apply_split, lut_.get());
+  const Split apply_split = split_for(src, dst);
+  CopyJobs jobs{};
+  int items = work_items(apply_split);
+  for (size_t i = 0; i < carried.size() && i < kMaxCarried; ++i) {
+    const CarriedPlane &p = carried[i];
+    const Split s = split_for(p.src, p.dst);
+    jobs.job[jobs.count++] = CopyJob{p.src.data, p.src.stride, p.dst.data, p.dst.stride, s};
+    items = std::max(items, work_items(s));
+  }
+
+  cudaLaunchAttribute overlap{};
+  overlap.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  overlap.val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(blocks_for(items, 8 * sm_count_));
+  config.blockDim = dim3(kThreads);
+  config.stream = stream;
+  config.attrs = &overlap;
+  config.numAttrs = dependent_launch_ ? 1 : 0;
+  CUDAFILTERS_CHECK(cudaLaunchKernelEx(&config, apply_lut_kernel, src.data, src.stride, dst.data,
+                                       dst.stride, apply_split,
+                                       static_cast<const uint8_t *>(lut_.get()), jobs));
   check_launch("apply_lut_kernel");
   state_dirty_ = false;
+
+  for (size_t i = kMaxCarried; i < carried.size(); ++i) {
+    const CarriedPlane &p = carried[i];
+    CUDAFILTERS_CHECK(cudaMemcpy2DAsync(p.dst.data, p.dst.stride, p.src.data, p.src.stride,
+                                        static_cast<size_t>(p.src.width), p.src.height,
+                                        cudaMemcpyDeviceToDevice, stream));
+  }
 }
 
 }  // namespace cudafilters

@@ -617,7 +617,7 @@ filter_device_frames (GstCudaFiltersBase * self, GstVideoFrame * in_frame,
   GstCudaFiltersBasePrivate *priv = get_priv (self);
   GstCudaFiltersBaseClass *klass = GST_CUDA_FILTERS_BASE_GET_CLASS (self);
 
-  std::vector < cudafilters::GpuFrameRunner::PlanePair > carried;
+  cudafilters::CarriedPlanes carried;
   for (guint p = 1; p < GST_VIDEO_FRAME_N_PLANES (in_frame); ++p) {
     cudafilters::ConstPlane src = frame_plane (in_frame, p);
     cudafilters::Plane dst = frame_plane_mut (out_frame, p);

@@ -133,7 +133,9 @@ GST_START_TEST (test_decode_through_nvh264dec)
 
   const std::string decode = std::string ("filesrc location=") + clip +
       " ! qtdemux ! h264parse ! nvh264dec ! ";
-  for (const char *filter : kFilters) {
+  /* Each element, and both chained as in a decode-filter-display pipeline. */
+  const std::string chain = std::string (kFilters[0]) + " ! " + kFilters[1];
+  for (const char *filter : {kFilters[0], kFilters[1], chain.c_str ()}) {
     auto on_gpu = run_to_eos (decode + filter + " ! cudadownload ! "
         "video/x-raw,format=NV12 ! appsink name=out sync=false");
     auto in_sysmem = run_to_eos (decode + "cudadownload ! "

@@ -73,6 +73,95 @@ GST_START_TEST (test_runner_memory_combinations)
 }
 GST_END_TEST;
 
+/* A device plane at an arbitrary byte offset and pitch inside one
+ * allocation, so row starts can be misaligned for 16-byte access. */
+struct DeviceImage {
+  int width, height;
+  size_t pitch, offset;
+  DeviceArray<uint8_t> mem;
+
+  DeviceImage (int w, int h, size_t pad, size_t off) : width (w), height (h),
+      pitch (size_t (w) + pad), offset (off), mem (pitch * h + off) {
+    CUDAFILTERS_CHECK (cudaMemset (mem.get (), 0xEE, pitch * h + off));
+  }
+  Plane plane () { return Plane{mem.get () + offset, pitch, width, height}; }
+  std::vector<uint8_t> download () {
+    std::vector<uint8_t> host (size_t (width) * height);
+    CUDAFILTERS_CHECK (cudaMemcpy2D (host.data (), width, mem.get () + offset,
+            pitch, width, height, cudaMemcpyDeviceToHost));
+    return host;
+  }
+  void upload (const std::vector<uint8_t> & host) {
+    CUDAFILTERS_CHECK (cudaMemcpy2D (mem.get () + offset, pitch, host.data (),
+            width, width, height, cudaMemcpyHostToDevice));
+  }
+};
+
+static std::vector<uint8_t>
+random_bytes (std::mt19937 & rng, size_t n, int lo, int hi)
+{
+  std::uniform_int_distribution<int> d (lo, hi);
+  std::vector<uint8_t> v (n);
+  for (auto & b : v)
+    b = uint8_t (d (rng));
+  return v;
+}
+
+/* Frames on the device with planes carried through (the chroma of YUV
+ * frames): the luma equals the CPU path, every carried plane arrives
+ * byte-identical, whether the apply kernel copies it (up to two) or a separate
+ * copy does (a third), with and without overlapped launches, for aligned and
+ * misaligned rows. */
+GST_START_TEST (test_device_frames_carry_planes)
+{
+  std::mt19937 rng (11);
+  const int sizes[][2] = { {1, 1}, {2, 2}, {33, 7}, {1920, 1080}, {1281, 721} };
+  for (bool overlap : {true, false}) {
+    HistEqGpu eq (overlap);
+    GpuFrameRunner runner;
+    for (const auto & sz : sizes) {
+      for (int carried_count = 0; carried_count <= 3; ++carried_count) {
+        const bool misaligned = (carried_count & 1) != 0;
+        const size_t pad = misaligned ? 3 : 64 - size_t (sz[0]) % 64;
+        const size_t off = misaligned ? 1 : 0;
+        const int w = sz[0], h = sz[1];
+        DeviceImage src (w, h, pad, off), dst (w, h, pad + 16, off);
+        const auto luma = random_bytes (rng, size_t (w) * h, 20, 200);
+        src.upload (luma);
+
+        /* Chroma-like planes: NV12's interleaved plane is as wide in bytes
+         * as the luma, I420's are half as wide. */
+        std::vector < DeviceImage > csrc, cdst;
+        std::vector < std::vector < uint8_t >> chroma;
+        CarriedPlanes carried;
+        for (int c = 0; c < carried_count; ++c) {
+          const int cw = c == 0 ? w : (w + 1) / 2, ch = (h + 1) / 2;
+          csrc.emplace_back (cw, ch, pad, off);
+          cdst.emplace_back (cw, ch, pad + 32, off);
+          chroma.push_back (random_bytes (rng, size_t (cw) * ch, 0, 255));
+          csrc.back ().upload (chroma.back ());
+        }
+        for (int c = 0; c < carried_count; ++c)
+          carried.push_back ({csrc[c].plane (), cdst[c].plane ()});
+
+        runner.process_device (eq, src.plane (), dst.plane (), carried);
+
+        std::vector<uint8_t> ref (luma.size ());
+        equalize_hist_cpu (ConstPlane (luma.data (), size_t (w), w, h),
+            Plane{ref.data (), size_t (w), w, h});
+        fail_unless (dst.download () == ref,
+            "%dx%d, %d carried, overlap %d: luma differs", w, h, carried_count,
+            overlap);
+        for (int c = 0; c < carried_count; ++c)
+          fail_unless (cdst[c].download () == chroma[c],
+              "%dx%d, overlap %d: carried plane %d of %d differs", w, h,
+              overlap, c, carried_count);
+      }
+    }
+  }
+}
+GST_END_TEST;
+
 /* CUDA errors surface as CudaError naming the operation, not as crashes. */
 GST_START_TEST (test_errors_are_reported)
 {
@@ -96,6 +185,7 @@ engine_gpu_suite (void)
   tcase_set_timeout (tc, 300);
   suite_add_tcase (s, tc);
   tcase_add_test (tc, test_runner_memory_combinations);
+  tcase_add_test (tc, test_device_frames_carry_planes);
   tcase_add_test (tc, test_errors_are_reported);
   return s;
 }
