@@ -1,0 +1,677 @@
+/* Both elements under bad input, faults and load. Built twice from this file:
+ * `robustness` runs every case on the CPU backend (everywhere, CI included);
+ * `robustness-gpu` runs them on the CUDA backend, adds the GPU faults (out of
+ * memory, a device fault mid-stream) and exits 77 (skipped) without a GPU.
+ *
+ * CUDAFILTERS_TEST_QUICK=1 shortens the load cases (1000 state cycles, 100k
+ * frames) for slow runs such as valgrind; the memory-growth checks then
+ * still run but over fewer iterations. */
+#include "nlm_reference.h"
+
+#include <gst/app/gstappsink.h>
+#include <gst/cuda/cuda-gst.h>
+#include <gst/cuda/gstcudautils.h>
+
+#include <cuda_runtime.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <thread>
+
+using namespace test;
+
+#ifndef TEST_GPU
+#define TEST_GPU 0
+#endif
+
+static const char *const kBackend = TEST_GPU ? "cuda" : "cpu";
+
+/* Each element with settings quick enough for thousands of frames. */
+struct ElementCase {
+  const char *factory;
+  const char *props;
+};
+
+static const ElementCase kElements[] = {
+  {"cudahisteq", ""},
+  {"cudanlm", " strength=15 patch-size=3 search-size=7"},
+};
+
+static const NlmSettings kNlmCase = { 15, 3, 7, 0, false };
+
+static std::string
+launch_of (const ElementCase & e)
+{
+  return std::string (e.factory) + " backend=" + kBackend + e.props;
+}
+
+static bool
+quick ()
+{
+  const char *v = g_getenv ("CUDAFILTERS_TEST_QUICK");
+  return v && *v && *v != '0';
+}
+
+/* What the element must output as luma: the independent references. */
+static void
+assert_luma_filtered (const ElementCase & e, const Image & got,
+    const Image & in, const char *what)
+{
+  if (g_str_equal (e.factory, "cudahisteq"))
+    assert_images_equal (got, reference_equalize (in), what);
+  else
+    assert_images_close (got, reference_nlm (in, kNlmCase), 1, what);
+}
+
+/* One element alone in a harness, with a bus of its own so errors and
+ * warnings can be counted. */
+struct Checked {
+  GstHarness *h = nullptr;
+  GstBus *bus = nullptr;
+
+  explicit Checked (const std::string & launch) {
+    GError *err = nullptr;
+    GstElement *e = gst_parse_launch (launch.c_str (), &err);
+    fail_unless (e != nullptr && err == nullptr, "%s: %s", launch.c_str (),
+        err ? err->message : "");
+    bus = gst_bus_new ();
+    gst_element_set_bus (e, bus);
+    h = gst_harness_new_with_element (e, "sink", "src");
+    gst_object_unref (e);
+  }
+  ~Checked () {
+    gst_harness_teardown (h);
+    gst_object_unref (bus);
+  }
+  int count (GstMessageType type) {
+    int n = 0;
+    while (GstMessage * m = gst_bus_pop_filtered (bus, type)) {
+      ++n;
+      gst_message_unref (m);
+    }
+    return n;
+  }
+  /* The text of the first error on the bus, or "" if there is none. */
+  std::string first_error () {
+    std::string text;
+    if (GstMessage * m = gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR)) {
+      GError *e = nullptr;
+      gchar *debug = nullptr;
+      gst_message_parse_error (m, &e, &debug);
+      text = std::string (e->message) + " | " + (debug ? debug : "");
+      g_error_free (e);
+      g_free (debug);
+      gst_message_unref (m);
+    }
+    return text;
+  }
+};
+
+/* Resident set size of this process, in bytes. */
+static size_t
+resident_bytes ()
+{
+  long pages = 0, resident = 0;
+  FILE *f = fopen ("/proc/self/statm", "r");
+  fail_unless (f != nullptr);
+  fail_unless_equals_int (fscanf (f, "%ld %ld", &pages, &resident), 2);
+  fclose (f);
+  return size_t (resident) * size_t (sysconf (_SC_PAGESIZE));
+}
+
+/* Growth allowed between an early and a late sample of a long run. A leak of
+ * one buffer or one pool per frame or cycle exceeds it several times. */
+static const size_t kAllowedGrowth = 8u << 20;
+
+/* ---------------------------------------------------------------- input */
+
+/* A buffer smaller than its caps say is an error on the bus, never a read
+ * past its end. */
+GST_START_TEST (test_short_buffers_are_errors)
+{
+  const GstVideoFormat formats[] = { GST_VIDEO_FORMAT_GRAY8,
+    GST_VIDEO_FORMAT_NV12, GST_VIDEO_FORMAT_I420, GST_VIDEO_FORMAT_Y444
+  };
+  for (const ElementCase & e : kElements)
+    for (GstVideoFormat fmt : formats) {
+      Checked c (launch_of (e));
+      gst_harness_set_src_caps_str (c.h, video_caps (fmt, 64, 48).c_str ());
+      GstVideoInfo info;
+      gst_video_info_set_format (&info, fmt, 64, 48);
+      const gsize size = GST_VIDEO_INFO_SIZE (&info) - 1;
+      GstBuffer *buf = gst_buffer_new_allocate (NULL, size, NULL);
+      gst_buffer_memset (buf, 0, 7, size);
+      fail_unless_equals_int (gst_harness_push (c.h, buf), GST_FLOW_ERROR);
+      fail_unless_equals_int (c.count (GST_MESSAGE_ERROR), 1);
+    }
+}
+GST_END_TEST;
+
+/* Upstream may lay planes out as it likes and say so in a GstVideoMeta:
+ * odd strides, unaligned plane starts, gaps between planes. The output must
+ * equal that of the same frame in the default layout. */
+static GstBuffer *
+buffer_with_odd_layout (const PlanarFrame & f)
+{
+  const guint n = GST_VIDEO_INFO_N_PLANES (&f.info);
+  gsize offsets[GST_VIDEO_MAX_PLANES] = { 0 };
+  gint strides[GST_VIDEO_MAX_PLANES] = { 0 };
+  gsize at = 5;                 /* the first plane starts unaligned */
+  for (guint p = 0; p < n; ++p) {
+    offsets[p] = at;
+    strides[p] = f.planes[p].width + 37 + 2 * p;
+    at += gsize (strides[p]) * f.planes[p].height + 11;
+  }
+  GstBuffer *buf = gst_buffer_new_allocate (NULL, at, NULL);
+  GstMapInfo map;
+  fail_unless (gst_buffer_map (buf, &map, GST_MAP_WRITE));
+  memset (map.data, 0xEE, map.size);
+  for (guint p = 0; p < n; ++p)
+    for (int y = 0; y < f.planes[p].height; ++y)
+      memcpy (map.data + offsets[p] + gsize (y) * strides[p],
+          &f.planes[p].pixels[gsize (y) * f.planes[p].width],
+          f.planes[p].width);
+  gst_buffer_unmap (buf, &map);
+  gst_buffer_add_video_meta_full (buf, GST_VIDEO_FRAME_FLAG_NONE,
+      GST_VIDEO_INFO_FORMAT (&f.info), GST_VIDEO_INFO_WIDTH (&f.info),
+      GST_VIDEO_INFO_HEIGHT (&f.info), n, offsets, strides);
+  return buf;
+}
+
+GST_START_TEST (test_video_meta_strides_and_offsets)
+{
+  std::mt19937 rng (21);
+  const int sizes[][2] = { {33, 17}, {64, 48} };
+  for (const ElementCase & e : kElements)
+    for (GstVideoFormat fmt : kFormats)
+      for (const auto & sz : sizes) {
+        PlanarFrame in = frame_with_luma (rng, fmt,
+            random_image (rng, sz[0], sz[1], 30, 160));
+        GstHarness *h = gst_harness_new_parse (launch_of (e).c_str ());
+        gst_harness_set_src_caps_str (h, video_caps (fmt, sz[0],
+                sz[1]).c_str ());
+        GstBuffer *out = gst_harness_push_and_pull (h,
+            buffer_with_odd_layout (in));
+        fail_unless (out != NULL);
+        PlanarFrame got = frame_from_buffer (out, in.info);
+        gst_buffer_unref (out);
+        gst_harness_teardown (h);
+
+        const std::string what = std::string (e.factory) + " " +
+            gst_video_format_to_string (fmt) + " with a video meta";
+        assert_luma_filtered (e, got.planes[0], in.planes[0], what.c_str ());
+        assert_chroma_carried (got, in);
+      }
+}
+GST_END_TEST;
+
+/* The smallest frames of every format (chroma of 1x1 too). */
+GST_START_TEST (test_tiny_frames)
+{
+  std::mt19937 rng (22);
+  const int sizes[][2] = { {1, 1}, {2, 1}, {1, 2}, {3, 3}, {2, 5} };
+  for (const ElementCase & e : kElements)
+    for (GstVideoFormat fmt : kFormats)
+      for (const auto & sz : sizes) {
+        PlanarFrame in = frame_with_luma (rng, fmt,
+            random_image (rng, sz[0], sz[1]));
+        PlanarFrame got = push_pull_frame (launch_of (e).c_str (), in);
+        const std::string what = std::string (e.factory) + " " +
+            gst_video_format_to_string (fmt) + " tiny";
+        assert_luma_filtered (e, got.planes[0], in.planes[0], what.c_str ());
+        assert_chroma_carried (got, in);
+      }
+}
+GST_END_TEST;
+
+/* Formats the elements do not handle, and frames larger than they take, are
+ * refused at negotiation. */
+GST_START_TEST (test_unsupported_caps_are_refused)
+{
+  const char *refused[] = {
+    "video/x-raw,format=RGB,width=64,height=48,framerate=30/1",
+    "video/x-raw,format=P010_10LE,width=64,height=48,framerate=30/1",
+    "video/x-raw,format=GRAY16_LE,width=64,height=48,framerate=30/1",
+    "audio/x-raw,format=S16LE,rate=48000,channels=2,layout=interleaved",
+    /* Larger than the pad templates allow (32768 per side). */
+    "video/x-raw,format=GRAY8,width=40000,height=40000,framerate=30/1",
+  };
+  for (const ElementCase & e : kElements)
+    for (const char *caps : refused) {
+      Checked c (launch_of (e));
+      gst_harness_set_src_caps_str (c.h, caps);
+      fail_unless_equals_int (gst_harness_push (c.h,
+              gst_buffer_new_allocate (NULL, 64 * 48 * 4, NULL)),
+          GST_FLOW_NOT_NEGOTIATED);
+    }
+}
+GST_END_TEST;
+
+/* Format and size change several times in one stream; every frame comes
+ * out right for its own caps. */
+GST_START_TEST (test_format_and_size_changes_mid_stream)
+{
+  struct Step {
+    GstVideoFormat fmt;
+    int w, h;
+  };
+  const Step steps[] = {
+    {GST_VIDEO_FORMAT_GRAY8, 64, 48}, {GST_VIDEO_FORMAT_NV12, 33, 17},
+    {GST_VIDEO_FORMAT_I420, 320, 240}, {GST_VIDEO_FORMAT_Y444, 5, 3},
+    {GST_VIDEO_FORMAT_GRAY8, 64, 48}, {GST_VIDEO_FORMAT_NV21, 1, 1},
+    {GST_VIDEO_FORMAT_Y42B, 130, 66}, {GST_VIDEO_FORMAT_YV12, 320, 240},
+  };
+  std::mt19937 rng (23);
+  for (const ElementCase & e : kElements) {
+    Checked c (launch_of (e));
+    for (const Step & s : steps) {
+      gst_harness_set_src_caps_str (c.h, video_caps (s.fmt, s.w, s.h).c_str ());
+      for (int i = 0; i < 2; ++i) {
+        PlanarFrame in = frame_with_luma (rng, s.fmt,
+            random_image (rng, s.w, s.h, 10 * i, 120 + 60 * i));
+        GstBuffer *out = gst_harness_push_and_pull (c.h,
+            buffer_from_frame (in));
+        fail_unless (out != NULL);
+        PlanarFrame got = frame_from_buffer (out, in.info);
+        gst_buffer_unref (out);
+        const std::string what = std::string (e.factory) + " after a change to "
+            + gst_video_format_to_string (s.fmt) + " " + std::to_string (s.w) +
+            "x" + std::to_string (s.h);
+        assert_luma_filtered (e, got.planes[0], in.planes[0], what.c_str ());
+        assert_chroma_carried (got, in);
+      }
+    }
+    fail_unless_equals_int (c.count (GST_MESSAGE_ERROR), 0);
+  }
+}
+GST_END_TEST;
+
+/* Values outside a property's range are refused by GObject with a warning
+ * and leave the property as it was. (cudanlm's own refusals: test_nlm.) */
+GST_START_TEST (test_out_of_range_properties_are_refused)
+{
+  for (const ElementCase & e : kElements) {
+    GstElement *el = gst_element_factory_make (e.factory, NULL);
+    g_object_set (el, "cuda-device-id", 0, NULL);
+    ASSERT_WARNING (g_object_set (el, "cuda-device-id", -2, NULL));
+    gint device = -5;
+    g_object_get (el, "cuda-device-id", &device, NULL);
+    fail_unless_equals_int (device, 0);
+    ASSERT_WARNING (g_object_set (el, "backend", 17, NULL));
+    gint backend = -1;
+    g_object_get (el, "backend", &backend, NULL);
+    fail_unless_equals_int (backend, 0);
+    gst_object_unref (el);
+  }
+  GstElement *nlm = gst_element_factory_make ("cudanlm", NULL);
+  ASSERT_WARNING (g_object_set (nlm, "strength", -1.0, NULL));
+  ASSERT_WARNING (g_object_set (nlm, "noise-sigma", -3.0, NULL));
+  gfloat strength = 0;
+  g_object_get (nlm, "strength", &strength, NULL);
+  fail_unless (strength == 10.0f);
+  gst_object_unref (nlm);
+}
+GST_END_TEST;
+
+/* --------------------------------------------------------------- faults */
+
+/* Without a usable GPU, backend=auto filters on the CPU after one warning and
+ * backend=cuda fails at start with an error; with one, auto warns of
+ * nothing and a device that does not exist is a clear error. */
+GST_START_TEST (test_gpu_presence)
+{
+  std::mt19937 rng (24);
+  const bool have_gpu = gpu_available ();
+  for (const ElementCase & e : kElements) {
+    {
+      Checked c (std::string (e.factory) + " backend=auto" + e.props);
+      gst_harness_set_src_caps_str (c.h, gray_caps (40, 30).c_str ());
+      Image img = random_image (rng, 40, 30);
+      assert_luma_filtered (e, push_pull (c.h, img), img, "backend=auto");
+      fail_unless_equals_int (c.count (GST_MESSAGE_WARNING), have_gpu ? 0 : 1);
+      fail_unless_equals_int (c.count (GST_MESSAGE_ERROR), 0);
+    }
+    if (!have_gpu) {
+      GstElement *el = gst_element_factory_make (e.factory, NULL);
+      gst_util_set_object_arg (G_OBJECT (el), "backend", "cuda");
+      GstBus *bus = gst_bus_new ();
+      gst_element_set_bus (el, bus);
+      fail_unless_equals_int (gst_element_set_state (el, GST_STATE_PLAYING),
+          GST_STATE_CHANGE_FAILURE);
+      GstMessage *m = gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR);
+      fail_unless (m != NULL, "backend=cuda without a GPU posted no error");
+      gst_message_unref (m);
+      gst_element_set_state (el, GST_STATE_NULL);
+      gst_object_unref (bus);
+      gst_object_unref (el);
+    } else {
+      GstElement *el = gst_element_factory_make (e.factory, NULL);
+      gst_util_set_object_arg (G_OBJECT (el), "backend", "cuda");
+      g_object_set (el, "cuda-device-id", 1000, NULL);
+      GstBus *bus = gst_bus_new ();
+      gst_element_set_bus (el, bus);
+      fail_unless_equals_int (gst_element_set_state (el, GST_STATE_PLAYING),
+          GST_STATE_CHANGE_FAILURE);
+      GstMessage *m = gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR);
+      fail_unless (m != NULL, "a missing CUDA device posted no error");
+      gchar *debug = nullptr;
+      gst_message_parse_error (m, nullptr, &debug);
+      fail_unless (debug && strstr (debug, "1000"), "%s", debug);
+      g_free (debug);
+      gst_message_unref (m);
+      gst_element_set_state (el, GST_STATE_NULL);
+      gst_object_unref (bus);
+      gst_object_unref (el);
+    }
+  }
+}
+GST_END_TEST;
+
+#if TEST_GPU
+/* Takes device memory until less than `leave` bytes are free. */
+struct MemoryHog {
+  std::vector<void *> blocks;
+  explicit MemoryHog (size_t leave) {
+    for (size_t chunk = size_t (1) << 30; chunk >= (size_t (1) << 20);
+        chunk /= 2) {
+      for (;;) {
+        size_t free_bytes = 0, total = 0;
+        fail_unless_equals_int (cudaMemGetInfo (&free_bytes, &total), 0);
+        if (free_bytes < leave + chunk)
+          break;
+        void *p = nullptr;
+        if (cudaMalloc (&p, chunk) != cudaSuccess) {
+          (void) cudaGetLastError ();
+          break;
+        }
+        blocks.push_back (p);
+      }
+    }
+  }
+  ~MemoryHog () {
+    for (void *p : blocks)
+      cudaFree (p);
+  }
+};
+
+/* A frame that no longer fits in device memory is a clear error; with the
+ * memory back, the same element restarts and filters correctly. */
+GST_START_TEST (test_out_of_device_memory_then_restart)
+{
+  std::mt19937 rng (25);
+  for (const ElementCase & e : kElements) {
+    Checked c (launch_of (e));
+    gst_harness_set_src_caps_str (c.h, gray_caps (64, 48).c_str ());
+    Image small = random_image (rng, 64, 48);
+    assert_luma_filtered (e, push_pull (c.h, small), small, "before OOM");
+
+    {
+      MemoryHog hog (size_t (8) << 20);
+      /* 8K needs more than the 8 MB left. */
+      gst_harness_set_src_caps_str (c.h, gray_caps (7680, 4320).c_str ());
+      GstBuffer *big = gst_buffer_new_allocate (NULL, 7680 * 4320, NULL);
+      gst_buffer_memset (big, 0, 100, 7680 * 4320);
+      const GstFlowReturn ret = gst_harness_push (c.h, big);
+      fail_unless (ret != GST_FLOW_OK, "an 8K frame was processed with 8 MB "
+          "of device memory left");
+      const std::string error = c.first_error ();
+      fail_unless (error.find ("memory") != std::string::npos ||
+          error.find ("Memory") != std::string::npos, "%s", error.c_str ());
+    }
+
+    fail_unless (gst_element_set_state (c.h->element, GST_STATE_NULL) ==
+        GST_STATE_CHANGE_SUCCESS);
+    gst_harness_play (c.h);
+    gst_harness_set_src_caps_str (c.h, gray_caps (640, 480).c_str ());
+    Image img = random_image (rng, 640, 480);
+    if (g_str_equal (e.factory, "cudahisteq"))
+      assert_luma_filtered (e, push_pull (c.h, img), img, "after OOM");
+    else
+      fail_unless (push_pull (c.h, img).width == 640);
+  }
+}
+GST_END_TEST;
+
+/* A kernel that traps, in the context the element shares with its
+ * application: the context is lost for good. The element's next frame must
+ * end in an element error, not a crash or a hang. */
+static const char kTrapPtx[] =
+    ".version 7.0\n.target sm_75\n.address_size 64\n"
+    ".visible .entry fault ()\n{\n  trap;\n  ret;\n}\n";
+
+static void
+fault_context (GstCudaContext * ctx)
+{
+  fail_unless (gst_cuda_context_push (ctx));
+  CUmodule module = nullptr;
+  CUfunction fn = nullptr;
+  fail_unless_equals_int (CuModuleLoadData (&module, kTrapPtx), CUDA_SUCCESS);
+  fail_unless_equals_int (CuModuleGetFunction (&fn, module, "fault"),
+      CUDA_SUCCESS);
+  fail_unless_equals_int (CuLaunchKernel (fn, 1, 1, 1, 1, 1, 1, 0, nullptr,
+          nullptr, nullptr), CUDA_SUCCESS);
+  fail_unless (CuStreamSynchronize (nullptr) != CUDA_SUCCESS);
+  gst_cuda_context_pop (nullptr);
+}
+
+GST_START_TEST (test_device_fault_mid_stream_is_an_error)
+{
+  std::mt19937 rng (26);
+  for (const ElementCase & e : kElements) {
+    GstCudaContext *ctx = gst_cuda_context_new (0);
+    fail_unless (ctx != nullptr);
+    Checked c (launch_of (e));
+    fail_unless (gst_element_set_state (c.h->element, GST_STATE_NULL) ==
+        GST_STATE_CHANGE_SUCCESS);
+    GstContext *shared = gst_context_new_cuda_context (ctx);
+    gst_element_set_context (c.h->element, shared);
+    gst_context_unref (shared);
+    gst_harness_play (c.h);
+    gst_harness_set_src_caps_str (c.h, gray_caps (320, 240).c_str ());
+    for (int i = 0; i < 3; ++i) {
+      Image img = random_image (rng, 320, 240);
+      fail_unless (push_pull (c.h, img).width == 320);
+    }
+    fault_context (ctx);
+    Image img = random_image (rng, 320, 240);
+    fail_unless_equals_int (gst_harness_push (c.h, buffer_from_image (img)),
+        GST_FLOW_ERROR);
+    const std::string error = c.first_error ();
+    fail_unless (error.find ("CUDA") != std::string::npos ||
+        error.find ("cuda") != std::string::npos, "%s", error.c_str ());
+    gst_element_set_state (c.h->element, GST_STATE_NULL);
+    gst_object_unref (ctx);
+  }
+}
+GST_END_TEST;
+#endif
+
+/* ----------------------------------------------------------------- load */
+
+/* Instances in parallel threads, each with its own harness, give exactly
+ * what one instance gives for the same frames. */
+GST_START_TEST (test_parallel_instances_match_one)
+{
+  const int kThreads = 8, kFrames = 6, w = 160, h = 120;
+  std::mt19937 rng (27);
+  for (const ElementCase & e : kElements) {
+    std::vector < PlanarFrame > inputs;
+    for (int i = 0; i < kFrames; ++i)
+      inputs.push_back (frame_with_luma (rng, GST_VIDEO_FORMAT_NV12,
+              noisy_step_image (rng, w, h, 8.0 + i)));
+    const std::string launch = launch_of (e);
+
+    auto run_all = [&](std::vector < Image > &lumas, bool & ok) {
+      ok = true;
+      GstHarness *hh = gst_harness_new_parse (launch.c_str ());
+      gst_harness_set_src_caps_str (hh, video_caps (GST_VIDEO_FORMAT_NV12, w,
+              h).c_str ());
+      for (const PlanarFrame & in : inputs) {
+        GstBuffer *out = gst_harness_push_and_pull (hh, buffer_from_frame (in));
+        if (!out) {
+          ok = false;
+          break;
+        }
+        lumas.push_back (frame_from_buffer (out, in.info).planes[0]);
+        gst_buffer_unref (out);
+      }
+      gst_harness_teardown (hh);
+    };
+
+    std::vector < Image > alone;
+    bool alone_ok = false;
+    run_all (alone, alone_ok);
+    fail_unless (alone_ok);
+
+    std::vector < std::vector < Image >> results (kThreads);
+    std::vector < char >oks (kThreads, 0);
+    std::vector < std::thread > threads;
+    for (int t = 0; t < kThreads; ++t)
+      threads.emplace_back ([&, t] {
+            bool ok = false;
+            run_all (results[t], ok);
+            oks[t] = ok;
+          });
+    for (auto & th : threads)
+      th.join ();
+    for (int t = 0; t < kThreads; ++t) {
+      fail_unless (oks[t], "%s: thread %d got no output", e.factory, t);
+      fail_unless_equals_int (results[t].size (), alone.size ());
+      for (size_t i = 0; i < alone.size (); ++i)
+        assert_images_equal (results[t][i], alone[i], e.factory);
+    }
+  }
+}
+GST_END_TEST;
+
+/* NULL -> PLAYING -> NULL with a frame each time, 1000 times: every run ends
+ * in EOS and memory does not grow. On the GPU the pipeline shares one CUDA
+ * context, as applications do. */
+GST_START_TEST (test_state_cycles_do_not_grow)
+{
+  const int cycles = quick ()? 60 : 1000;
+  for (const ElementCase & e : kElements) {
+    const std::string launch = "videotestsrc num-buffers=2 pattern=ball ! "
+        "video/x-raw,format=NV12,width=96,height=64 ! " + launch_of (e) +
+        " ! fakesink";
+    GstElement *pipeline = gst_parse_launch (launch.c_str (), NULL);
+    fail_unless (pipeline != NULL);
+    GstCudaContext *ctx = TEST_GPU ? gst_cuda_context_new (0) : nullptr;
+    if (ctx) {
+      GstContext *shared = gst_context_new_cuda_context (ctx);
+      gst_element_set_context (pipeline, shared);
+      gst_context_unref (shared);
+    }
+    GstBus *bus = gst_element_get_bus (pipeline);
+    size_t early = 0;
+    size_t early_free = 0, late_free = 0, total = 0;
+    for (int i = 0; i < cycles; ++i) {
+      fail_unless (gst_element_set_state (pipeline, GST_STATE_PLAYING) !=
+          GST_STATE_CHANGE_FAILURE);
+      GstMessage *m = gst_bus_timed_pop_filtered (bus, 20 * GST_SECOND,
+          (GstMessageType) (GST_MESSAGE_EOS | GST_MESSAGE_ERROR));
+      fail_unless (m != NULL, "%s: cycle %d did not end", e.factory, i);
+      fail_unless (GST_MESSAGE_TYPE (m) == GST_MESSAGE_EOS,
+          "%s: cycle %d ended in an error", e.factory, i);
+      gst_message_unref (m);
+      fail_unless (gst_element_set_state (pipeline, GST_STATE_NULL) ==
+          GST_STATE_CHANGE_SUCCESS);
+      if (i == cycles / 10) {
+        early = resident_bytes ();
+        if (TEST_GPU)
+          fail_unless_equals_int (cudaMemGetInfo (&early_free, &total), 0);
+      }
+    }
+    const size_t late = resident_bytes ();
+    fail_unless (late < early + kAllowedGrowth, "%s: resident memory grew "
+        "from %zu to %zu bytes over %d state cycles", e.factory, early, late,
+        cycles);
+    if (TEST_GPU) {
+      fail_unless_equals_int (cudaMemGetInfo (&late_free, &total), 0);
+      fail_unless (late_free + kAllowedGrowth > early_free, "%s: free device "
+          "memory fell from %zu to %zu", e.factory, early_free, late_free);
+    }
+    gst_object_unref (bus);
+    gst_object_unref (pipeline);
+    if (ctx)
+      gst_object_unref (ctx);
+  }
+}
+GST_END_TEST;
+
+/* 100k frames through one instance: outputs stay right (checked every
+ * 1000th frame) and memory stays flat. */
+GST_START_TEST (test_soak_keeps_memory_flat)
+{
+  const int frames = quick ()? 3000 : 100000;
+  const int w = 48, h = 32;
+  std::mt19937 rng (28);
+  for (const ElementCase & e : kElements) {
+    std::vector < Image > inputs;
+    for (int i = 0; i < 4; ++i)
+      inputs.push_back (random_image (rng, w, h, 10 * i, 100 + 40 * i));
+    Checked c (launch_of (e));
+    gst_harness_set_src_caps_str (c.h, gray_caps (w, h).c_str ());
+    size_t early = 0;
+    for (int i = 0; i < frames; ++i) {
+      const Image & in = inputs[i % inputs.size ()];
+      if (i % 1000 == 0) {
+        assert_luma_filtered (e, push_pull (c.h, in), in, "during the soak");
+      } else {
+        GstBuffer *out = gst_harness_push_and_pull (c.h, buffer_from_image (in));
+        fail_unless (out != NULL, "%s: no output for frame %d", e.factory, i);
+        gst_buffer_unref (out);
+      }
+      if (i == frames / 10)
+        early = resident_bytes ();
+    }
+    const size_t late = resident_bytes ();
+    fail_unless (late < early + kAllowedGrowth, "%s: resident memory grew "
+        "from %zu to %zu bytes over %d frames", e.factory, early, late, frames);
+    fail_unless_equals_int (c.count (GST_MESSAGE_ERROR), 0);
+  }
+}
+GST_END_TEST;
+
+static Suite *
+robustness_suite (void)
+{
+  Suite *s = suite_create (TEST_GPU ? "robustness-gpu" : "robustness");
+  TCase *input = tcase_create ("input");
+  tcase_set_timeout (input, 300);
+  suite_add_tcase (s, input);
+  tcase_add_test (input, test_short_buffers_are_errors);
+  tcase_add_test (input, test_video_meta_strides_and_offsets);
+  tcase_add_test (input, test_tiny_frames);
+  tcase_add_test (input, test_unsupported_caps_are_refused);
+  tcase_add_test (input, test_format_and_size_changes_mid_stream);
+  tcase_add_test (input, test_out_of_range_properties_are_refused);
+
+  TCase *load = tcase_create ("load");
+  tcase_set_timeout (load, 1200);
+  suite_add_tcase (s, load);
+  tcase_add_test (load, test_parallel_instances_match_one);
+  tcase_add_test (load, test_state_cycles_do_not_grow);
+  tcase_add_test (load, test_soak_keeps_memory_flat);
+
+  /* Faults last: the mid-stream fault leaves one CUDA context lost. */
+  TCase *faults = tcase_create ("faults");
+  tcase_set_timeout (faults, 300);
+  suite_add_tcase (s, faults);
+  tcase_add_test (faults, test_gpu_presence);
+#if TEST_GPU
+  tcase_add_test (faults, test_out_of_device_memory_then_restart);
+  tcase_add_test (faults, test_device_fault_mid_stream_is_an_error);
+#endif
+  return s;
+}
+
+int
+main (int argc, char **argv)
+{
+  if (TEST_GPU)
+    return run_gpu_suite (argc, argv, robustness_suite, "robustness-gpu");
+  gst_check_init (&argc, &argv);
+  return gst_check_run_suite (robustness_suite (), "robustness", __FILE__);
+}
