@@ -8,6 +8,7 @@ packages=(
   build-essential pkg-config meson ninja-build
   libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev libgstreamer-plugins-bad1.0-dev
   gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-bad
+  valgrind
 )
 
 missing=()

@@ -316,6 +316,16 @@ assert_chroma_carried (const PlanarFrame & got, const PlanarFrame & in)
     assert_images_equal (got.planes[p], in.planes[p], "chroma plane");
 }
 
+/* Releases a bus once the elements posting to it are released. Messages
+ * still queued hold references to their sources, and an element holds its
+ * bus: flushing breaks that cycle. */
+inline void
+release_bus (GstBus * bus)
+{
+  gst_bus_set_flushing (bus, TRUE);
+  gst_object_unref (bus);
+}
+
 /* A harness around a bare element, with a bus to read its messages. */
 struct BusHarness {
   GstHarness *h = nullptr;
@@ -332,7 +342,7 @@ struct BusHarness {
   }
   ~BusHarness () {
     gst_harness_teardown (h);
-    gst_object_unref (bus);
+    release_bus (bus);
   }
   int count (GstMessageType type) {
     int n = 0;

@@ -104,7 +104,6 @@ run_to_eos (const std::string & launch)
   }
   if (msg)
     gst_message_unref (msg);
-  gst_object_unref (bus);
 
   std::vector<PlanarFrame> frames;
   if (GstElement * sink = gst_bin_get_by_name (GST_BIN (pipeline), "out")) {
@@ -118,6 +117,7 @@ run_to_eos (const std::string & launch)
   }
   gst_element_set_state (pipeline, GST_STATE_NULL);
   gst_object_unref (pipeline);
+  release_bus (bus);
   fail_unless (problem.empty (), "%s: %s", launch.c_str (), problem.c_str ());
   return frames;
 }

@@ -194,8 +194,8 @@ GST_START_TEST (test_backend_cuda_needs_a_gpu)
   }
   gst_element_set_state (e, GST_STATE_NULL);
   gst_object_unref (sink);
-  gst_object_unref (bus);
   gst_object_unref (e);
+  release_bus (bus);
 }
 GST_END_TEST;
 

@@ -3,9 +3,10 @@
  * `robustness-gpu` runs them on the CUDA backend, adds the GPU faults (out of
  * memory, a device fault mid-stream) and exits 77 (skipped) without a GPU.
  *
- * CUDAFILTERS_TEST_QUICK=1 shortens the load cases (1000 state cycles, 100k
- * frames) for slow runs such as valgrind; the memory-growth checks then
- * still run but over fewer iterations. */
+ * CUDAFILTERS_TEST_QUICK=1 is for runs under valgrind or AddressSanitizer:
+ * it shortens the load cases (1000 state cycles, 100k frames) and skips
+ * their resident-memory checks, since those tools keep freed memory
+ * (quarantine) and find leaks directly instead. */
 #include "nlm_reference.h"
 
 #include <gst/app/gstappsink.h>
@@ -82,7 +83,7 @@ struct Checked {
   }
   ~Checked () {
     gst_harness_teardown (h);
-    gst_object_unref (bus);
+    release_bus (bus);
   }
   int count (GstMessageType type) {
     int n = 0;
@@ -332,38 +333,30 @@ GST_START_TEST (test_gpu_presence)
       fail_unless_equals_int (c.count (GST_MESSAGE_WARNING), have_gpu ? 0 : 1);
       fail_unless_equals_int (c.count (GST_MESSAGE_ERROR), 0);
     }
-    if (!have_gpu) {
-      GstElement *el = gst_element_factory_make (e.factory, NULL);
-      gst_util_set_object_arg (G_OBJECT (el), "backend", "cuda");
-      GstBus *bus = gst_bus_new ();
-      gst_element_set_bus (el, bus);
-      fail_unless_equals_int (gst_element_set_state (el, GST_STATE_PLAYING),
-          GST_STATE_CHANGE_FAILURE);
-      GstMessage *m = gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR);
-      fail_unless (m != NULL, "backend=cuda without a GPU posted no error");
-      gst_message_unref (m);
-      gst_element_set_state (el, GST_STATE_NULL);
-      gst_object_unref (bus);
-      gst_object_unref (el);
-    } else {
-      GstElement *el = gst_element_factory_make (e.factory, NULL);
-      gst_util_set_object_arg (G_OBJECT (el), "backend", "cuda");
+    /* backend=cuda: without a GPU, any device; with one, a device that does
+     * not exist. Either way start fails with an error that says why. */
+    GstElement *el = gst_element_factory_make (e.factory, NULL);
+    gst_util_set_object_arg (G_OBJECT (el), "backend", "cuda");
+    if (have_gpu)
       g_object_set (el, "cuda-device-id", 1000, NULL);
-      GstBus *bus = gst_bus_new ();
-      gst_element_set_bus (el, bus);
-      fail_unless_equals_int (gst_element_set_state (el, GST_STATE_PLAYING),
-          GST_STATE_CHANGE_FAILURE);
-      GstMessage *m = gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR);
-      fail_unless (m != NULL, "a missing CUDA device posted no error");
-      gchar *debug = nullptr;
-      gst_message_parse_error (m, nullptr, &debug);
+    GstBus *bus = gst_bus_new ();
+    gst_element_set_bus (el, bus);
+    fail_unless_equals_int (gst_element_set_state (el, GST_STATE_PLAYING),
+        GST_STATE_CHANGE_FAILURE);
+    GstMessage *m = gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR);
+    fail_unless (m != NULL, "%s backend=cuda: no error on the bus", e.factory);
+    GError *err = nullptr;
+    gchar *debug = nullptr;
+    gst_message_parse_error (m, &err, &debug);
+    fail_unless (strstr (err->message, "CUDA") != NULL, "%s", err->message);
+    if (have_gpu)
       fail_unless (debug && strstr (debug, "1000"), "%s", debug);
-      g_free (debug);
-      gst_message_unref (m);
-      gst_element_set_state (el, GST_STATE_NULL);
-      gst_object_unref (bus);
-      gst_object_unref (el);
-    }
+    g_error_free (err);
+    g_free (debug);
+    gst_message_unref (m);
+    gst_element_set_state (el, GST_STATE_NULL);
+    gst_object_unref (el);
+    release_bus (bus);
   }
 }
 GST_END_TEST;
@@ -584,7 +577,7 @@ GST_START_TEST (test_state_cycles_do_not_grow)
       }
     }
     const size_t late = resident_bytes ();
-    fail_unless (late < early + kAllowedGrowth, "%s: resident memory grew "
+    fail_unless (quick () || late < early + kAllowedGrowth, "%s: resident memory grew "
         "from %zu to %zu bytes over %d state cycles", e.factory, early, late,
         cycles);
     if (TEST_GPU) {
@@ -592,8 +585,9 @@ GST_START_TEST (test_state_cycles_do_not_grow)
       fail_unless (late_free + kAllowedGrowth > early_free, "%s: free device "
           "memory fell from %zu to %zu", e.factory, early_free, late_free);
     }
-    gst_object_unref (bus);
+    gst_element_set_state (pipeline, GST_STATE_NULL);
     gst_object_unref (pipeline);
+    release_bus (bus);
     if (ctx)
       gst_object_unref (ctx);
   }
@@ -627,8 +621,8 @@ GST_START_TEST (test_soak_keeps_memory_flat)
         early = resident_bytes ();
     }
     const size_t late = resident_bytes ();
-    fail_unless (late < early + kAllowedGrowth, "%s: resident memory grew "
-        "from %zu to %zu bytes over %d frames", e.factory, early, late, frames);
+    fail_unless (quick () || late < early + kAllowedGrowth, "%s: resident "
+        "memory grew from %zu to %zu bytes over %d frames", e.factory, early, late, frames);
     fail_unless_equals_int (c.count (GST_MESSAGE_ERROR), 0);
   }
 }
