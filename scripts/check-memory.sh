@@ -39,7 +39,7 @@ case $mode in
     scripts/build.sh
     meson test -C build --suite cpu --print-errorlogs --timeout-multiplier 20 \
       --wrap "valgrind --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite \
---show-leak-kinds=definite --num-callers=30" "$@"
+--show-leak-kinds=definite --num-callers=30 --suppressions=$PWD/tests/valgrind.supp" "$@"
     ;;
   *)
     echo "usage: $0 asan|valgrind [meson test arguments]" >&2

@@ -1,7 +1,7 @@
 #!/bin/bash
 # The whole GPU-host check in one go (see ../shared/gpu-host/README.md for the
 # bundle): GPU info, the gpu test suite, every test, the end-to-end OpenCV
-# comparison, the engine benchmark and pipeline throughput. Run from the
+# comparison, the benchmarks, compute-sanitizer and pipeline throughput. Run from the
 # checkout root with the bundle in .gpu and a build made on the build machine
 # in build/. Logs go to $OUT (or ./gpu-run).
 set -uo pipefail
@@ -33,10 +33,8 @@ else
   echo "no bench/photos (scripts/prepare-photos.py makes them): skipped"
 fi
 
-for b in build/bench/*_bench; do
-  step "$b"
-  "$b" --json "$OUT/$(basename "$b").jsonl" 2>&1 | tee "$OUT/$(basename "$b").log" || status=1
-done
+step "benchmarks (scripts/run-benchmarks.sh)"
+scripts/run-benchmarks.sh "$OUT/bench-results" 2>&1 | tee "$OUT/benchmarks.log" || status=1
 
 step "per-kernel GPU time (ncu)"
 ncu --metrics gpu__time_duration.sum -k regex:'histogram|apply' -c 12 \
@@ -52,7 +50,10 @@ if [ "${SANITIZE:-1}" = 1 ]; then
   for tool in memcheck synccheck initcheck racecheck; do
     step "compute-sanitizer $tool on the gpu suite"
     extra=""; [ $tool = memcheck ] && extra="--report-api-errors no"
-    suites="engine-gpu cudahisteq-gpu cudanlm-gpu cuda-memory-gpu"; [ $tool = racecheck ] && suites="engine-gpu cudahisteq-gpu"
+    suites="engine-gpu cudahisteq-gpu cudanlm-gpu cuda-memory-gpu robustness-gpu"; [ $tool = racecheck ] && suites="engine-gpu cudahisteq-gpu"
+    # The fault tests provoke CUDA errors on purpose; the load tests run short.
+    CUDAFILTERS_TEST_QUICK=1 \
+    GST_CHECKS_IGNORE=test_device_fault_mid_stream_is_an_error,test_out_of_device_memory_then_restart \
     meson test -C build --no-rebuild --print-errorlogs --timeout-multiplier 3 $suites \
       --wrapper "compute-sanitizer --tool $tool --error-exitcode 1 $extra" 2>&1 | tail -8 | tee "$OUT/sanitizer-$tool.log" || status=1
   done

@@ -1,0 +1,348 @@
+// The elements as a GStreamer application sees them: per-frame time of
+// cudahisteq and cudanlm at 720p, 1080p and 4K, and pipeline throughput.
+//
+//   element_bench [--backend cuda|cpu] [--frames N] [--json FILE]
+//                 [--dump-frames DIR] [--only histeq|nlm]
+//
+// Rows, for each element and size:
+//   - system memory (GRAY8), pageable frames pushed through a GstHarness;
+//   - system memory, frames in the buffers the element proposes upstream
+//     (page-locked on the GPU backend);
+//   - CUDA memory (GRAY8 and NV12), frames already on the GPU (cuda backend);
+//   - pipeline throughput, appsrc ! element ! fakesink, as time per frame,
+//     next to the same pipeline with identity;
+//   - GStreamer's cvequalizehist on the same frames, where it is installed.
+// Kernel-only GPU times and the copy and bandwidth floors come from
+// histeq_bench and nlm_bench. Four distinct frames are rotated; --dump-frames
+// writes them (raw GRAY8) so other tools can run on the same input.
+#include "bench_util.h"
+
+#include <gst/app/gstappsrc.h>
+#include <gst/check/gstharness.h>
+#include <gst/cuda/gstcudabufferpool.h>
+#include <gst/cuda/gstcudacontext.h>
+#include <gst/cuda/gstcudaloader.h>
+#include <gst/cuda/gstcudautils.h>
+#include <gst/video/video.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+using namespace bench;
+
+namespace {
+
+constexpr int kRotation = 4;
+
+struct Options {
+  std::string backend = "cuda";
+  int frames = 300;
+  std::string json;
+  std::string dump_dir;
+  std::string only;
+};
+
+std::string caps_string(const char *format, const Size &sz, bool cuda) {
+  return std::string("video/x-raw") + (cuda ? "(memory:CUDAMemory)" : "") + ",format=" + format +
+         ",width=" + std::to_string(sz.width) + ",height=" + std::to_string(sz.height) +
+         ",framerate=30/1";
+}
+
+// Writes the luma of `frame` into every plane-0 row of `buf` and leaves
+// chroma mid-grey; works for host and CUDA memory (mapped to host).
+void fill_buffer(GstBuffer *buf, const GstVideoInfo &info, const std::vector<uint8_t> &luma) {
+  GstVideoFrame f;
+  if (!gst_video_frame_map(&f, &info, buf, GST_MAP_WRITE)) throw std::runtime_error("map for write failed");
+  const int w = GST_VIDEO_INFO_WIDTH(&info), h = GST_VIDEO_INFO_HEIGHT(&info);
+  for (int y = 0; y < h; ++y)
+    std::memcpy(static_cast<uint8_t *>(GST_VIDEO_FRAME_PLANE_DATA(&f, 0)) +
+                    size_t(y) * GST_VIDEO_FRAME_PLANE_STRIDE(&f, 0),
+                &luma[size_t(y) * w], w);
+  for (guint p = 1; p < GST_VIDEO_FRAME_N_PLANES(&f); ++p) {
+    const int rows = GST_VIDEO_FRAME_COMP_HEIGHT(&f, p);
+    for (int y = 0; y < rows; ++y)
+      std::memset(static_cast<uint8_t *>(GST_VIDEO_FRAME_PLANE_DATA(&f, p)) +
+                      size_t(y) * GST_VIDEO_FRAME_PLANE_STRIDE(&f, p),
+                  128, GST_VIDEO_FRAME_PLANE_STRIDE(&f, p));
+  }
+  gst_video_frame_unmap(&f);
+}
+
+std::vector<GstBuffer *> host_frames(const char *format, const Size &sz,
+                                     const std::vector<std::vector<uint8_t>> &lumas) {
+  GstVideoInfo info;
+  gst_video_info_set_format(&info, gst_video_format_from_string(format), sz.width, sz.height);
+  std::vector<GstBuffer *> bufs;
+  for (const auto &l : lumas) {
+    GstBuffer *b = gst_buffer_new_allocate(nullptr, GST_VIDEO_INFO_SIZE(&info), nullptr);
+    fill_buffer(b, info, l);
+    bufs.push_back(b);
+  }
+  return bufs;
+}
+
+// Frames in CUDA memory of `ctx`, from a GstCudaBufferPool.
+struct CudaFrames {
+  GstBufferPool *pool = nullptr;
+  std::vector<GstBuffer *> bufs;
+
+  CudaFrames(GstCudaContext *ctx, const char *format, const Size &sz,
+             const std::vector<std::vector<uint8_t>> &lumas) {
+    GstCaps *caps = gst_caps_from_string(caps_string(format, sz, true).c_str());
+    GstVideoInfo info;
+    gst_video_info_from_caps(&info, caps);
+    pool = gst_cuda_buffer_pool_new(ctx);
+    GstStructure *config = gst_buffer_pool_get_config(pool);
+    gst_buffer_pool_config_set_params(config, caps, GST_VIDEO_INFO_SIZE(&info), kRotation, kRotation);
+    gst_caps_unref(caps);
+    if (!gst_buffer_pool_set_config(pool, config) || !gst_buffer_pool_set_active(pool, TRUE))
+      throw std::runtime_error("cannot set up a CUDA buffer pool");
+    for (const auto &l : lumas) {
+      GstBuffer *b = nullptr;
+      if (gst_buffer_pool_acquire_buffer(pool, &b, nullptr) != GST_FLOW_OK)
+        throw std::runtime_error("cannot get a CUDA buffer");
+      fill_buffer(b, info, l);
+      bufs.push_back(b);
+    }
+  }
+  ~CudaFrames() {
+    for (GstBuffer *b : bufs) gst_buffer_unref(b);
+    gst_buffer_pool_set_active(pool, FALSE);
+    gst_object_unref(pool);
+  }
+};
+
+// Enough warm-up to reach steady state (pools filled, caches warm) without
+// doubling the run for the slow cases.
+int warmup_for(int iters) { return std::max(2, std::min(20, iters / 10)); }
+
+void share_context(GstElement *element, GstCudaContext *ctx) {
+  if (!ctx) return;
+  GstContext *c = gst_context_new_cuda_context(ctx);
+  gst_element_set_context(element, c);
+  gst_context_unref(c);
+}
+
+// Per-frame wall time of push-and-pull through a harness of `launch`.
+Stats time_harness(const std::string &launch, const std::string &caps, GstCudaContext *ctx,
+                   const std::vector<GstBuffer *> &inputs, int iters) {
+  GstHarness *h = gst_harness_new_parse(launch.c_str());
+  share_context(h->element, ctx);
+  gst_harness_set_src_caps_str(h, caps.c_str());
+  gst_harness_set_sink_caps_str(h, caps.c_str());
+  Stats st = time_host(iters, [&](int i) {
+    GstBuffer *out = gst_harness_push_and_pull(h, gst_buffer_ref(inputs[i % inputs.size()]));
+    if (!out) throw std::runtime_error(launch + ": no output");
+    gst_buffer_unref(out);
+  }, warmup_for(iters));
+  gst_harness_teardown(h);
+  return st;
+}
+
+// The same, with inputs in buffers the element proposed upstream.
+Stats time_harness_proposed(const std::string &launch, const char *format, const Size &sz,
+                            const std::vector<std::vector<uint8_t>> &lumas, int iters) {
+  GstHarness *h = gst_harness_new_parse(launch.c_str());
+  const std::string caps = caps_string(format, sz, false);
+  gst_harness_set_src_caps_str(h, caps.c_str());
+  GstVideoInfo info;
+  gst_video_info_set_format(&info, gst_video_format_from_string(format), sz.width, sz.height);
+  std::vector<GstBuffer *> inputs;
+  for (const auto &l : lumas) {
+    GstBuffer *b = gst_harness_create_buffer(h, GST_VIDEO_INFO_SIZE(&info));
+    fill_buffer(b, info, l);
+    inputs.push_back(b);
+  }
+  Stats st = time_host(iters, [&](int i) {
+    GstBuffer *out = gst_harness_push_and_pull(h, gst_buffer_ref(inputs[i % inputs.size()]));
+    if (!out) throw std::runtime_error(launch + ": no output");
+    gst_buffer_unref(out);
+  }, warmup_for(iters));
+  for (GstBuffer *b : inputs) gst_buffer_unref(b);
+  gst_harness_teardown(h);
+  return st;
+}
+
+// Time per frame of appsrc ! <middle> ! fakesink over `frames` frames, from
+// PLAYING to EOS; one sample per repetition.
+Stats time_pipeline(const std::string &middle, const std::string &caps, GstCudaContext *ctx,
+                    const std::vector<GstBuffer *> &inputs, int frames, int reps) {
+  std::vector<double> per_frame;
+  for (int r = 0; r < reps; ++r) {
+    const std::string launch = "appsrc name=src format=time caps=\"" + caps + "\" ! " + middle +
+                               " ! fakesink sync=false";
+    GError *err = nullptr;
+    GstElement *pipeline = gst_parse_launch(launch.c_str(), &err);
+    if (!pipeline || err) throw std::runtime_error(launch + ": " + (err ? err->message : ""));
+    share_context(pipeline, ctx);
+    GstElement *src = gst_bin_get_by_name(GST_BIN(pipeline), "src");
+    g_object_set(src, "max-bytes", guint64(0), "block", FALSE, nullptr);
+    for (int i = 0; i < frames; ++i) {
+      GstBuffer *b = gst_buffer_copy(inputs[i % inputs.size()]);  // metadata only
+      GST_BUFFER_PTS(b) = GstClockTime(i) * GST_SECOND / 30;
+      GST_BUFFER_DURATION(b) = GST_SECOND / 30;
+      gst_app_src_push_buffer(GST_APP_SRC(src), b);
+    }
+    gst_app_src_end_of_stream(GST_APP_SRC(src));
+    gst_object_unref(src);
+
+    GstBus *bus = gst_element_get_bus(pipeline);
+    const auto t0 = std::chrono::steady_clock::now();
+    gst_element_set_state(pipeline, GST_STATE_PLAYING);
+    GstMessage *m = gst_bus_timed_pop_filtered(bus, 300 * GST_SECOND,
+                                               GstMessageType(GST_MESSAGE_EOS | GST_MESSAGE_ERROR));
+    const auto t1 = std::chrono::steady_clock::now();
+    const bool ok = m && GST_MESSAGE_TYPE(m) == GST_MESSAGE_EOS;
+    if (m) gst_message_unref(m);
+    gst_element_set_state(pipeline, GST_STATE_NULL);
+    gst_bus_set_flushing(bus, TRUE);
+    gst_object_unref(bus);
+    gst_object_unref(pipeline);
+    if (!ok) throw std::runtime_error(launch + ": did not reach EOS");
+    per_frame.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count() / frames);
+  }
+  return summarize(per_frame);
+}
+
+std::string cpu_model() {
+  std::ifstream f("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(f, line))
+    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
+  return "unknown";
+}
+
+// Machine description: one JSON line and one printed line.
+void describe_machine(FILE *json, const std::string &backend) {
+  std::string gpu = "none";
+  int driver = 0, runtime = 0;
+  int count = 0;
+  if (cudaGetDeviceCount(&count) == cudaSuccess && count > 0) {
+    cudaDeviceProp prop{};
+    if (cudaGetDeviceProperties(&prop, 0) == cudaSuccess) gpu = prop.name;
+    cudaDriverGetVersion(&driver);
+    cudaRuntimeGetVersion(&runtime);
+  } else {
+    (void)cudaGetLastError();
+  }
+  const unsigned cpus = std::thread::hardware_concurrency();
+  std::printf("machine: GPU %s (driver API %d, runtime %d), CPU %s x %u, GStreamer %s, backend %s\n",
+              gpu.c_str(), driver, runtime, cpu_model().c_str(), cpus, gst_version_string(),
+              backend.c_str());
+  if (json)
+    std::fprintf(json,
+                 "{\"bench\":\"element\",\"machine\":true,\"gpu\":\"%s\",\"driver\":%d,\"runtime\":%d,"
+                 "\"cpu\":\"%s\",\"cpus\":%u,\"gstreamer\":\"%s\",\"backend\":\"%s\"}\n",
+                 gpu.c_str(), driver, runtime, cpu_model().c_str(), cpus, gst_version_string(),
+                 backend.c_str());
+}
+
+void dump_frames(const std::string &dir, const Size &sz, const std::vector<std::vector<uint8_t>> &lumas) {
+  for (size_t k = 0; k < lumas.size(); ++k) {
+    const std::string path = dir + "/" + sz.name + "-" + std::to_string(sz.width) + "x" +
+                             std::to_string(sz.height) + "-" + std::to_string(k) + ".gray";
+    std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char *>(lumas[k].data()),
+                                                std::streamsize(lumas[k].size()));
+  }
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  gst_init(&argc, &argv);
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
+  Options opt;
+  for (int i = 1; i < argc; ++i) {
+    auto next = [&] { return i + 1 < argc ? std::string(argv[++i]) : std::string(); };
+    if (!std::strcmp(argv[i], "--backend")) opt.backend = next();
+    else if (!std::strcmp(argv[i], "--frames")) opt.frames = std::atoi(next().c_str());
+    else if (!std::strcmp(argv[i], "--json")) opt.json = next();
+    else if (!std::strcmp(argv[i], "--dump-frames")) opt.dump_dir = next();
+    else if (!std::strcmp(argv[i], "--only")) opt.only = next();
+  }
+  FILE *json = opt.json.empty() ? nullptr : std::fopen(opt.json.c_str(), "w");
+  const bool on_gpu = opt.backend == "cuda";
+  const std::string label = on_gpu ? "" : " [CPU backend]";
+
+  GstCudaContext *ctx = nullptr;
+  if (on_gpu) {
+    if (!gst_cuda_load_library() || !(ctx = gst_cuda_context_new(0))) {
+      std::fprintf(stderr, "no usable CUDA device; run with --backend cpu\n");
+      return 1;
+    }
+  }
+  describe_machine(json, opt.backend);
+  Reporter rep("element", json);
+
+  struct Element {
+    const char *name;
+    const char *props;
+    int frames_divisor;  // cudanlm on the CPU is slow: fewer frames
+  };
+  const Element elements[] = {{"cudahisteq", "", 1}, {"cudanlm", " patch-size=7 search-size=21", on_gpu ? 4 : 100}};
+  const Size sizes[] = {{"720p", 1280, 720}, {"1080p", 1920, 1080}, {"4K", 3840, 2160}};
+
+  try {
+    for (const Size &sz : sizes) {
+      std::vector<std::vector<uint8_t>> lumas;
+      for (int k = 0; k < kRotation; ++k) lumas.push_back(make_frame(sz.width, sz.height, 100 + k));
+      if (!opt.dump_dir.empty()) dump_frames(opt.dump_dir, sz, lumas);
+      std::vector<GstBuffer *> gray = host_frames("GRAY8", sz, lumas);
+      const double n = double(sz.width) * sz.height;
+
+      for (const Element &e : elements) {
+        if (!opt.only.empty() && std::string(e.name).find(opt.only) == std::string::npos) continue;
+        const int iters = std::max(3, opt.frames / e.frames_divisor);
+        const std::string launch = std::string(e.name) + " backend=" + opt.backend + e.props;
+        auto what = [&](const char *kind) { return std::string(e.name) + ": " + kind + label; };
+
+        rep.row(what("GRAY8 system memory, pageable frames").c_str(), sz,
+                time_harness(launch, caps_string("GRAY8", sz, false), nullptr, gray, iters), 2 * n);
+        if (on_gpu) {
+          // The page-locked pool the GPU path proposes upstream.
+          rep.row(what("GRAY8 system memory, frames in the proposed pool").c_str(), sz,
+                  time_harness_proposed(launch, "GRAY8", sz, lumas, iters), 2 * n);
+          for (const char *format : {"GRAY8", "NV12"}) {
+            CudaFrames cuda(ctx, format, sz, lumas);
+            rep.row(what((std::string(format) + " CUDA memory").c_str()).c_str(), sz,
+                    time_harness(launch, caps_string(format, sz, true), ctx, cuda.bufs, iters), 2 * n);
+          }
+        }
+        const int reps = on_gpu || e.frames_divisor == 1 ? 5 : 1;
+        rep.row(what("pipeline, GRAY8 system memory").c_str(), sz,
+                time_pipeline(launch, caps_string("GRAY8", sz, false), nullptr, gray, iters, reps), 2 * n);
+        if (on_gpu) {
+          CudaFrames cuda(ctx, "NV12", sz, lumas);
+          rep.row(what("pipeline, NV12 CUDA memory").c_str(), sz,
+                  time_pipeline(launch, caps_string("NV12", sz, true), ctx, cuda.bufs, iters, reps), 2 * n);
+        }
+      }
+      if (opt.only.empty() || opt.only == "histeq") {
+        rep.row("identity: pipeline, GRAY8 system memory", sz,
+                time_pipeline("identity", caps_string("GRAY8", sz, false), nullptr, gray, opt.frames, 5), 0);
+        if (GstElementFactory *f = gst_element_factory_find("cvequalizehist")) {
+          gst_object_unref(f);
+          rep.row("cvequalizehist (GStreamer opencv plugin)", sz,
+                  time_harness("cvequalizehist", caps_string("GRAY8", sz, false), nullptr, gray,
+                               std::max(5, opt.frames / 4)),
+                  2 * n);
+        } else {
+          std::printf("  cvequalizehist: not installed\n");
+        }
+      }
+      for (GstBuffer *b : gray) gst_buffer_unref(b);
+    }
+  } catch (const std::exception &e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 1;
+  }
+  if (ctx) gst_object_unref(ctx);
+  if (json) std::fclose(json);
+  return 0;
+}

@@ -1,0 +1,83 @@
+#!/usr/bin/env python3
+"""What a user would run instead, on the same frames: OpenCV's equalizeHist,
+CLAHE and fastNlMeansDenoising on the host CPU.
+
+    bench/peers.py FRAMES_DIR [--json FILE] [--frames N]
+
+FRAMES_DIR holds the raw GRAY8 frames element_bench --dump-frames wrote
+(NAME-WxH-K.gray). Times are per frame, median and 10th/90th percentiles
+after warm-up, with OpenCV's default thread count.
+"""
+import argparse
+import glob
+import json
+import os
+import re
+import statistics
+import time
+
+import cv2
+import numpy as np
+
+
+def load_frames(directory):
+    sizes = {}
+    for path in sorted(glob.glob(os.path.join(directory, "*.gray"))):
+        m = re.match(r"(.+)-(\d+)x(\d+)-(\d+)\.gray$", os.path.basename(path))
+        if not m:
+            continue
+        name, w, h = m.group(1), int(m.group(2)), int(m.group(3))
+        frame = np.fromfile(path, dtype=np.uint8).reshape(h, w)
+        sizes.setdefault((name, w, h), []).append(frame)
+    return sizes
+
+
+def time_per_frame(fn, frames, iters, warmup=3):
+    for i in range(warmup):
+        fn(frames[i % len(frames)])
+    samples = []
+    for i in range(iters):
+        f = frames[i % len(frames)]
+        t0 = time.perf_counter()
+        fn(f)
+        samples.append((time.perf_counter() - t0) * 1e6)
+    samples.sort()
+    at = lambda q: samples[min(len(samples) - 1, int(q * len(samples)))]
+    return statistics.median(samples), at(0.1), at(0.9)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("frames_dir")
+    ap.add_argument("--json")
+    ap.add_argument("--frames", type=int, default=100)
+    args = ap.parse_args()
+
+    out = open(args.json, "w") if args.json else None
+    machine = {"bench": "peers", "machine": True, "opencv": cv2.__version__,
+               "cpus": os.cpu_count(), "opencv_threads": cv2.getNumThreads()}
+    print(f"OpenCV {cv2.__version__}, {os.cpu_count()} CPUs, {cv2.getNumThreads()} OpenCV threads")
+    if out:
+        out.write(json.dumps(machine) + "\n")
+
+    clahe = cv2.createCLAHE(clipLimit=2.0, tileGridSize=(8, 8))
+    peers = [
+        ("OpenCV equalizeHist", cv2.equalizeHist, args.frames),
+        ("OpenCV CLAHE (clip 2, 8x8 tiles)", clahe.apply, args.frames),
+        ("OpenCV fastNlMeansDenoising (h 10, patch 7, search 21)",
+         lambda f: cv2.fastNlMeansDenoising(f, None, 10, 7, 21), max(3, args.frames // 20)),
+    ]
+    for (name, w, h), frames in sorted(load_frames(args.frames_dir).items(), key=lambda kv: kv[0][1]):
+        for what, fn, iters in peers:
+            med, p10, p90 = time_per_frame(fn, frames, iters)
+            print(f"  {what:<58} {name:<6} median {med:9.1f} us  (p10 {p10:9.1f}, p90 {p90:9.1f})")
+            if out:
+                out.write(json.dumps({"bench": "peers", "what": what, "size": name, "width": w,
+                                      "height": h, "median_us": med, "p10_us": p10,
+                                      "p90_us": p90}) + "\n")
+    if out:
+        out.close()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,43 @@
+#!/bin/bash
+# The whole benchmark in one command, on the machine it runs on:
+#   - the elements through GStreamer (bench/element_bench): system memory,
+#     CUDA memory, pipelines, cvequalizehist where installed;
+#   - on a GPU, the engines (histeq_bench, nlm_bench): kernel-only GPU time,
+#     pinned copies each way, device memory bandwidth;
+#   - OpenCV (equalizeHist, CLAHE, fastNlMeansDenoising) on the same frames;
+# then docs/benchmarks.md with tables and plots (needs python3-matplotlib;
+# where it is missing, run bench/report.py later on the results directory).
+#
+#   scripts/run-benchmarks.sh [RESULTS_DIR]      (default: bench-results)
+#
+# Without a usable GPU the elements run with backend=cpu and the page says so.
+# FRAMES sets the frames per measurement (default 300). Build first
+# (scripts/build.sh); on the GPU host, source .gpu/env.sh first.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+results=${1:-bench-results}
+frames=${FRAMES:-300}
+rm -rf "$results"
+mkdir -p "$results/frames"
+export GST_PLUGIN_PATH_1_0=$PWD/build/plugin
+
+backend=cpu
+if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then
+  backend=cuda
+fi
+echo "FRAMES=$frames scripts/run-benchmarks.sh $*   # backend=$backend, $(date -u +%F)" > "$results/command.txt"
+
+build/bench/element_bench --backend "$backend" --frames "$frames" \
+  --json "$results/element.json" --dump-frames "$results/frames"
+if [ "$backend" = cuda ]; then
+  build/bench/histeq_bench --frames "$frames" --json "$results/histeq.json"
+  build/bench/nlm_bench --json "$results/nlm.json"
+fi
+python3 bench/peers.py "$results/frames" --frames "$frames" --json "$results/peers.json"
+rm -rf "$results/frames"
+
+if python3 -c "import matplotlib" 2>/dev/null; then
+  python3 bench/report.py "$results" --out docs/benchmarks.md --plots docs/img
+else
+  echo "matplotlib is missing: run 'python3 bench/report.py $results --out docs/benchmarks.md' elsewhere"
+fi
