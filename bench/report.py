@@ -98,7 +98,7 @@ def machine_lines(machines):
     for m in machines:
         if m.get("bench") == "element":
             out.append(f"- GPU: {m['gpu']} (CUDA driver API {m['driver']}, runtime {m['runtime']}); "
-                       f"CPU: {m['cpu']}, {m['cpus']} logical CPUs; GStreamer {m['gstreamer']}; "
+                       f"CPU: {m['cpu']}, {m['cpus']} logical CPUs; {m['gstreamer']}; "
                        f"element backend: **{m['backend']}**")
         elif m.get("bench") == "peers":
             out.append(f"- OpenCV {m['opencv']} with {m['opencv_threads']} threads on {m['cpus']} CPUs")
@@ -125,8 +125,10 @@ def main():
     lines = ["# Benchmarks", ""]
     if cpu_only:
         lines += ["**CPU-only run**: the elements ran with `backend=cpu` on a machine without a GPU. "
-                  "These numbers say nothing about the GPU path.", ""]
-    lines += ["Made by:", "", "```", command, "```", "", "Machine:", ""] + machine_lines(machines) + [""]
+                  "These numbers say nothing about the GPU path: run `scripts/run-benchmarks.sh` on a "
+                  "GPU machine for those. [cudahisteq.md](cudahisteq.md) and [cudanlm.md](cudanlm.md) "
+                  "hold the GPU-host measurements of the engines.", ""]
+    lines += ["Made by (results in [results/cpu-only](results/cpu-only)):", "", "```", command, "```", "", "Machine:", ""] + machine_lines(machines) + [""]
     lines += ["Times are per frame: median after warm-up, with the 10th to 90th percentile in "
               "brackets. Frames are synthetic but textured (gradients, blocks and noise), four "
               "distinct frames rotated; the OpenCV rows run on the same frames.", ""]

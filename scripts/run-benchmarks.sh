@@ -33,11 +33,21 @@ if [ "$backend" = cuda ]; then
   build/bench/histeq_bench --frames "$frames" --json "$results/histeq.json"
   build/bench/nlm_bench --json "$results/nlm.json"
 fi
-python3 bench/peers.py "$results/frames" --frames "$frames" --json "$results/peers.json"
+# The first python3 that has OpenCV (Debian's python3-opencv is for
+# /usr/bin/python3, which another python3 on PATH may hide).
+py=""
+for candidate in python3 /usr/bin/python3; do
+  if "$candidate" -c "import cv2, numpy" 2>/dev/null; then py=$candidate; break; fi
+done
+if [ -n "$py" ]; then
+  "$py" bench/peers.py "$results/frames" --frames "$frames" --json "$results/peers.json"
+else
+  echo "no python3 with OpenCV (python3-opencv): the OpenCV rows are left out"
+fi
 rm -rf "$results/frames"
 
-if python3 -c "import matplotlib" 2>/dev/null; then
-  python3 bench/report.py "$results" --out docs/benchmarks.md --plots docs/img
+if [ -n "$py" ] && "$py" -c "import matplotlib" 2>/dev/null; then
+  "$py" bench/report.py "$results" --out docs/benchmarks.md --plots docs/img
 else
   echo "matplotlib is missing: run 'python3 bench/report.py $results --out docs/benchmarks.md' elsewhere"
 fi
