@@ -33,10 +33,18 @@ class GpuPlaneFilter {
   virtual void enqueue_carrying(ConstPlane src, Plane dst, const CarriedPlanes &carried,
                                 cudaStream_t stream) {
     enqueue(src, dst, stream);
-    for (const CarriedPlane &p : carried)
+    copy_planes(carried, 0, stream);
+  }
+
+ protected:
+  // Queues a device-to-device copy of each carried plane from index `first` on.
+  static void copy_planes(const CarriedPlanes &carried, size_t first, cudaStream_t stream) {
+    for (size_t i = first; i < carried.size(); ++i) {
+      const CarriedPlane &p = carried[i];
       CUDAFILTERS_CHECK(cudaMemcpy2DAsync(p.dst.data, p.dst.stride, p.src.data, p.src.stride,
                                           static_cast<size_t>(p.src.width), p.src.height,
                                           cudaMemcpyDeviceToDevice, stream));
+    }
   }
 };
 

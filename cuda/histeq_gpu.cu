@@ -296,12 +296,7 @@ void HistEqGpu::enqueue_carrying(ConstPlane src, Plane dst, const CarriedPlanes 
   check_launch("apply_lut_kernel");
   state_dirty_ = false;
 
-  for (size_t i = kMaxCarried; i < carried.size(); ++i) {
-    const CarriedPlane &p = carried[i];
-    CUDAFILTERS_CHECK(cudaMemcpy2DAsync(p.dst.data, p.dst.stride, p.src.data, p.src.stride,
-                                        static_cast<size_t>(p.src.width), p.src.height,
-                                        cudaMemcpyDeviceToDevice, stream));
-  }
+  copy_planes(carried, kMaxCarried, stream);
 }
 
 }  // namespace cudafilters
