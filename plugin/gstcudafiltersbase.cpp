@@ -70,6 +70,9 @@ struct GpuState
 {
   cudafilters::GpuFrameRunner runner;
   std::unique_ptr<cudafilters::GpuPlaneFilter> filter;
+  /* The chroma planes of the current device frame; kept so that its storage
+   * is reused from frame to frame. */
+  cudafilters::CarriedPlanes carried;
 };
 
 bool
@@ -579,9 +582,11 @@ frame_plane_mut (GstVideoFrame * frame, guint plane)
       p.width, p.height};
 }
 
-static GstFlowReturn
-filter_on_gpu (GstCudaFiltersBase * self, cudafilters::ConstPlane src,
-    cudafilters::Plane dst)
+/* Runs @work (which enqueues and waits for one frame) in the element's CUDA
+ * context, after the subclass has configured its filter; a failure becomes
+ * an element error. */
+template <typename Work> static GstFlowReturn
+run_on_gpu (GstCudaFiltersBase * self, const Work & work)
 {
   GstCudaFiltersBasePrivate *priv = get_priv (self);
   GstCudaFiltersBaseClass *klass = GST_CUDA_FILTERS_BASE_GET_CLASS (self);
@@ -595,7 +600,7 @@ filter_on_gpu (GstCudaFiltersBase * self, cudafilters::ConstPlane src,
   try {
     if (klass->configure_gpu_filter)
       klass->configure_gpu_filter (self, *priv->gpu->filter);
-    priv->gpu->runner.process_host (*priv->gpu->filter, src, dst);
+    work (*priv->gpu);
   } catch (const cudafilters::CudaError & e) {
     GST_ELEMENT_ERROR (self, LIBRARY, FAILED, ("CUDA processing failed."),
         ("%s", e.what ()));
@@ -608,43 +613,36 @@ filter_on_gpu (GstCudaFiltersBase * self, cudafilters::ConstPlane src,
   return GST_FLOW_OK;
 }
 
+/* Host frames: upload, filter, download. */
+static GstFlowReturn
+filter_on_gpu (GstCudaFiltersBase * self, cudafilters::ConstPlane src,
+    cudafilters::Plane dst)
+{
+  return run_on_gpu (self, [&](GpuState & gpu) {
+        gpu.runner.process_host (*gpu.filter, src, dst);
+      });
+}
+
 /* Frames in CUDA memory: the filter runs on the mapped device planes, the
  * other planes are copied on the device. */
 static GstFlowReturn
 filter_device_frames (GstCudaFiltersBase * self, GstVideoFrame * in_frame,
     GstVideoFrame * out_frame)
 {
-  GstCudaFiltersBasePrivate *priv = get_priv (self);
-  GstCudaFiltersBaseClass *klass = GST_CUDA_FILTERS_BASE_GET_CLASS (self);
-
-  cudafilters::CarriedPlanes carried;
-  for (guint p = 1; p < GST_VIDEO_FRAME_N_PLANES (in_frame); ++p) {
-    cudafilters::ConstPlane src = frame_plane (in_frame, p);
-    cudafilters::Plane dst = frame_plane_mut (out_frame, p);
-    /* Rows in bytes: interleaved chroma (NV12) has 2 bytes per sample. */
-    const gint bytes = GST_VIDEO_FRAME_COMP_WIDTH (in_frame, p) *
-        GST_VIDEO_FRAME_COMP_PSTRIDE (in_frame, p);
-    src.width = dst.width = bytes;
-    carried.push_back ({src, dst});
-  }
-
-  ScopedCudaContext scope (priv->context);
-  if (!scope.pushed ()) {
-    GST_ELEMENT_ERROR (self, LIBRARY, FAILED, (nullptr),
-        ("could not make the CUDA context current"));
-    return GST_FLOW_ERROR;
-  }
-  try {
-    if (klass->configure_gpu_filter)
-      klass->configure_gpu_filter (self, *priv->gpu->filter);
-    priv->gpu->runner.process_device (*priv->gpu->filter,
-        frame_plane (in_frame, 0), frame_plane_mut (out_frame, 0), carried);
-  } catch (const std::exception & e) {
-    GST_ELEMENT_ERROR (self, LIBRARY, FAILED, ("CUDA processing failed."),
-        ("%s", e.what ()));
-    return GST_FLOW_ERROR;
-  }
-  return GST_FLOW_OK;
+  return run_on_gpu (self, [&](GpuState & gpu) {
+        gpu.carried.clear ();
+        for (guint p = 1; p < GST_VIDEO_FRAME_N_PLANES (in_frame); ++p) {
+          cudafilters::ConstPlane src = frame_plane (in_frame, p);
+          cudafilters::Plane dst = frame_plane_mut (out_frame, p);
+          /* Rows in bytes: interleaved chroma (NV12) has 2 bytes per sample. */
+          const gint bytes = GST_VIDEO_FRAME_COMP_WIDTH (in_frame, p) *
+              GST_VIDEO_FRAME_COMP_PSTRIDE (in_frame, p);
+          src.width = dst.width = bytes;
+          gpu.carried.push_back ({src, dst});
+        }
+        gpu.runner.process_device (*gpu.filter, frame_plane (in_frame, 0),
+            frame_plane_mut (out_frame, 0), gpu.carried);
+      });
 }
 
 static GstFlowReturn
