@@ -326,15 +326,17 @@ release_bus (GstBus * bus)
   gst_object_unref (bus);
 }
 
-/* A harness around a bare element, with a bus to read its messages. */
+/* One element (a launch line such as "cudahisteq backend=cpu") alone in a
+ * harness, with a bus of its own so its errors and warnings can be read. */
 struct BusHarness {
   GstHarness *h = nullptr;
   GstBus *bus = nullptr;
 
-  explicit BusHarness (const char *backend) {
-    GstElement *e = gst_element_factory_make ("cudahisteq", NULL);
-    fail_unless (e != NULL);
-    gst_util_set_object_arg (G_OBJECT (e), "backend", backend);
+  explicit BusHarness (const std::string & launch) {
+    GError *err = nullptr;
+    GstElement *e = gst_parse_launch (launch.c_str (), &err);
+    fail_unless (e != nullptr && err == nullptr, "%s: %s", launch.c_str (),
+        err ? err->message : "");
     bus = gst_bus_new ();
     gst_element_set_bus (e, bus);
     h = gst_harness_new_with_element (e, "sink", "src");
@@ -351,6 +353,20 @@ struct BusHarness {
       gst_message_unref (m);
     }
     return n;
+  }
+  /* The text and details of the first error on the bus, or "" if none. */
+  std::string first_error () {
+    std::string text;
+    if (GstMessage * m = gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR)) {
+      GError *e = nullptr;
+      gchar *debug = nullptr;
+      gst_message_parse_error (m, &e, &debug);
+      text = std::string (e->message) + " | " + (debug ? debug : "");
+      g_error_free (e);
+      g_free (debug);
+      gst_message_unref (m);
+    }
+    return text;
   }
 };
 

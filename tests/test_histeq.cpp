@@ -203,7 +203,7 @@ GST_END_TEST;
  * warning says so. */
 GST_START_TEST (test_backend_auto_falls_back_with_one_warning)
 {
-  BusHarness bh ("auto");
+  BusHarness bh ("cudahisteq backend=auto");
   gst_harness_set_src_caps_str (bh.h, gray_caps (50, 20).c_str ());
   std::mt19937 rng (3);
   for (int i = 0; i < 3; ++i) {
@@ -220,7 +220,7 @@ GST_END_TEST;
  * end. */
 GST_START_TEST (test_short_buffer_is_an_error)
 {
-  BusHarness bh ("cpu");
+  BusHarness bh ("cudahisteq backend=cpu");
   gst_harness_set_src_caps_str (bh.h, gray_caps (64, 64).c_str ());
   GstBuffer *buf = gst_buffer_new_allocate (NULL, 64 * 63, NULL);
   gst_buffer_memset (buf, 0, 7, 64 * 63);

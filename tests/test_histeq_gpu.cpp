@@ -105,7 +105,7 @@ GST_END_TEST;
 
 GST_START_TEST (test_gpu_auto_uses_gpu_without_warning)
 {
-  BusHarness bh ("auto");
+  BusHarness bh ("cudahisteq backend=auto");
   gst_harness_set_src_caps_str (bh.h, gray_caps (99, 33).c_str ());
   std::mt19937 rng (4);
   Image img = random_image (rng, 99, 33);

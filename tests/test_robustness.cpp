@@ -65,49 +65,6 @@ assert_luma_filtered (const ElementCase & e, const Image & got,
     assert_images_close (got, reference_nlm (in, kNlmCase), 1, what);
 }
 
-/* One element alone in a harness, with a bus of its own so errors and
- * warnings can be counted. */
-struct Checked {
-  GstHarness *h = nullptr;
-  GstBus *bus = nullptr;
-
-  explicit Checked (const std::string & launch) {
-    GError *err = nullptr;
-    GstElement *e = gst_parse_launch (launch.c_str (), &err);
-    fail_unless (e != nullptr && err == nullptr, "%s: %s", launch.c_str (),
-        err ? err->message : "");
-    bus = gst_bus_new ();
-    gst_element_set_bus (e, bus);
-    h = gst_harness_new_with_element (e, "sink", "src");
-    gst_object_unref (e);
-  }
-  ~Checked () {
-    gst_harness_teardown (h);
-    release_bus (bus);
-  }
-  int count (GstMessageType type) {
-    int n = 0;
-    while (GstMessage * m = gst_bus_pop_filtered (bus, type)) {
-      ++n;
-      gst_message_unref (m);
-    }
-    return n;
-  }
-  /* The text of the first error on the bus, or "" if there is none. */
-  std::string first_error () {
-    std::string text;
-    if (GstMessage * m = gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR)) {
-      GError *e = nullptr;
-      gchar *debug = nullptr;
-      gst_message_parse_error (m, &e, &debug);
-      text = std::string (e->message) + " | " + (debug ? debug : "");
-      g_error_free (e);
-      g_free (debug);
-      gst_message_unref (m);
-    }
-    return text;
-  }
-};
 
 /* Resident set size of this process, in bytes. */
 static size_t
@@ -136,7 +93,7 @@ GST_START_TEST (test_short_buffers_are_errors)
   };
   for (const ElementCase & e : kElements)
     for (GstVideoFormat fmt : formats) {
-      Checked c (launch_of (e));
+      BusHarness c (launch_of (e));
       gst_harness_set_src_caps_str (c.h, video_caps (fmt, 64, 48).c_str ());
       GstVideoInfo info;
       gst_video_info_set_format (&info, fmt, 64, 48);
@@ -240,7 +197,7 @@ GST_START_TEST (test_unsupported_caps_are_refused)
   };
   for (const ElementCase & e : kElements)
     for (const char *caps : refused) {
-      Checked c (launch_of (e));
+      BusHarness c (launch_of (e));
       gst_harness_set_src_caps_str (c.h, caps);
       fail_unless_equals_int (gst_harness_push (c.h,
               gst_buffer_new_allocate (NULL, 64 * 48 * 4, NULL)),
@@ -265,7 +222,7 @@ GST_START_TEST (test_format_and_size_changes_mid_stream)
   };
   std::mt19937 rng (23);
   for (const ElementCase & e : kElements) {
-    Checked c (launch_of (e));
+    BusHarness c (launch_of (e));
     for (const Step & s : steps) {
       gst_harness_set_src_caps_str (c.h, video_caps (s.fmt, s.w, s.h).c_str ());
       for (int i = 0; i < 2; ++i) {
@@ -326,7 +283,7 @@ GST_START_TEST (test_gpu_presence)
   const bool have_gpu = gpu_available ();
   for (const ElementCase & e : kElements) {
     {
-      Checked c (std::string (e.factory) + " backend=auto" + e.props);
+      BusHarness c (std::string (e.factory) + " backend=auto" + e.props);
       gst_harness_set_src_caps_str (c.h, gray_caps (40, 30).c_str ());
       Image img = random_image (rng, 40, 30);
       assert_luma_filtered (e, push_pull (c.h, img), img, "backend=auto");
@@ -394,7 +351,7 @@ GST_START_TEST (test_out_of_device_memory_then_restart)
 {
   std::mt19937 rng (25);
   for (const ElementCase & e : kElements) {
-    Checked c (launch_of (e));
+    BusHarness c (launch_of (e));
     gst_harness_set_src_caps_str (c.h, gray_caps (64, 48).c_str ());
     Image small = random_image (rng, 64, 48);
     assert_luma_filtered (e, push_pull (c.h, small), small, "before OOM");
@@ -454,7 +411,7 @@ GST_START_TEST (test_device_fault_mid_stream_is_an_error)
   for (const ElementCase & e : kElements) {
     GstCudaContext *ctx = gst_cuda_context_new (0);
     fail_unless (ctx != nullptr);
-    Checked c (launch_of (e));
+    BusHarness c (launch_of (e));
     fail_unless (gst_element_set_state (c.h->element, GST_STATE_NULL) ==
         GST_STATE_CHANGE_SUCCESS);
     GstContext *shared = gst_context_new_cuda_context (ctx);
@@ -605,7 +562,7 @@ GST_START_TEST (test_soak_keeps_memory_flat)
     std::vector < Image > inputs;
     for (int i = 0; i < 4; ++i)
       inputs.push_back (random_image (rng, w, h, 10 * i, 100 + 40 * i));
-    Checked c (launch_of (e));
+    BusHarness c (launch_of (e));
     gst_harness_set_src_caps_str (c.h, gray_caps (w, h).c_str ());
     size_t early = 0;
     for (int i = 0; i < frames; ++i) {
