@@ -23,8 +23,14 @@ class CudaError : public std::runtime_error {
   cudaError_t code_;
 };
 
+// A failed call also leaves its error as the thread's "last error"; it is
+// consumed here so that the next launch check does not report it again (an
+// allocation that failed once would otherwise fail every later launch).
 inline void check_cuda(cudaError_t code, const char *operation) {
-  if (code != cudaSuccess) throw CudaError(operation, code);
+  if (code != cudaSuccess) {
+    (void)cudaGetLastError();
+    throw CudaError(operation, code);
+  }
 }
 
 // A launch reports configuration errors through cudaGetLastError and faults

@@ -177,6 +177,32 @@ GST_START_TEST (test_errors_are_reported)
 }
 GST_END_TEST;
 
+/* A failed allocation is reported once: the engine filters the next frame
+ * (the runtime's last error must not leak into the next launch check). */
+GST_START_TEST (test_failed_allocation_does_not_poison_later_frames)
+{
+  HistEqGpu filter;
+  GpuFrameRunner runner;
+  bool thrown = false;
+  try {
+    runner.reserve (1 << 24, 1 << 20);
+  } catch (const CudaError &) {
+    thrown = true;
+  }
+  fail_unless (thrown, "a 16 TB frame was allocated");
+
+  const int w = 61, h = 37;
+  std::vector<uint8_t> in (size_t (w) * h), out (in.size ()), expected (in.size ());
+  std::mt19937 rng (7);
+  for (uint8_t & v : in)
+    v = uint8_t (rng () % 90);
+  equalize_hist_cpu (ConstPlane (in.data (), w, w, h), Plane{expected.data (), size_t (w), w, h});
+  runner.process_host (filter, ConstPlane (in.data (), w, w, h),
+      Plane{out.data (), size_t (w), w, h});
+  fail_unless (out == expected, "the frame after a failed allocation is wrong");
+}
+GST_END_TEST;
+
 static Suite *
 engine_gpu_suite (void)
 {
@@ -187,6 +213,7 @@ engine_gpu_suite (void)
   tcase_add_test (tc, test_runner_memory_combinations);
   tcase_add_test (tc, test_device_frames_carry_planes);
   tcase_add_test (tc, test_errors_are_reported);
+  tcase_add_test (tc, test_failed_allocation_does_not_poison_later_frames);
   return s;
 }
 
