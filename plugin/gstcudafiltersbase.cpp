@@ -309,6 +309,46 @@ gst_cuda_filters_base_set_caps (GstBaseTransform * trans, GstCaps * incaps,
   return TRUE;
 }
 
+/* The memory kind never changes across the element, so the other pad takes
+ * the same caps. When frames may be filtered on the GPU, CUDA memory comes
+ * first: an upstream that offers both (cudaupload prefers system memory)
+ * then hands over device frames instead of a host round trip. Our order
+ * wins over @filter's, the filter only narrows. */
+static GstCaps *
+gst_cuda_filters_base_transform_caps (GstBaseTransform * trans,
+    GstPadDirection, GstCaps * caps, GstCaps * filter)
+{
+  GstCudaFiltersBasePrivate *priv = get_priv (GST_CUDA_FILTERS_BASE (trans));
+  GST_OBJECT_LOCK (trans);
+  const bool prefer_cuda = priv->backend != GST_CUDA_FILTERS_BACKEND_CPU;
+  GST_OBJECT_UNLOCK (trans);
+
+  if (gst_caps_is_any (caps))
+    return filter ? gst_caps_ref (filter) : gst_caps_ref (caps);
+
+  GstCaps *cuda = gst_caps_new_empty ();
+  GstCaps *other = gst_caps_new_empty ();
+  for (guint i = 0; i < gst_caps_get_size (caps); ++i) {
+    GstCapsFeatures *f = gst_caps_get_features (caps, i);
+    const bool is_cuda = f && !gst_caps_features_is_any (f) &&
+        gst_caps_features_contains (f, GST_CAPS_FEATURE_MEMORY_CUDA_MEMORY);
+    gst_caps_append_structure_full (is_cuda ? cuda : other,
+        gst_structure_copy (gst_caps_get_structure (caps, i)),
+        f ? gst_caps_features_copy (f) : nullptr);
+  }
+  GstCaps *result = prefer_cuda ? gst_caps_merge (cuda, other) :
+      gst_caps_merge (other, cuda);
+  if (filter) {
+    GstCaps *narrowed = gst_caps_intersect_full (result, filter,
+        GST_CAPS_INTERSECT_FIRST);
+    gst_caps_unref (result);
+    result = narrowed;
+  }
+  GST_LOG_OBJECT (trans, "%" GST_PTR_FORMAT " -> %" GST_PTR_FORMAT, caps,
+      result);
+  return result;
+}
+
 /* The output size follows from the caps alone. An input buffer that is too
  * small is reported in transform(), as a stream error naming both sizes. */
 static gboolean
@@ -795,6 +835,8 @@ gst_cuda_filters_base_class_init (GstCudaFiltersBaseClass * klass)
   trans_class->start = GST_DEBUG_FUNCPTR (gst_cuda_filters_base_start);
   trans_class->stop = GST_DEBUG_FUNCPTR (gst_cuda_filters_base_stop);
   trans_class->set_caps = GST_DEBUG_FUNCPTR (gst_cuda_filters_base_set_caps);
+  trans_class->transform_caps =
+      GST_DEBUG_FUNCPTR (gst_cuda_filters_base_transform_caps);
   trans_class->transform_size =
       GST_DEBUG_FUNCPTR (gst_cuda_filters_base_transform_size);
   trans_class->query = GST_DEBUG_FUNCPTR (gst_cuda_filters_base_query);
@@ -822,4 +864,7 @@ gst_cuda_filters_base_init (GstCudaFiltersBase * self)
       GstCudaFiltersBasePrivate ();
 
   gst_base_transform_set_qos_enabled (GST_BASE_TRANSFORM (self), TRUE);
+  /* Passthrough never happens; putting downstream's caps first would only
+   * undo the memory preference of transform_caps. */
+  gst_base_transform_set_prefer_passthrough (GST_BASE_TRANSFORM (self), FALSE);
 }

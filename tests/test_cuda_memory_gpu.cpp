@@ -45,9 +45,11 @@ through_cuda_memory (const char *filter, const PlanarFrame & in)
   fail_unless (f != NULL, "no %s in the harness", factory.c_str ());
   GstPad *pad = gst_element_get_static_pad (f, "sink");
   GstCaps *caps = gst_pad_get_current_caps (pad);
+  gchar *negotiated = gst_caps_to_string (caps);
   fail_unless (gst_caps_features_contains (gst_caps_get_features (caps, 0),
-          GST_CAPS_FEATURE_MEMORY_CUDA_MEMORY), "%s did not get CUDA memory: %"
-      GST_PTR_FORMAT, filter, caps);
+          GST_CAPS_FEATURE_MEMORY_CUDA_MEMORY), "%s did not get CUDA memory: %s",
+      filter, negotiated);
+  g_free (negotiated);
   gst_caps_unref (caps);
   gst_object_unref (pad);
   gst_object_unref (f);
