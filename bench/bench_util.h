@@ -59,6 +59,26 @@ inline Stats time_gpu(cudaStream_t s, int iters, const std::function<void(int)> 
   return summarize(us);
 }
 
+// GPU time per frame with frames queued back to back, as a busy stream runs
+// them: events around `batch` enqueues, divided by `batch`. Unlike time_gpu,
+// the host's submission latency of a single launch is hidden.
+inline Stats time_gpu_back_to_back(cudaStream_t s, int iters, const std::function<void(int)> &enqueue,
+                                   int batch = 50, int warmup = 20) {
+  for (int i = 0; i < warmup; ++i) enqueue(i);
+  cudafilters::Event start, stop;
+  std::vector<double> us;
+  for (int i = 0; i < iters; ++i) {
+    CUDAFILTERS_CHECK(cudaEventRecord(start.get(), s));
+    for (int b = 0; b < batch; ++b) enqueue(i * batch + b);
+    CUDAFILTERS_CHECK(cudaEventRecord(stop.get(), s));
+    CUDAFILTERS_CHECK(cudaEventSynchronize(stop.get()));
+    float ms = 0;
+    CUDAFILTERS_CHECK(cudaEventElapsedTime(&ms, start.get(), stop.get()));
+    us.push_back(ms * 1000.0 / batch);
+  }
+  return summarize(us);
+}
+
 // Wall time per call of a synchronous function.
 inline Stats time_host(int iters, const std::function<void(int)> &fn, int warmup = 5) {
   for (int i = 0; i < warmup; ++i) fn(i);

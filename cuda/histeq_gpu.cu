@@ -2,6 +2,7 @@
 
 #include "histeq_cpu.h"
 
+#include <cooperative_groups.h>
 #include <cub/block/block_reduce.cuh>
 #include <cub/block/block_scan.cuh>
 #include <cuda/functional>
@@ -12,8 +13,13 @@
 namespace cudafilters {
 
 struct HistEqState {
+  // Two-pass: hist is counted by the histogram kernel and cleared by the
+  // last block, after it built the LUT.
   unsigned int hist[kHistBins];
   unsigned int blocks_done;
+  // Single pass: frames alternate between two histograms; each frame clears
+  // the one the next frame counts into, which nobody reads meanwhile.
+  unsigned int pass_hist[2][kHistBins];
 };
 
 namespace {
@@ -110,10 +116,10 @@ __device__ __forceinline__ void copy_plane(const CopyJob &j) {
       [&](int y, int x) { j.dst[y * j.dst_pitch + x] = j.src[y * j.src_pitch + x]; });
 }
 
-// Runs in the last block to finish: prefix sum of the histogram with CUB,
-// OpenCV's equalization rule per bin, then clears the histogram for the next
-// frame.
-__device__ void build_lut_and_reset(HistEqState *state, unsigned int total, uint8_t *lut) {
+// OpenCV's equalization rule for this thread's bin (one thread per bin):
+// prefix sum of the histogram with CUB, then the scaled, rounded CDF. Every
+// thread of the block must call it.
+__device__ uint8_t equalized_level(unsigned int h, unsigned int total) {
   using Reduce = cub::BlockReduce<int, kThreads>;
   using Scan = cub::BlockScan<unsigned int, kThreads>;
   __shared__ union {
@@ -124,8 +130,6 @@ __device__ void build_lut_and_reset(HistEqState *state, unsigned int total, uint
   __shared__ unsigned int first_count;
 
   const int bin = threadIdx.x;
-  // Other blocks' atomics landed in L2; read past L1.
-  const unsigned int h = __ldcg(&state->hist[bin]);
   const int lowest = Reduce(tmp.reduce).Reduce(h != 0 ? bin : kHistBins, cuda::minimum<>{});
   if (bin == 0) first = lowest;
   __syncthreads();
@@ -134,28 +138,30 @@ __device__ void build_lut_and_reset(HistEqState *state, unsigned int total, uint
   Scan(tmp.scan).InclusiveSum(h, cdf);
   __syncthreads();
 
-  unsigned int value;
-  if (first_count == total) {
-    value = bin;  // one-level frame: output equals input
-  } else if (bin <= first) {
-    value = 0;
-  } else {
-    const float scale = __fdiv_rn(255.f, __uint2float_rn(total - first_count));
-    const int v = __float2int_rn(__fmul_rn(__uint2float_rn(cdf - first_count), scale));
-    value = static_cast<unsigned int>(min(max(v, 0), 255));
-  }
-  lut[bin] = static_cast<uint8_t>(value);
+  if (first_count == total) return static_cast<uint8_t>(bin);  // one level: output = input
+  if (bin <= first) return 0;
+  const float scale = __fdiv_rn(255.f, __uint2float_rn(total - first_count));
+  const int v = __float2int_rn(__fmul_rn(__uint2float_rn(cdf - first_count), scale));
+  return static_cast<uint8_t>(min(max(v, 0), 255));
+}
+
+// Runs in the last block to finish: the LUT from the finished histogram,
+// which it then clears for the next frame.
+__device__ void build_lut_and_reset(HistEqState *state, unsigned int total, uint8_t *lut) {
+  const int bin = threadIdx.x;
+  // Other blocks' atomics landed in L2; read past L1.
+  lut[bin] = equalized_level(__ldcg(&state->hist[bin]), total);
   state->hist[bin] = 0;
   if (bin == 0) state->blocks_done = 0;
 }
 
-__global__ void __launch_bounds__(kThreads)
-    histogram_lut_kernel(const uint8_t *__restrict__ src, size_t pitch, Split s,
-                         HistEqState *__restrict__ state, uint8_t *__restrict__ lut) {
+// Counts the plane into a per-warp shared histogram; returns, for this
+// thread's bin, the block's count.
+__device__ __forceinline__ unsigned int count_block(const uint8_t *__restrict__ src, size_t pitch,
+                                                    const Split &s) {
   // One sub-histogram per warp keeps shared-memory atomics from colliding
   // across warps on images dominated by a few levels.
   __shared__ unsigned int sub[kWarps][kHistBins];
-  allow_dependent_launch();
   for (int i = threadIdx.x; i < kWarps * kHistBins; i += blockDim.x) (&sub[0][0])[i] = 0;
   __syncthreads();
 
@@ -172,10 +178,39 @@ __global__ void __launch_bounds__(kThreads)
       [&](int y, int x) { atomicAdd(&mine[src[y * pitch + x]], 1u); });
   __syncthreads();
 
-  const int bin = threadIdx.x;
   unsigned int count = 0;
-  for (int w = 0; w < kWarps; ++w) count += sub[w][bin];
-  if (count != 0) atomicAdd(&state->hist[bin], count);
+  for (int w = 0; w < kWarps; ++w) count += sub[w][threadIdx.x];
+  return count;
+}
+
+__device__ __forceinline__ unsigned int map_word(const uint8_t *t, unsigned int w) {
+  return t[w & 0xFFu] | (t[(w >> 8) & 0xFFu] << 8) | (t[(w >> 16) & 0xFFu] << 16) |
+         (static_cast<unsigned int>(t[w >> 24]) << 24);
+}
+
+__device__ __forceinline__ void map_plane(const uint8_t *__restrict__ src, size_t src_pitch,
+                                          uint8_t *__restrict__ dst, size_t dst_pitch,
+                                          const Split &s, const uint8_t *table) {
+  for_each_pixel_group(
+      s,
+      [&](int y, int x) {
+        const uint4 v = __ldg(reinterpret_cast<const uint4 *>(src + y * src_pitch) + x);
+        uint4 o;
+        o.x = map_word(table, v.x);
+        o.y = map_word(table, v.y);
+        o.z = map_word(table, v.z);
+        o.w = map_word(table, v.w);
+        reinterpret_cast<uint4 *>(dst + y * dst_pitch)[x] = o;
+      },
+      [&](int y, int x) { dst[y * dst_pitch + x] = table[src[y * src_pitch + x]]; });
+}
+
+__global__ void __launch_bounds__(kThreads)
+    histogram_lut_kernel(const uint8_t *__restrict__ src, size_t pitch, Split s,
+                         HistEqState *__restrict__ state, uint8_t *__restrict__ lut) {
+  allow_dependent_launch();
+  const unsigned int count = count_block(src, pitch, s);
+  if (count != 0) atomicAdd(&state->hist[threadIdx.x], count);
 
   // Last block to finish builds the LUT (no second launch, no host trip).
   // Every thread's merge must be visible device-wide (fence) and finished
@@ -187,11 +222,6 @@ __global__ void __launch_bounds__(kThreads)
   if (threadIdx.x == 0) is_last = atomicAdd(&state->blocks_done, 1u) == gridDim.x - 1;
   __syncthreads();
   if (is_last) build_lut_and_reset(state, static_cast<unsigned int>(s.width) * s.height, lut);
-}
-
-__device__ __forceinline__ unsigned int map_word(const uint8_t *t, unsigned int w) {
-  return t[w & 0xFFu] | (t[(w >> 8) & 0xFFu] << 8) | (t[(w >> 16) & 0xFFu] << 16) |
-         (static_cast<unsigned int>(t[w >> 24]) << 24);
 }
 
 __global__ void __launch_bounds__(kThreads)
@@ -207,19 +237,32 @@ __global__ void __launch_bounds__(kThreads)
   // through L2 so no stale line in L1 can serve it.
   table[threadIdx.x] = __ldcg(lut + threadIdx.x);
   __syncthreads();
+  map_plane(src, src_pitch, dst, dst_pitch, s, table);
+}
 
-  for_each_pixel_group(
-      s,
-      [&](int y, int x) {
-        const uint4 v = __ldg(reinterpret_cast<const uint4 *>(src + y * src_pitch) + x);
-        uint4 o;
-        o.x = map_word(table, v.x);
-        o.y = map_word(table, v.y);
-        o.z = map_word(table, v.z);
-        o.w = map_word(table, v.w);
-        reinterpret_cast<uint4 *>(dst + y * dst_pitch)[x] = o;
-      },
-      [&](int y, int x) { dst[y * dst_pitch + x] = table[src[y * src_pitch + x]]; });
+// The whole frame in one cooperative launch: every block counts its share,
+// merges it into the frame's histogram, copies its share of the carried
+// planes, waits at the grid barrier, builds the LUT itself (256 bins: cheaper
+// than a second barrier) and maps its share. No launch gap and no tail of a
+// lone LUT block between counting and mapping.
+__global__ void __launch_bounds__(kThreads)
+    equalize_single_pass_kernel(const uint8_t *__restrict__ src, size_t src_pitch,
+                                uint8_t *__restrict__ dst, size_t dst_pitch, Split count_split,
+                                Split map_split, HistEqState *__restrict__ state, int parity,
+                                CopyJobs carried) {
+  unsigned int *hist = state->pass_hist[parity];
+  if (blockIdx.x == 0) state->pass_hist[parity ^ 1][threadIdx.x] = 0;
+  const unsigned int count = count_block(src, src_pitch, count_split);
+  if (count != 0) atomicAdd(&hist[threadIdx.x], count);
+  for (int j = 0; j < carried.count; ++j) copy_plane(carried.job[j]);
+
+  // The barrier orders every block's merge before any block's read.
+  cooperative_groups::this_grid().sync();
+  __shared__ uint8_t table[kHistBins];
+  const unsigned int total = static_cast<unsigned int>(map_split.width) * map_split.height;
+  table[threadIdx.x] = equalized_level(__ldcg(&hist[threadIdx.x]), total);
+  __syncthreads();
+  map_plane(src, src_pitch, dst, dst_pitch, map_split, table);
 }
 
 int blocks_for(int items, int cap) {
@@ -240,60 +283,97 @@ Split split_for(ConstPlane src, Plane dst) {
 
 }  // namespace
 
-HistEqGpu::HistEqGpu(bool overlap_launches) : state_(1), lut_(kHistBins) {
+HistEqGpu::HistEqGpu(Launch launch) : state_(1), lut_(kHistBins) {
   cudaFuncAttributes attr{};
   CUDAFILTERS_CHECK(cudaFuncGetAttributes(&attr, histogram_lut_kernel));
   CUDAFILTERS_CHECK(cudaFuncGetAttributes(&attr, apply_lut_kernel));
-  int device = 0, major = 0;
+  CUDAFILTERS_CHECK(cudaFuncGetAttributes(&attr, equalize_single_pass_kernel));
+  int device = 0, major = 0, cooperative = 0, resident = 0;
   CUDAFILTERS_CHECK(cudaGetDevice(&device));
   CUDAFILTERS_CHECK(cudaDeviceGetAttribute(&sm_count_, cudaDevAttrMultiProcessorCount, device));
   CUDAFILTERS_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
-  dependent_launch_ = overlap_launches && major >= 9;
+  CUDAFILTERS_CHECK(cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, device));
+  CUDAFILTERS_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+      &resident, equalize_single_pass_kernel, kThreads, 0));
+  // A cooperative grid must fit on the GPU at once. Two blocks per SM keep
+  // enough loads in flight; more would only add histogram merges.
+  single_pass_blocks_ = std::min(resident, 2) * sm_count_;
+  single_pass_ = launch == Launch::kSinglePass && cooperative != 0 && single_pass_blocks_ > 0;
+  dependent_launch_ = launch != Launch::kTwoPassSerial && major >= 9;
 }
 
 void HistEqGpu::enqueue(ConstPlane src, Plane dst, cudaStream_t stream) {
   enqueue_carrying(src, dst, {}, stream);
 }
 
-void HistEqGpu::enqueue_carrying(ConstPlane src, Plane dst, const CarriedPlanes &carried,
-                                 cudaStream_t stream) {
-  if (state_dirty_) {
-    CUDAFILTERS_CHECK(cudaMemsetAsync(state_.get(), 0, sizeof(HistEqState), stream));
-    state_dirty_ = false;
-  }
-  // Until both launches are queued the histogram may be left half-counted.
-  state_dirty_ = true;
+namespace {
 
-  const Split hist_split = make_split(src.width, src.height, aligned16(src.data, src.stride));
-  // Two blocks per SM: enough loads in flight, few global merges of the
-  // per-block histograms.
-  histogram_lut_kernel<<<blocks_for(work_items(hist_split), 2 * sm_count_), kThreads, 0, stream>>>(
-      src.data, src.stride, hist_split, state_.get(), lut_.get());
-  check_launch("histogram_lut_kernel");
-
-  const Split apply_split = split_for(src, dst);
+// Up to kMaxCarried planes for the kernel to copy, and how many work items
+// (16-byte vectors or tail bytes per grid thread) the largest plane needs.
+CopyJobs carried_jobs(const CarriedPlanes &carried, int &items) {
   CopyJobs jobs{};
-  int items = work_items(apply_split);
   for (size_t i = 0; i < carried.size() && i < kMaxCarried; ++i) {
     const CarriedPlane &p = carried[i];
     const Split s = split_for(p.src, p.dst);
     jobs.job[jobs.count++] = CopyJob{p.src.data, p.src.stride, p.dst.data, p.dst.stride, s};
     items = std::max(items, work_items(s));
   }
+  return jobs;
+}
 
-  cudaLaunchAttribute overlap{};
-  overlap.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  overlap.val.programmaticStreamSerializationAllowed = 1;
-  cudaLaunchConfig_t config{};
-  config.gridDim = dim3(blocks_for(items, 8 * sm_count_));
-  config.blockDim = dim3(kThreads);
-  config.stream = stream;
-  config.attrs = &overlap;
-  config.numAttrs = dependent_launch_ ? 1 : 0;
-  CUDAFILTERS_CHECK(cudaLaunchKernelEx(&config, apply_lut_kernel, src.data, src.stride, dst.data,
-                                       dst.stride, apply_split,
-                                       static_cast<const uint8_t *>(lut_.get()), jobs));
-  check_launch("apply_lut_kernel");
+}  // namespace
+
+void HistEqGpu::enqueue_carrying(ConstPlane src, Plane dst, const CarriedPlanes &carried,
+                                 cudaStream_t stream) {
+  if (state_dirty_) {
+    CUDAFILTERS_CHECK(cudaMemsetAsync(state_.get(), 0, sizeof(HistEqState), stream));
+    parity_ = 0;
+    state_dirty_ = false;
+  }
+  // Until the launches are queued the histograms may be left half-counted.
+  state_dirty_ = true;
+
+  const Split count_split = make_split(src.width, src.height, aligned16(src.data, src.stride));
+  const Split map_split = split_for(src, dst);
+  int items = work_items(map_split);
+  const CopyJobs jobs = carried_jobs(carried, items);
+
+  if (single_pass_) {
+    cudaLaunchAttribute cooperative{};
+    cooperative.id = cudaLaunchAttributeCooperative;
+    cooperative.val.cooperative = 1;
+    cudaLaunchConfig_t config{};
+    config.gridDim = dim3(blocks_for(items, single_pass_blocks_));
+    config.blockDim = dim3(kThreads);
+    config.stream = stream;
+    config.attrs = &cooperative;
+    config.numAttrs = 1;
+    CUDAFILTERS_CHECK(cudaLaunchKernelEx(&config, equalize_single_pass_kernel, src.data,
+                                         src.stride, dst.data, dst.stride, count_split, map_split,
+                                         state_.get(), parity_, jobs));
+    check_launch("equalize_single_pass_kernel");
+    parity_ ^= 1;
+  } else {
+    // Two blocks per SM: enough loads in flight, few global merges of the
+    // per-block histograms.
+    histogram_lut_kernel<<<blocks_for(work_items(count_split), 2 * sm_count_), kThreads, 0,
+                           stream>>>(src.data, src.stride, count_split, state_.get(), lut_.get());
+    check_launch("histogram_lut_kernel");
+
+    cudaLaunchAttribute overlap{};
+    overlap.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    overlap.val.programmaticStreamSerializationAllowed = 1;
+    cudaLaunchConfig_t config{};
+    config.gridDim = dim3(blocks_for(items, 8 * sm_count_));
+    config.blockDim = dim3(kThreads);
+    config.stream = stream;
+    config.attrs = &overlap;
+    config.numAttrs = dependent_launch_ ? 1 : 0;
+    CUDAFILTERS_CHECK(cudaLaunchKernelEx(&config, apply_lut_kernel, src.data, src.stride,
+                                         dst.data, dst.stride, map_split,
+                                         static_cast<const uint8_t *>(lut_.get()), jobs));
+    check_launch("apply_lut_kernel");
+  }
   state_dirty_ = false;
 
   copy_planes(carried, kMaxCarried, stream);

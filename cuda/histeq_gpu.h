@@ -1,5 +1,6 @@
-// Histogram equalization on the GPU: two launches per frame on the caller's
-// stream, no host round trip. Output is bit-identical to equalize_hist_cpu.
+// Histogram equalization on the GPU: one cooperative launch per frame (two
+// where that is not available) on the caller's stream, no host round trip.
+// Output is bit-identical to equalize_hist_cpu.
 #pragma once
 
 #include "cuda_memory.h"
@@ -11,16 +12,26 @@ struct HistEqState;
 
 class HistEqGpu final : public GpuPlaneFilter {
  public:
-  // Allocates the per-instance histogram and LUT in the current context and
+  enum class Launch {
+    // One cooperative launch: histogram, grid barrier, LUT and mapping in the
+    // same kernel. Falls back to kTwoPass where the GPU cannot launch
+    // cooperatively.
+    kSinglePass,
+    // A histogram kernel whose last block builds the LUT, then a mapping
+    // kernel; on compute capability 9.0+ the second may start (and copy
+    // carried planes) while the first finishes (programmatic dependent launch).
+    kTwoPass,
+    // kTwoPass without the overlap. For measurements only.
+    kTwoPassSerial,
+  };
+
+  // Allocates the per-instance histograms and LUT in the current context and
   // verifies that this build carries code the current device can run.
-  // overlap_launches: on GPUs with programmatic dependent launch (compute
-  // capability 9.0+), let the apply kernel start, and copy carried planes,
-  // while the histogram kernel finishes. Off only to measure what it gains.
-  explicit HistEqGpu(bool overlap_launches = true);
+  explicit HistEqGpu(Launch launch = Launch::kSinglePass);
 
   void enqueue(ConstPlane src, Plane dst, cudaStream_t stream) override;
   // Up to two carried planes (every supported YUV layout) are copied by the
-  // apply kernel; any beyond that by separate copies.
+  // kernels; any beyond that by separate copies.
   void enqueue_carrying(ConstPlane src, Plane dst, const CarriedPlanes &carried,
                         cudaStream_t stream) override;
 
@@ -28,9 +39,14 @@ class HistEqGpu final : public GpuPlaneFilter {
   DeviceArray<HistEqState> state_;
   DeviceArray<uint8_t> lut_;
   int sm_count_ = 1;
+  int single_pass_blocks_ = 0;
+  bool single_pass_ = false;
   bool dependent_launch_ = false;
-  // The histogram is cleared by the kernel that consumes it; a fresh instance,
-  // or one whose last frame failed half-way, clears it before the next frame.
+  // Which of the two single-pass histograms the next frame counts into.
+  int parity_ = 0;
+  // The histograms are cleared by the kernels that consume them; a fresh
+  // instance, or one whose last frame failed half-way, clears them before the
+  // next frame.
   bool state_dirty_ = true;
 };
 
