@@ -81,7 +81,8 @@ GST_START_TEST (test_cuda_memory_matches_system_memory)
 GST_END_TEST;
 
 /* Runs a pipeline until EOS (an error or 60 s without EOS fails the test)
- * and returns the frames appsink "out" received, if it has one. */
+ * and returns the frames appsink "out" received, if it has one. appsink posts
+ * EOS only once its queue is drained, so frames are pulled while waiting. */
 static std::vector<PlanarFrame>
 run_to_eos (const std::string & launch)
 {
@@ -89,34 +90,42 @@ run_to_eos (const std::string & launch)
   GstElement *pipeline = gst_parse_launch (launch.c_str (), &err);
   fail_unless (pipeline != NULL && err == NULL, "%s: %s", launch.c_str (),
       err ? err->message : "");
+  GstElement *sink = gst_bin_get_by_name (GST_BIN (pipeline), "out");
   fail_unless (gst_element_set_state (pipeline, GST_STATE_PLAYING) !=
       GST_STATE_CHANGE_FAILURE, "%s: cannot play", launch.c_str ());
 
   GstBus *bus = gst_element_get_bus (pipeline);
-  GstMessage *msg = gst_bus_timed_pop_filtered (bus, 60 * GST_SECOND,
-      (GstMessageType) (GST_MESSAGE_EOS | GST_MESSAGE_ERROR));
-  std::string problem;
-  if (!msg) {
-    problem = "no EOS within 60 s";
-  } else if (GST_MESSAGE_TYPE (msg) == GST_MESSAGE_ERROR) {
-    GError *e = NULL;
-    gst_message_parse_error (msg, &e, NULL);
-    problem = e->message;
-    g_error_free (e);
-  }
-  if (msg)
-    gst_message_unref (msg);
-
   std::vector<PlanarFrame> frames;
-  if (GstElement * sink = gst_bin_get_by_name (GST_BIN (pipeline), "out")) {
-    while (GstSample * s = gst_app_sink_try_pull_sample (GST_APP_SINK (sink), 0)) {
-      GstVideoInfo info;
-      fail_unless (gst_video_info_from_caps (&info, gst_sample_get_caps (s)));
-      frames.push_back (frame_from_buffer (gst_sample_get_buffer (s), info));
-      gst_sample_unref (s);
+  std::string problem = "no EOS within 60 s";
+  const gint64 deadline = g_get_monotonic_time () + 60 * G_TIME_SPAN_SECOND;
+  while (g_get_monotonic_time () < deadline) {
+    if (sink) {
+      while (GstSample * s = gst_app_sink_try_pull_sample (GST_APP_SINK (sink),
+              0)) {
+        GstVideoInfo info;
+        fail_unless (gst_video_info_from_caps (&info, gst_sample_get_caps (s)));
+        frames.push_back (frame_from_buffer (gst_sample_get_buffer (s), info));
+        gst_sample_unref (s);
+      }
     }
-    gst_object_unref (sink);
+    GstMessage *msg = gst_bus_timed_pop_filtered (bus, 20 * GST_MSECOND,
+        (GstMessageType) (GST_MESSAGE_EOS | GST_MESSAGE_ERROR));
+    if (!msg)
+      continue;
+    if (GST_MESSAGE_TYPE (msg) == GST_MESSAGE_ERROR) {
+      GError *e = NULL;
+      gst_message_parse_error (msg, &e, NULL);
+      problem = e->message;
+      g_error_free (e);
+    } else {
+      problem.clear ();
+    }
+    gst_message_unref (msg);
+    break;
   }
+
+  if (sink)
+    gst_object_unref (sink);
   gst_element_set_state (pipeline, GST_STATE_NULL);
   gst_object_unref (pipeline);
   release_bus (bus);
