@@ -8,7 +8,7 @@
 //   - system memory (GRAY8), pageable frames pushed through a GstHarness;
 //   - system memory, frames in the buffers the element proposes upstream
 //     (page-locked on the GPU backend);
-//   - CUDA memory (GRAY8 and NV12), frames already on the GPU (cuda backend);
+//   - CUDA memory (NV12), frames already on the GPU (cuda backend);
 //   - pipeline throughput, appsrc ! element ! fakesink, as time per frame,
 //     next to the same pipeline with identity;
 //   - GStreamer's cvequalizehist on the same frames, where it is installed.
@@ -308,7 +308,8 @@ int main(int argc, char **argv) {
           // The page-locked pool the GPU path proposes upstream.
           rep.row(what("GRAY8 system memory, frames in the proposed pool").c_str(), sz,
                   time_harness_proposed(launch, "GRAY8", sz, lumas, iters), 2 * n);
-          for (const char *format : {"GRAY8", "NV12"}) {
+          // GRAY8 has no CUDA-memory layout in GStreamer: NV12 only.
+          for (const char *format : {"NV12"}) {
             CudaFrames cuda(ctx, format, sz, lumas);
             rep.row(what((std::string(format) + " CUDA memory").c_str()).c_str(), sz,
                     time_harness(launch, caps_string(format, sz, true), ctx, cuda.bufs, iters), 2 * n);

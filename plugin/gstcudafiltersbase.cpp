@@ -129,21 +129,30 @@ gst_cuda_filters_backend_get_type (void)
   return type;
 }
 
-void
-gst_cuda_filters_base_class_add_pad_templates (GstElementClass * klass,
-    const gchar * formats)
+/* Caps fields shared by every structure of the templates. */
+static gchar *
+template_caps_fields (const gchar * formats)
 {
-  /* Memory kind is kept: CUDA memory in, CUDA memory out; system memory in,
-   * system memory out. */
-  gchar *fields = g_strdup_printf ("format = (string) %s, "
+  return g_strdup_printf ("format = (string) %s, "
       "width = (int) [ 1, %d ], height = (int) [ 1, %d ], "
       "framerate = (fraction) [ 0, max ]", formats, MAX_DIMENSION,
       MAX_DIMENSION);
+}
+
+void
+gst_cuda_filters_base_class_add_pad_templates (GstElementClass * klass,
+    const gchar * formats, const gchar * cuda_formats)
+{
+  /* Memory kind is kept: CUDA memory in, CUDA memory out; system memory in,
+   * system memory out. */
+  gchar *sysmem = template_caps_fields (formats);
+  gchar *cuda = template_caps_fields (cuda_formats);
   gchar *str = g_strdup_printf ("video/x-raw(" GST_CAPS_FEATURE_MEMORY_CUDA_MEMORY
-      "), %s; video/x-raw, %s", fields, fields);
+      "), %s; video/x-raw, %s", cuda, sysmem);
   GstCaps *caps = gst_caps_from_string (str);
   g_free (str);
-  g_free (fields);
+  g_free (cuda);
+  g_free (sysmem);
 
   gst_element_class_add_pad_template (klass,
       gst_pad_template_new ("sink", GST_PAD_SINK, GST_PAD_ALWAYS, caps));

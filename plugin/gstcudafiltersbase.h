@@ -54,10 +54,15 @@ struct _GstCudaFiltersBaseClass
 /* 8-bit formats whose first plane is luma (or gray): the elements filter
  * that plane and carry the others over unchanged. */
 #define GST_CUDA_FILTERS_FORMATS "{ GRAY8, I420, YV12, NV12, NV21, Y42B, Y444 }"
+/* The same in CUDA memory, less GRAY8: GStreamer's CUDA allocator has no
+ * layout for it (1.22 aborts the process when asked for one), so no CUDA
+ * element can produce or pool such frames. */
+#define GST_CUDA_FILTERS_CUDA_FORMATS "{ I420, YV12, NV12, NV21, Y42B, Y444 }"
 
-/* Adds the sink and src pad templates (system-memory caps of @formats). */
+/* Adds the sink and src pad templates: @cuda_formats in CUDA memory, then
+ * @formats in system memory. */
 void gst_cuda_filters_base_class_add_pad_templates (GstElementClass * klass,
-    const gchar * formats);
+    const gchar * formats, const gchar * cuda_formats);
 
 /* Whether plugin_init loaded the CUDA driver library. */
 void gst_cuda_filters_set_cuda_loaded (gboolean loaded);

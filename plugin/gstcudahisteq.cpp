@@ -64,7 +64,7 @@ gst_cuda_hist_eq_class_init (GstCudaHistEqClass * klass)
       "(bit-identical to OpenCV's equalizeHist)",
       "cudafilters developers");
   gst_cuda_filters_base_class_add_pad_templates (element_class,
-      GST_CUDA_FILTERS_FORMATS);
+      GST_CUDA_FILTERS_FORMATS, GST_CUDA_FILTERS_CUDA_FORMATS);
 
   filter_class->create_gpu_filter = gst_cuda_hist_eq_create_gpu_filter;
   filter_class->filter_cpu = gst_cuda_hist_eq_filter_cpu;

@@ -246,7 +246,7 @@ gst_cuda_nlm_class_init (GstCudaNlmClass * klass)
       "Removes noise from 8-bit video frames with non-local means on an "
       "NVIDIA GPU", "cudafilters developers");
   gst_cuda_filters_base_class_add_pad_templates (element_class,
-      GST_CUDA_FILTERS_FORMATS);
+      GST_CUDA_FILTERS_FORMATS, GST_CUDA_FILTERS_CUDA_FORMATS);
 
   filter_class->create_gpu_filter = gst_cuda_nlm_create_gpu_filter;
   filter_class->configure_gpu_filter = gst_cuda_nlm_configure_gpu_filter;

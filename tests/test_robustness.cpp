@@ -195,6 +195,8 @@ GST_START_TEST (test_unsupported_caps_are_refused)
     "audio/x-raw,format=S16LE,rate=48000,channels=2,layout=interleaved",
     /* Larger than the pad templates allow (32768 per side). */
     "video/x-raw,format=GRAY8,width=40000,height=40000,framerate=30/1",
+    /* GStreamer's CUDA allocator has no GRAY8 layout. */
+    "video/x-raw(memory:CUDAMemory),format=GRAY8,width=64,height=48,framerate=30/1",
   };
   for (const ElementCase & e : kElements)
     for (const char *caps : refused) {
