@@ -710,6 +710,10 @@ gst_cuda_filters_base_transform (GstBaseTransform * trans, GstBuffer * inbuf,
       gst_is_cuda_memory (gst_buffer_peek_memory (outbuf, 0));
   const GstMapFlags device = on_device ? (GstMapFlags) GST_MAP_CUDA :
       (GstMapFlags) 0;
+  GST_LOG_OBJECT (self, "frame mapped on the %s: input %s memory, output %s "
+      "memory", on_device ? "device" : "host",
+      gst_is_cuda_memory (gst_buffer_peek_memory (inbuf, 0)) ? "CUDA" : "host",
+      gst_is_cuda_memory (gst_buffer_peek_memory (outbuf, 0)) ? "CUDA" : "host");
 
   if (!gst_video_frame_map (&in_frame, &priv->info, inbuf,
           (GstMapFlags) (GST_MAP_READ | device))) {
