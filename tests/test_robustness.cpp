@@ -3,10 +3,11 @@
  * `robustness-gpu` runs them on the CUDA backend, adds the GPU faults (out of
  * memory, a device fault mid-stream) and exits 77 (skipped) without a GPU.
  *
- * CUDAFILTERS_TEST_QUICK=1 is for runs under valgrind or AddressSanitizer:
- * it shortens the load cases (1000 state cycles, 100k frames) and skips
- * their resident-memory checks, since those tools keep freed memory
- * (quarantine) and find leaks directly instead. */
+ * CUDAFILTERS_TEST_QUICK=1 is for runs under valgrind, AddressSanitizer or
+ * compute-sanitizer: it shortens the load cases (1000 state cycles, 100k
+ * frames) and skips their memory-growth checks, since those tools keep freed
+ * memory (quarantine), may run beside other test processes on the same GPU,
+ * and find leaks directly instead. */
 #include "nlm_reference.h"
 
 #include <gst/app/gstappsink.h>
@@ -568,7 +569,7 @@ GST_START_TEST (test_state_cycles_do_not_grow)
         cycles);
     if (TEST_GPU) {
       fail_unless_equals_int (cudaMemGetInfo (&late_free, &total), 0);
-      fail_unless (late_free + kAllowedGrowth > early_free, "%s: free device "
+      fail_unless (quick () || late_free + kAllowedGrowth > early_free, "%s: free device "
           "memory fell from %zu to %zu", e.factory, early_free, late_free);
     }
     gst_element_set_state (pipeline, GST_STATE_NULL);
