@@ -192,7 +192,12 @@ Stats time_pipeline(const std::string &middle, const std::string &caps, GstCudaC
     gst_app_src_end_of_stream(GST_APP_SRC(src));
     gst_object_unref(src);
 
+    // Start-up (CUDA context, pools, the first frame) is not throughput:
+    // preroll first, then time the remaining frames from PLAYING to EOS.
     GstBus *bus = gst_element_get_bus(pipeline);
+    gst_element_set_state(pipeline, GST_STATE_PAUSED);
+    if (gst_element_get_state(pipeline, nullptr, nullptr, 60 * GST_SECOND) == GST_STATE_CHANGE_FAILURE)
+      throw std::runtime_error(launch + ": did not preroll");
     const auto t0 = std::chrono::steady_clock::now();
     gst_element_set_state(pipeline, GST_STATE_PLAYING);
     GstMessage *m = gst_bus_timed_pop_filtered(bus, 300 * GST_SECOND,
@@ -205,7 +210,8 @@ Stats time_pipeline(const std::string &middle, const std::string &caps, GstCudaC
     gst_object_unref(bus);
     gst_object_unref(pipeline);
     if (!ok) throw std::runtime_error(launch + ": did not reach EOS");
-    per_frame.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count() / frames);
+    per_frame.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count() /
+                        std::max(1, frames - 1));
   }
   return summarize(per_frame);
 }

@@ -39,6 +39,9 @@ def fmt_us(v):
 
 
 def table(rows, title):
+    # Rows at another size (the device bandwidth copy) go below the table.
+    other = [r for r in rows if r["size"] not in SIZES]
+    rows = [r for r in rows if r["size"] in SIZES]
     whats = []
     for r in rows:
         if r["what"] not in whats:
@@ -55,6 +58,10 @@ def table(rows, title):
                          f"{fmt_us(r['median_us'])} ({fmt_us(r['p10_us'])} to {fmt_us(r['p90_us'])})")
         out.append(f"| {w} | " + " | ".join(cells) + " |")
     out.append("")
+    for r in other:
+        rate = f", {r['bytes'] / (r['median_us'] * 1e3):.0f} GB/s" if r.get("bytes") else ""
+        out += [f"{r['what']}, {r['size']}: {fmt_us(r['median_us'])} ({fmt_us(r['p10_us'])} to "
+                f"{fmt_us(r['p90_us'])}){rate}.", ""]
     return out
 
 
@@ -128,7 +135,9 @@ def main():
                   "These numbers say nothing about the GPU path: run `scripts/run-benchmarks.sh` on a "
                   "GPU machine for those. [cudahisteq.md](cudahisteq.md) and [cudanlm.md](cudanlm.md) "
                   "hold the GPU-host measurements of the engines.", ""]
-    lines += ["Made by (results in [results/cpu-only](results/cpu-only)):", "", "```", command, "```", "", "Machine:", ""] + machine_lines(machines) + [""]
+    results_rel = os.path.relpath(args.results, os.path.dirname(os.path.abspath(args.out)))
+    lines += [f"Made by (results in [{results_rel}]({results_rel})):", "", "```", command, "```", "",
+              "Machine:", ""] + machine_lines(machines) + [""]
     lines += ["Times are per frame: median after warm-up, with the 10th to 90th percentile in "
               "brackets. Frames are synthetic but textured (gradients, blocks and noise), four "
               "distinct frames rotated; the OpenCV rows run on the same frames.", ""]
