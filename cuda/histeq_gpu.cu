@@ -321,6 +321,18 @@ CopyJobs carried_jobs(const CarriedPlanes &carried, int &items) {
   return jobs;
 }
 
+// A launch of kThreads-thread blocks with at most one launch attribute.
+// cudaLaunchKernelEx returns launch errors itself: no check_launch after it.
+cudaLaunchConfig_t launch_config(int blocks, cudaStream_t stream, cudaLaunchAttribute *attr) {
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(blocks);
+  config.blockDim = dim3(kThreads);
+  config.stream = stream;
+  config.attrs = attr;
+  config.numAttrs = attr ? 1 : 0;
+  return config;
+}
+
 }  // namespace
 
 void HistEqGpu::enqueue_carrying(ConstPlane src, Plane dst, const CarriedPlanes &carried,
@@ -342,16 +354,11 @@ void HistEqGpu::enqueue_carrying(ConstPlane src, Plane dst, const CarriedPlanes 
     cudaLaunchAttribute cooperative{};
     cooperative.id = cudaLaunchAttributeCooperative;
     cooperative.val.cooperative = 1;
-    cudaLaunchConfig_t config{};
-    config.gridDim = dim3(blocks_for(items, single_pass_blocks_));
-    config.blockDim = dim3(kThreads);
-    config.stream = stream;
-    config.attrs = &cooperative;
-    config.numAttrs = 1;
+    const cudaLaunchConfig_t config =
+        launch_config(blocks_for(items, single_pass_blocks_), stream, &cooperative);
     CUDAFILTERS_CHECK(cudaLaunchKernelEx(&config, equalize_single_pass_kernel, src.data,
                                          src.stride, dst.data, dst.stride, count_split, map_split,
                                          state_.get(), parity_, jobs));
-    check_launch("equalize_single_pass_kernel");
     parity_ ^= 1;
   } else {
     // Two blocks per SM: enough loads in flight, few global merges of the
@@ -363,16 +370,11 @@ void HistEqGpu::enqueue_carrying(ConstPlane src, Plane dst, const CarriedPlanes 
     cudaLaunchAttribute overlap{};
     overlap.id = cudaLaunchAttributeProgrammaticStreamSerialization;
     overlap.val.programmaticStreamSerializationAllowed = 1;
-    cudaLaunchConfig_t config{};
-    config.gridDim = dim3(blocks_for(items, 8 * sm_count_));
-    config.blockDim = dim3(kThreads);
-    config.stream = stream;
-    config.attrs = &overlap;
-    config.numAttrs = dependent_launch_ ? 1 : 0;
+    const cudaLaunchConfig_t config = launch_config(blocks_for(items, 8 * sm_count_), stream,
+                                                    dependent_launch_ ? &overlap : nullptr);
     CUDAFILTERS_CHECK(cudaLaunchKernelEx(&config, apply_lut_kernel, src.data, src.stride,
                                          dst.data, dst.stride, map_split,
                                          static_cast<const uint8_t *>(lut_.get()), jobs));
-    check_launch("apply_lut_kernel");
   }
   state_dirty_ = false;
 
