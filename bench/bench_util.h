@@ -41,24 +41,6 @@ inline std::vector<uint8_t> make_frame(int w, int h, int seed) {
   return f;
 }
 
-// GPU time of `enqueue` per call, from events around each call.
-inline Stats time_gpu(cudaStream_t s, int iters, const std::function<void(int)> &enqueue,
-                      int warmup = 20) {
-  for (int i = 0; i < warmup; ++i) enqueue(i);
-  cudafilters::Event start, stop;
-  std::vector<double> us;
-  for (int i = 0; i < iters; ++i) {
-    CUDAFILTERS_CHECK(cudaEventRecord(start.get(), s));
-    enqueue(i);
-    CUDAFILTERS_CHECK(cudaEventRecord(stop.get(), s));
-    CUDAFILTERS_CHECK(cudaEventSynchronize(stop.get()));
-    float ms = 0;
-    CUDAFILTERS_CHECK(cudaEventElapsedTime(&ms, start.get(), stop.get()));
-    us.push_back(ms * 1000.0);
-  }
-  return summarize(us);
-}
-
 // GPU time per frame with frames queued back to back, as a busy stream runs
 // them: events around `batch` enqueues, divided by `batch`. Unlike time_gpu,
 // the host's submission latency of a single launch is hidden.
@@ -77,6 +59,13 @@ inline Stats time_gpu_back_to_back(cudaStream_t s, int iters, const std::functio
     us.push_back(ms * 1000.0 / batch);
   }
   return summarize(us);
+}
+
+// GPU time of one enqueue between two events (the GPU also waits for the
+// host to submit it).
+inline Stats time_gpu(cudaStream_t s, int iters, const std::function<void(int)> &enqueue,
+                      int warmup = 20) {
+  return time_gpu_back_to_back(s, iters, enqueue, 1, warmup);
 }
 
 // Wall time per call of a synchronous function.
