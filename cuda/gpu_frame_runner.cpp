@@ -1,6 +1,7 @@
 #include "gpu_frame_runner.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 
@@ -37,6 +38,31 @@ void copy_rows(const uint8_t *src, size_t src_stride, uint8_t *dst, size_t dst_s
     std::memcpy(dst + y * dst_stride, src + y * src_stride, static_cast<size_t>(width));
 }
 
+// The device address of a plane in page-locked host memory mapped for the
+// current device, when the whole plane lies in one such allocation.
+bool mapped_device_address(ConstPlane plane, const uint8_t **device) {
+  const uint8_t *last = plane.data + (plane.height - 1) * plane.stride + plane.width - 1;
+  cudaPointerAttributes first_attr{}, last_attr{};
+  if (cudaPointerGetAttributes(&first_attr, plane.data) != cudaSuccess ||
+      cudaPointerGetAttributes(&last_attr, last) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return false;
+  }
+  if (first_attr.type != cudaMemoryTypeHost || last_attr.type != cudaMemoryTypeHost ||
+      first_attr.devicePointer == nullptr || last_attr.devicePointer == nullptr)
+    return false;
+  const auto *first_dev = static_cast<const uint8_t *>(first_attr.devicePointer);
+  const auto *last_dev = static_cast<const uint8_t *>(last_attr.devicePointer);
+  if (last_dev - first_dev != last - plane.data) return false;
+  *device = first_dev;
+  return true;
+}
+
+// Kernels reach bus bandwidth on host memory only with wide accesses.
+bool rows_aligned16(ConstPlane plane) {
+  return reinterpret_cast<uintptr_t>(plane.data) % 16 == 0 && plane.stride % 16 == 0;
+}
+
 }  // namespace
 
 bool is_page_locked(ConstPlane plane) {
@@ -44,7 +70,8 @@ bool is_page_locked(ConstPlane plane) {
   return is_page_locked_address(plane.data) && is_page_locked_address(last);
 }
 
-GpuFrameRunner::GpuFrameRunner() : poison_outputs_(poison_requested()) {}
+GpuFrameRunner::GpuFrameRunner(HostPath host_path)
+    : host_path_(host_path), poison_outputs_(poison_requested()) {}
 
 void GpuFrameRunner::reserve(int width, int height) {
   dev_in_.reserve(width, height);
@@ -121,8 +148,28 @@ void GpuFrameRunner::process_device(GpuPlaneFilter &filter, ConstPlane src, Plan
   stream_.synchronize();
 }
 
+bool GpuFrameRunner::try_streaming(GpuPlaneFilter &filter, ConstPlane src, Plane dst) {
+  if (host_path_ != HostPath::kAuto || !filter.streams_host_memory() || !rows_aligned16(src) ||
+      !rows_aligned16(dst))
+    return false;
+  const uint8_t *src_dev = nullptr, *dst_dev = nullptr;
+  if (!mapped_device_address(src, &src_dev) || !mapped_device_address(dst, &dst_dev)) return false;
+
+  const Plane out{const_cast<uint8_t *>(dst_dev), dst.stride, dst.width, dst.height};
+  if (poison_outputs_)
+    CUDAFILTERS_CHECK(cudaMemset2DAsync(out.data, out.stride, kPoisonByte,
+                                        static_cast<size_t>(out.width), out.height, stream_.get()));
+  filter.enqueue_streaming(ConstPlane(src_dev, src.stride, src.width, src.height), out,
+                           Plane{dev_in_.data(), dev_in_.pitch(), src.width, src.height},
+                           stream_.get());
+  stream_.synchronize();
+  return true;
+}
+
 void GpuFrameRunner::process_host(GpuPlaneFilter &filter, ConstPlane src, Plane dst) {
   reserve(src.width, src.height);
+  last_streamed_ = try_streaming(filter, src, dst);
+  if (last_streamed_) return;
   upload(src);
   if (poison_outputs_)
     CUDAFILTERS_CHECK(cudaMemset2DAsync(dev_out_.data(), dev_out_.pitch(), kPoisonByte,

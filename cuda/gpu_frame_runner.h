@@ -14,17 +14,32 @@ namespace cudafilters {
 
 class GpuFrameRunner {
  public:
+  enum class HostPath {
+    // Frames in page-locked host memory that the device can address go
+    // straight to a filter that streams host memory (no copies); all other
+    // frames are copied in and out.
+    kAuto,
+    // Always copy in and out (the comparison point for benchmarks and tests).
+    kCopies,
+  };
+
   // Creates the stream in the CUDA context current on the calling thread.
-  GpuFrameRunner();
+  explicit GpuFrameRunner(HostPath host_path = HostPath::kAuto);
 
   // Allocates device and staging memory for frames up to width x height.
   void reserve(int width, int height);
 
-  // src and dst are host planes of equal size. Host memory that is already
-  // page-locked (cudaHostAlloc/cudaHostRegister, any context) is copied
-  // directly; pageable memory goes through the runner's page-locked staging,
-  // in chunks, so host copies overlap the DMA of neighbouring chunks.
+  // src and dst are host planes of equal size. When both are page-locked and
+  // mapped for the device, with 16-byte aligned rows, and the filter streams
+  // host memory, its kernels read and write them directly. Otherwise
+  // page-locked memory (cudaHostAlloc/cudaHostRegister, any context) is
+  // copied directly, and pageable memory goes through the runner's
+  // page-locked staging, in chunks, so host copies overlap the DMA of
+  // neighbouring chunks.
   void process_host(GpuPlaneFilter &filter, ConstPlane src, Plane dst);
+
+  // Whether the last process_host streamed host memory (for tests and logs).
+  bool last_frame_streamed() const { return last_streamed_; }
 
   // src and dst are device planes of equal size (e.g. GstCudaMemory); each
   // carried plane (device memory too) is copied unchanged, on the same stream,
@@ -33,6 +48,7 @@ class GpuFrameRunner {
                       const CarriedPlanes &carried = {});
 
  private:
+  bool try_streaming(GpuPlaneFilter &filter, ConstPlane src, Plane dst);
   void upload(ConstPlane src);
   void download(Plane dst);
 
@@ -44,7 +60,9 @@ class GpuFrameRunner {
   // One per staged download chunk, so the host copies a chunk out while the
   // next one is still in flight.
   std::vector<Event> chunk_done_;
+  HostPath host_path_;
   bool poison_outputs_ = false;
+  bool last_streamed_ = false;
 };
 
 // True when the whole plane lies in page-locked host memory known to CUDA.

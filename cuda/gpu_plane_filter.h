@@ -8,6 +8,7 @@
 
 #include <cuda_runtime.h>
 
+#include <stdexcept>
 #include <vector>
 
 namespace cudafilters {
@@ -34,6 +35,21 @@ class GpuPlaneFilter {
                                 cudaStream_t stream) {
     enqueue(src, dst, stream);
     copy_planes(carried, 0, stream);
+  }
+
+  // Whether the filter can run on page-locked host memory directly
+  // (enqueue_streaming). Worth it for a filter that reads its source once and
+  // writes each output byte once: its kernels then overlap the bus transfers
+  // with their own work, where separate copies could only run before and
+  // after them.
+  virtual bool streams_host_memory() const { return false; }
+
+  // src and dst are device addresses of page-locked host memory, of equal
+  // size. stash is a device plane at least as large, in which the filter may
+  // keep the source for a second read. Only called when streams_host_memory().
+  virtual void enqueue_streaming(ConstPlane /*src*/, Plane /*dst*/, Plane /*stash*/,
+                                 cudaStream_t /*stream*/) {
+    throw std::logic_error("this filter does not stream host memory");
   }
 
  protected:

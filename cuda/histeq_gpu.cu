@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <stdexcept>
 
 namespace cudafilters {
 
@@ -155,10 +156,19 @@ __device__ void build_lut_and_reset(HistEqState *state, unsigned int total, uint
   if (bin == 0) state->blocks_done = 0;
 }
 
+// The source plane as the counting pass reads it. With a stash, the source
+// is host memory read over the bus, and the pass keeps a device copy of every
+// pixel it reads, so that mapping reads device memory instead of the bus.
+struct Source {
+  const uint8_t *data;
+  size_t pitch;
+  uint8_t *stash;  // null: mapping reads data again
+  size_t stash_pitch;
+};
+
 // Counts the plane into a per-warp shared histogram; returns, for this
 // thread's bin, the block's count.
-__device__ __forceinline__ unsigned int count_block(const uint8_t *__restrict__ src, size_t pitch,
-                                                    const Split &s) {
+__device__ __forceinline__ unsigned int count_block(const Source src, const Split &s) {
   // One sub-histogram per warp keeps shared-memory atomics from colliding
   // across warps on images dominated by a few levels.
   __shared__ unsigned int sub[kWarps][kHistBins];
@@ -169,13 +179,18 @@ __device__ __forceinline__ unsigned int count_block(const uint8_t *__restrict__ 
   for_each_pixel_group(
       s,
       [&](int y, int x) {
-        const uint4 v = __ldg(reinterpret_cast<const uint4 *>(src + y * pitch) + x);
+        const uint4 v = __ldg(reinterpret_cast<const uint4 *>(src.data + y * src.pitch) + x);
+        if (src.stash) reinterpret_cast<uint4 *>(src.stash + y * src.stash_pitch)[x] = v;
         count_word(mine, v.x);
         count_word(mine, v.y);
         count_word(mine, v.z);
         count_word(mine, v.w);
       },
-      [&](int y, int x) { atomicAdd(&mine[src[y * pitch + x]], 1u); });
+      [&](int y, int x) {
+        const uint8_t v = src.data[y * src.pitch + x];
+        if (src.stash) src.stash[y * src.stash_pitch + x] = v;
+        atomicAdd(&mine[v], 1u);
+      });
   __syncthreads();
 
   unsigned int count = 0;
@@ -188,13 +203,18 @@ __device__ __forceinline__ unsigned int map_word(const uint8_t *t, unsigned int 
          (static_cast<unsigned int>(t[w >> 24]) << 24);
 }
 
+// kWrittenThisGrid: the source was written by other blocks of the running
+// grid, so it is read through L2 rather than the read-only path, which is
+// only defined for data that stays constant for the whole kernel.
+template <bool kWrittenThisGrid = false>
 __device__ __forceinline__ void map_plane(const uint8_t *__restrict__ src, size_t src_pitch,
                                           uint8_t *__restrict__ dst, size_t dst_pitch,
                                           const Split &s, const uint8_t *table) {
   for_each_pixel_group(
       s,
       [&](int y, int x) {
-        const uint4 v = __ldg(reinterpret_cast<const uint4 *>(src + y * src_pitch) + x);
+        const uint4 *p = reinterpret_cast<const uint4 *>(src + y * src_pitch) + x;
+        const uint4 v = kWrittenThisGrid ? __ldcg(p) : __ldg(p);
         uint4 o;
         o.x = map_word(table, v.x);
         o.y = map_word(table, v.y);
@@ -202,14 +222,17 @@ __device__ __forceinline__ void map_plane(const uint8_t *__restrict__ src, size_
         o.w = map_word(table, v.w);
         reinterpret_cast<uint4 *>(dst + y * dst_pitch)[x] = o;
       },
-      [&](int y, int x) { dst[y * dst_pitch + x] = table[src[y * src_pitch + x]]; });
+      [&](int y, int x) {
+        const uint8_t *p = src + y * src_pitch + x;
+        dst[y * dst_pitch + x] = table[kWrittenThisGrid ? __ldcg(p) : *p];
+      });
 }
 
 __global__ void __launch_bounds__(kThreads)
-    histogram_lut_kernel(const uint8_t *__restrict__ src, size_t pitch, Split s,
-                         HistEqState *__restrict__ state, uint8_t *__restrict__ lut) {
+    histogram_lut_kernel(Source src, Split s, HistEqState *__restrict__ state,
+                         uint8_t *__restrict__ lut) {
   allow_dependent_launch();
-  const unsigned int count = count_block(src, pitch, s);
+  const unsigned int count = count_block(src, s);
   if (count != 0) atomicAdd(&state->hist[threadIdx.x], count);
 
   // Last block to finish builds the LUT (no second launch, no host trip).
@@ -246,13 +269,12 @@ __global__ void __launch_bounds__(kThreads)
 // than a second barrier) and maps its share. No launch gap and no tail of a
 // lone LUT block between counting and mapping.
 __global__ void __launch_bounds__(kThreads)
-    equalize_single_pass_kernel(const uint8_t *__restrict__ src, size_t src_pitch,
-                                uint8_t *__restrict__ dst, size_t dst_pitch, Split count_split,
-                                Split map_split, HistEqState *__restrict__ state, int parity,
-                                CopyJobs carried) {
+    equalize_single_pass_kernel(Source src, uint8_t *__restrict__ dst, size_t dst_pitch,
+                                Split count_split, Split map_split,
+                                HistEqState *__restrict__ state, int parity, CopyJobs carried) {
   unsigned int *hist = state->pass_hist[parity];
   if (blockIdx.x == 0) state->pass_hist[parity ^ 1][threadIdx.x] = 0;
-  const unsigned int count = count_block(src, src_pitch, count_split);
+  const unsigned int count = count_block(src, count_split);
   if (count != 0) atomicAdd(&hist[threadIdx.x], count);
   for (int j = 0; j < carried.count; ++j) copy_plane(carried.job[j]);
 
@@ -262,7 +284,10 @@ __global__ void __launch_bounds__(kThreads)
   const unsigned int total = static_cast<unsigned int>(map_split.width) * map_split.height;
   table[threadIdx.x] = equalized_level(__ldcg(&hist[threadIdx.x]), total);
   __syncthreads();
-  map_plane(src, src_pitch, dst, dst_pitch, map_split, table);
+  if (src.stash)
+    map_plane<true>(src.stash, src.stash_pitch, dst, dst_pitch, map_split, table);
+  else
+    map_plane(src.data, src.pitch, dst, dst_pitch, map_split, table);
 }
 
 int blocks_for(int items, int cap) {
@@ -337,6 +362,17 @@ cudaLaunchConfig_t launch_config(int blocks, cudaStream_t stream, cudaLaunchAttr
 
 void HistEqGpu::enqueue_carrying(ConstPlane src, Plane dst, const CarriedPlanes &carried,
                                  cudaStream_t stream) {
+  enqueue_frame(src, nullptr, dst, carried, stream);
+}
+
+void HistEqGpu::enqueue_streaming(ConstPlane src, Plane dst, Plane stash, cudaStream_t stream) {
+  if (stash.width < src.width || stash.height < src.height)
+    throw std::invalid_argument("HistEqGpu: stash smaller than the source plane");
+  enqueue_frame(src, &stash, dst, {}, stream);
+}
+
+void HistEqGpu::enqueue_frame(ConstPlane src, const Plane *stash, Plane dst,
+                              const CarriedPlanes &carried, cudaStream_t stream) {
   if (state_dirty_) {
     CUDAFILTERS_CHECK(cudaMemsetAsync(state_.get(), 0, sizeof(HistEqState), stream));
     parity_ = 0;
@@ -345,8 +381,16 @@ void HistEqGpu::enqueue_carrying(ConstPlane src, Plane dst, const CarriedPlanes 
   // Until the launches are queued the histograms may be left half-counted.
   state_dirty_ = true;
 
-  const Split count_split = make_split(src.width, src.height, aligned16(src.data, src.stride));
-  const Split map_split = split_for(src, dst);
+  // Counting vectorizes when the source (and the stash it fills) allow;
+  // mapping, when what it reads (source or stash) and the output allow.
+  const Source source{src.data, src.stride, stash ? stash->data : nullptr,
+                      stash ? stash->stride : 0};
+  const ConstPlane map_src = stash ? ConstPlane(stash->data, stash->stride, src.width, src.height)
+                                   : src;
+  const Split count_split = make_split(
+      src.width, src.height,
+      aligned16(src.data, src.stride) && (!stash || aligned16(stash->data, stash->stride)));
+  const Split map_split = split_for(map_src, dst);
   int items = work_items(map_split);
   const CopyJobs jobs = carried_jobs(carried, items);
 
@@ -356,15 +400,15 @@ void HistEqGpu::enqueue_carrying(ConstPlane src, Plane dst, const CarriedPlanes 
     cooperative.val.cooperative = 1;
     const cudaLaunchConfig_t config =
         launch_config(blocks_for(items, single_pass_blocks_), stream, &cooperative);
-    CUDAFILTERS_CHECK(cudaLaunchKernelEx(&config, equalize_single_pass_kernel, src.data,
-                                         src.stride, dst.data, dst.stride, count_split, map_split,
-                                         state_.get(), parity_, jobs));
+    CUDAFILTERS_CHECK(cudaLaunchKernelEx(&config, equalize_single_pass_kernel, source, dst.data,
+                                         dst.stride, count_split, map_split, state_.get(),
+                                         parity_, jobs));
     parity_ ^= 1;
   } else {
     // Two blocks per SM: enough loads in flight, few global merges of the
     // per-block histograms.
     histogram_lut_kernel<<<blocks_for(work_items(count_split), 2 * sm_count_), kThreads, 0,
-                           stream>>>(src.data, src.stride, count_split, state_.get(), lut_.get());
+                           stream>>>(source, count_split, state_.get(), lut_.get());
     check_launch("histogram_lut_kernel");
 
     cudaLaunchAttribute overlap{};
@@ -372,7 +416,7 @@ void HistEqGpu::enqueue_carrying(ConstPlane src, Plane dst, const CarriedPlanes 
     overlap.val.programmaticStreamSerializationAllowed = 1;
     const cudaLaunchConfig_t config = launch_config(blocks_for(items, 8 * sm_count_), stream,
                                                     dependent_launch_ ? &overlap : nullptr);
-    CUDAFILTERS_CHECK(cudaLaunchKernelEx(&config, apply_lut_kernel, src.data, src.stride,
+    CUDAFILTERS_CHECK(cudaLaunchKernelEx(&config, apply_lut_kernel, map_src.data, map_src.stride,
                                          dst.data, dst.stride, map_split,
                                          static_cast<const uint8_t *>(lut_.get()), jobs));
   }

@@ -35,8 +35,15 @@ class HistEqGpu final : public GpuPlaneFilter {
   // kernels; any beyond that by separate copies.
   void enqueue_carrying(ConstPlane src, Plane dst, const CarriedPlanes &carried,
                         cudaStream_t stream) override;
+  // Counting reads each source pixel once (over the bus, into the stash) and
+  // mapping writes each output pixel once: the kernels stream host memory.
+  bool streams_host_memory() const override { return true; }
+  void enqueue_streaming(ConstPlane src, Plane dst, Plane stash, cudaStream_t stream) override;
 
  private:
+  void enqueue_frame(ConstPlane src, const Plane *stash, Plane dst, const CarriedPlanes &carried,
+                     cudaStream_t stream);
+
   DeviceArray<HistEqState> state_;
   DeviceArray<uint8_t> lut_;
   int sm_count_ = 1;

@@ -1,11 +1,13 @@
 /* The GPU engine without GStreamer: every combination of pageable and pinned
  * source and destination through GpuFrameRunner, padded strides, sizes that
- * span several staging chunks; compared with the CPU implementation. Exits 77
+ * span several staging chunks, pinned frames streamed by the kernels and the
+ * same frames copied; compared with the CPU implementation. Exits 77
  * (skipped) where no GPU is usable. */
 #include <gst/check/gstcheck.h>
 
 #include <cuda_runtime.h>
 
+#include <memory>
 #include <random>
 #include <vector>
 
@@ -26,8 +28,9 @@ struct HostImage {
   PinnedBuffer pinned;
   bool locked;
 
-  HostImage (int w, int h, bool pin) : width (w), height (h),
-      stride (size_t (w) + 13), locked (pin) {
+  HostImage (int w, int h, bool pin, size_t row_stride = 0) : width (w),
+      height (h), stride (row_stride ? row_stride : size_t (w) + 13),
+      locked (pin) {
     const size_t bytes = stride * h;
     if (pin) {
       pinned.reserve (bytes);
@@ -60,6 +63,10 @@ GST_START_TEST (test_runner_memory_combinations)
       fail_unless_equals_int (is_page_locked (src.plane ()), (combo & 1) != 0);
 
       runner.process_host (eq, src.plane (), dst.plane ());
+      /* Streamed only when both frames are pinned with 16-byte aligned rows
+       * (4099 + 13 is a multiple of 16). */
+      fail_unless_equals_int (runner.last_frame_streamed (),
+          combo == 3 && src.stride % 16 == 0);
       equalize_hist_cpu (src.plane (), ref.plane ());
       for (int y = 0; y < s[1]; ++y) {
         fail_unless (memcmp (dst.data () + y * dst.stride,
@@ -70,6 +77,112 @@ GST_START_TEST (test_runner_memory_combinations)
       }
     }
   }
+}
+GST_END_TEST;
+
+/* Page-locked host memory registered with cudaHostRegister, as another
+ * allocator may hand it over. */
+struct RegisteredImage {
+  int width, height;
+  size_t stride;
+  std::unique_ptr<uint8_t, decltype (&free)> mem;
+
+  RegisteredImage (int w, int h, size_t row_stride) : width (w), height (h),
+      stride (row_stride), mem (static_cast<uint8_t *> (aligned_alloc (4096,
+              (row_stride * h + 4095) / 4096 * 4096)), &free) {
+    memset (mem.get (), 0xEE, stride * h);
+    CUDAFILTERS_CHECK (cudaHostRegister (mem.get (), stride * h,
+            cudaHostRegisterDefault));
+  }
+  ~RegisteredImage () {
+    (void) cudaHostUnregister (mem.get ());
+  }
+  Plane plane () { return Plane{mem.get (), stride, width, height}; }
+};
+
+static size_t
+stride16 (int width)
+{
+  /* A multiple of 16 with at least 16 bytes of padding to check. */
+  return (size_t (width) + 15) / 16 * 16 + 16;
+}
+
+static void
+check_equalized (ConstPlane src, ConstPlane dst, const char *what)
+{
+  std::vector<uint8_t> ref (size_t (src.width) * src.height);
+  std::vector<uint8_t> in (ref.size ());
+  for (int y = 0; y < src.height; ++y)
+    memcpy (in.data () + size_t (y) * src.width, src.data + y * src.stride,
+        src.width);
+  equalize_hist_cpu (ConstPlane (in.data (), size_t (src.width), src.width,
+          src.height), Plane{ref.data (), size_t (src.width), src.width,
+          src.height});
+  for (int y = 0; y < dst.height; ++y) {
+    fail_unless (memcmp (dst.data + y * dst.stride,
+            ref.data () + size_t (y) * src.width, src.width) == 0,
+        "%s %dx%d: row %d differs", what, src.width, src.height, y);
+    for (size_t x = size_t (dst.width); x < dst.stride; ++x)
+      fail_unless_equals_int (dst.data[y * dst.stride + x], 0xEE);
+  }
+}
+
+/* Pinned frames with 16-byte aligned rows are streamed: the kernels read and
+ * write host memory directly. Every launch mode, widths with and without a
+ * byte tail, one instance over all frames (histogram state across frames);
+ * the result equals the CPU path and the copying path, and the row padding
+ * is never written. Memory registered with cudaHostRegister streams too. */
+GST_START_TEST (test_runner_streams_pinned_frames)
+{
+  std::mt19937 rng (9);
+  const int sizes[][2] = { {1, 1}, {16, 1}, {7, 3}, {33, 17}, {1920, 1080},
+    {1921, 1081}, {4099, 2161} };
+  for (HistEqGpu::Launch mode : {HistEqGpu::Launch::kSinglePass,
+          HistEqGpu::Launch::kTwoPass, HistEqGpu::Launch::kTwoPassSerial}) {
+    HistEqGpu eq (mode);
+    GpuFrameRunner runner;
+    GpuFrameRunner copying (GpuFrameRunner::HostPath::kCopies);
+    for (const auto & s : sizes) {
+      const int w = s[0], h = s[1];
+      const int lo = int (rng () % 100), hi = lo + 1 + int (rng () % 100);
+      HostImage src (w, h, true, stride16 (w)), dst (w, h, true, stride16 (w));
+      HostImage copied (w, h, true, stride16 (w));
+      std::uniform_int_distribution<int> d (lo, hi);
+      for (int y = 0; y < h; ++y)
+        for (int x = 0; x < w; ++x)
+          src.data ()[y * src.stride + x] = uint8_t (d (rng));
+
+      runner.process_host (eq, src.plane (), dst.plane ());
+      fail_unless (runner.last_frame_streamed (), "%dx%d was not streamed",
+          w, h);
+      check_equalized (src.plane (), dst.plane (), "streamed");
+
+      copying.process_host (eq, src.plane (), copied.plane ());
+      fail_if (copying.last_frame_streamed ());
+      check_equalized (src.plane (), copied.plane (), "copied");
+    }
+  }
+
+  HistEqGpu eq;
+  GpuFrameRunner runner;
+  const int w = 1000, h = 301;
+  RegisteredImage src (w, h, stride16 (w)), dst (w, h, stride16 (w));
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x)
+      src.mem.get ()[y * src.stride + x] = uint8_t ((x * 7 + y * 3) % 97);
+  runner.process_host (eq, src.plane (), dst.plane ());
+  fail_unless (runner.last_frame_streamed (), "registered memory was not streamed");
+  check_equalized (src.plane (), dst.plane (), "registered");
+
+  /* A pageable destination: copies, even with a streamable source. */
+  HostImage pinned_src (w, h, true, stride16 (w)), pageable_dst (w, h, false,
+      stride16 (w));
+  for (int y = 0; y < h; ++y)
+    memcpy (pinned_src.data () + y * pinned_src.stride,
+        src.mem.get () + y * src.stride, w);
+  runner.process_host (eq, pinned_src.plane (), pageable_dst.plane ());
+  fail_if (runner.last_frame_streamed ());
+  check_equalized (pinned_src.plane (), pageable_dst.plane (), "pageable dst");
 }
 GST_END_TEST;
 
@@ -223,6 +336,7 @@ engine_gpu_suite (void)
   tcase_set_timeout (tc, 300);
   suite_add_tcase (s, tc);
   tcase_add_test (tc, test_runner_memory_combinations);
+  tcase_add_test (tc, test_runner_streams_pinned_frames);
   tcase_add_test (tc, test_device_frames_carry_planes);
   tcase_add_test (tc, test_errors_are_reported);
   tcase_add_test (tc, test_failed_allocation_does_not_poison_later_frames);
