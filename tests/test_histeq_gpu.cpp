@@ -116,11 +116,14 @@ GST_END_TEST;
 
 /* Upstream that takes the pool the element proposes writes into pinned
  * memory; frames must come out the same, with padded strides from the video
- * meta, and pool buffers may outlive the element. */
-GST_START_TEST (test_gpu_proposed_pinned_pool)
+ * meta, and pool buffers may outlive the element. A width that is a multiple
+ * of 16 has 16-byte aligned rows, which the engine streams (its kernels read
+ * and write the pinned frames directly); 1283 has 4-byte aligned rows, which
+ * go through copies. */
+static void
+check_proposed_pinned_pool (int w, int hgt)
 {
   std::mt19937 rng (21);
-  const int w = 1283, hgt = 721;
   GstHarness *gpu = harness_for (kCuda, w, hgt);
 
   GstCaps *caps = gst_caps_from_string (gray_caps (w, hgt).c_str ());
@@ -174,6 +177,12 @@ GST_START_TEST (test_gpu_proposed_pinned_pool)
   gst_buffer_pool_set_active (pool, FALSE);
   gst_object_unref (pool);
   gst_caps_unref (caps);
+}
+
+GST_START_TEST (test_gpu_proposed_pinned_pool)
+{
+  check_proposed_pinned_pool (1283, 721);
+  check_proposed_pinned_pool (1280, 720);
 }
 GST_END_TEST;
 
