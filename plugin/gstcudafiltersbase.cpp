@@ -662,13 +662,16 @@ run_on_gpu (GstCudaFiltersBase * self, const Work & work)
   return GST_FLOW_OK;
 }
 
-/* Host frames: upload, filter, download. */
+/* Host frames: the kernels read and write pinned frames directly where the
+ * filter allows it, otherwise upload, filter, download. */
 static GstFlowReturn
 filter_on_gpu (GstCudaFiltersBase * self, cudafilters::ConstPlane src,
     cudafilters::Plane dst)
 {
   return run_on_gpu (self, [&](GpuState & gpu) {
         gpu.runner.process_host (*gpu.filter, src, dst);
+        GST_LOG_OBJECT (self, "host frame %s", gpu.runner.last_frame_streamed ()
+            ? "streamed from and to pinned memory" : "copied in and out");
       });
 }
 
