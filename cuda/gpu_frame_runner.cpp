@@ -19,13 +19,17 @@ bool poison_requested() {
 
 constexpr int kPoisonByte = 0xA5;
 
-bool is_page_locked_address(const void *p) {
-  cudaPointerAttributes attr{};
-  if (cudaPointerGetAttributes(&attr, p) != cudaSuccess) {
+// The attributes of a page-locked host address; false for any other address.
+bool page_locked_attributes(const void *p, cudaPointerAttributes *attr) {
+  if (cudaPointerGetAttributes(attr, p) != cudaSuccess) {
     (void)cudaGetLastError();  // not a CUDA pointer: clear the non-sticky error
     return false;
   }
-  return attr.type == cudaMemoryTypeHost;
+  return attr->type == cudaMemoryTypeHost;
+}
+
+const uint8_t *last_byte(ConstPlane plane) {
+  return plane.data + (plane.height - 1) * plane.stride + plane.width - 1;
 }
 
 void copy_rows(const uint8_t *src, size_t src_stride, uint8_t *dst, size_t dst_stride,
@@ -41,19 +45,14 @@ void copy_rows(const uint8_t *src, size_t src_stride, uint8_t *dst, size_t dst_s
 // The device address of a plane in page-locked host memory mapped for the
 // current device, when the whole plane lies in one such allocation.
 bool mapped_device_address(ConstPlane plane, const uint8_t **device) {
-  const uint8_t *last = plane.data + (plane.height - 1) * plane.stride + plane.width - 1;
-  cudaPointerAttributes first_attr{}, last_attr{};
-  if (cudaPointerGetAttributes(&first_attr, plane.data) != cudaSuccess ||
-      cudaPointerGetAttributes(&last_attr, last) != cudaSuccess) {
-    (void)cudaGetLastError();
+  cudaPointerAttributes first{}, last{};
+  if (!page_locked_attributes(plane.data, &first) ||
+      !page_locked_attributes(last_byte(plane), &last) || first.devicePointer == nullptr ||
+      last.devicePointer == nullptr)
     return false;
-  }
-  if (first_attr.type != cudaMemoryTypeHost || last_attr.type != cudaMemoryTypeHost ||
-      first_attr.devicePointer == nullptr || last_attr.devicePointer == nullptr)
-    return false;
-  const auto *first_dev = static_cast<const uint8_t *>(first_attr.devicePointer);
-  const auto *last_dev = static_cast<const uint8_t *>(last_attr.devicePointer);
-  if (last_dev - first_dev != last - plane.data) return false;
+  const auto *first_dev = static_cast<const uint8_t *>(first.devicePointer);
+  const auto *last_dev = static_cast<const uint8_t *>(last.devicePointer);
+  if (last_dev - first_dev != last_byte(plane) - plane.data) return false;
   *device = first_dev;
   return true;
 }
@@ -66,8 +65,9 @@ bool rows_aligned16(ConstPlane plane) {
 }  // namespace
 
 bool is_page_locked(ConstPlane plane) {
-  const uint8_t *last = plane.data + (plane.height - 1) * plane.stride + plane.width - 1;
-  return is_page_locked_address(plane.data) && is_page_locked_address(last);
+  cudaPointerAttributes attr{};
+  return page_locked_attributes(plane.data, &attr) &&
+         page_locked_attributes(last_byte(plane), &attr);
 }
 
 GpuFrameRunner::GpuFrameRunner(HostPath host_path)
