@@ -42,19 +42,28 @@ void copy_rows(const uint8_t *src, size_t src_stride, uint8_t *dst, size_t dst_s
     std::memcpy(dst + y * dst_stride, src + y * src_stride, static_cast<size_t>(width));
 }
 
-// The device address of a plane in page-locked host memory mapped for the
-// current device, when the whole plane lies in one such allocation.
-bool mapped_device_address(ConstPlane plane, const uint8_t **device) {
+// Where a host plane lives: looked up once per plane and frame, for both the
+// choice to stream and the way to copy.
+struct HostResidence {
+  bool page_locked = false;
+  // The plane's address for kernels, when the whole plane lies in one
+  // allocation mapped for the current device; null otherwise.
+  const uint8_t *device = nullptr;
+};
+
+HostResidence locate(ConstPlane plane) {
+  HostResidence where;
   cudaPointerAttributes first{}, last{};
   if (!page_locked_attributes(plane.data, &first) ||
-      !page_locked_attributes(last_byte(plane), &last) || first.devicePointer == nullptr ||
-      last.devicePointer == nullptr)
-    return false;
+      !page_locked_attributes(last_byte(plane), &last))
+    return where;
+  where.page_locked = true;
   const auto *first_dev = static_cast<const uint8_t *>(first.devicePointer);
   const auto *last_dev = static_cast<const uint8_t *>(last.devicePointer);
-  if (last_dev - first_dev != last_byte(plane) - plane.data) return false;
-  *device = first_dev;
-  return true;
+  if (first_dev != nullptr && last_dev != nullptr &&
+      last_dev - first_dev == last_byte(plane) - plane.data)
+    where.device = first_dev;
+  return where;
 }
 
 // Kernels reach bus bandwidth on host memory only with wide accesses.
@@ -64,11 +73,7 @@ bool rows_aligned16(ConstPlane plane) {
 
 }  // namespace
 
-bool is_page_locked(ConstPlane plane) {
-  cudaPointerAttributes attr{};
-  return page_locked_attributes(plane.data, &attr) &&
-         page_locked_attributes(last_byte(plane), &attr);
-}
+bool is_page_locked(ConstPlane plane) { return locate(plane).page_locked; }
 
 GpuFrameRunner::GpuFrameRunner(HostPath host_path)
     : host_path_(host_path), poison_outputs_(poison_requested()) {}
@@ -89,9 +94,9 @@ static int rows_per_chunk(int width) {
   return rows < 1 ? 1 : static_cast<int>(rows);
 }
 
-void GpuFrameRunner::upload(ConstPlane src) {
+void GpuFrameRunner::upload(ConstPlane src, bool page_locked) {
   const size_t w = static_cast<size_t>(src.width);
-  if (is_page_locked(src)) {
+  if (page_locked) {
     CUDAFILTERS_CHECK(cudaMemcpy2DAsync(dev_in_.data(), dev_in_.pitch(), src.data, src.stride, w,
                                         src.height, cudaMemcpyHostToDevice, stream_.get()));
     return;
@@ -106,9 +111,9 @@ void GpuFrameRunner::upload(ConstPlane src) {
   }
 }
 
-void GpuFrameRunner::download(Plane dst) {
+void GpuFrameRunner::download(Plane dst, bool page_locked) {
   const size_t w = static_cast<size_t>(dst.width);
-  if (is_page_locked(dst)) {
+  if (page_locked) {
     CUDAFILTERS_CHECK(cudaMemcpy2DAsync(dst.data, dst.stride, dev_out_.data(), dev_out_.pitch(), w,
                                         dst.height, cudaMemcpyDeviceToHost, stream_.get()));
     stream_.synchronize();
@@ -148,35 +153,33 @@ void GpuFrameRunner::process_device(GpuPlaneFilter &filter, ConstPlane src, Plan
   stream_.synchronize();
 }
 
-bool GpuFrameRunner::try_streaming(GpuPlaneFilter &filter, ConstPlane src, Plane dst) {
-  if (host_path_ != HostPath::kAuto || !filter.streams_host_memory() || !rows_aligned16(src) ||
-      !rows_aligned16(dst))
-    return false;
-  const uint8_t *src_dev = nullptr, *dst_dev = nullptr;
-  if (!mapped_device_address(src, &src_dev) || !mapped_device_address(dst, &dst_dev)) return false;
-
-  const Plane out{const_cast<uint8_t *>(dst_dev), dst.stride, dst.width, dst.height};
+void GpuFrameRunner::stream_frame(GpuPlaneFilter &filter, ConstPlane src, Plane dst) {
   if (poison_outputs_)
-    CUDAFILTERS_CHECK(cudaMemset2DAsync(out.data, out.stride, kPoisonByte,
-                                        static_cast<size_t>(out.width), out.height, stream_.get()));
-  filter.enqueue_streaming(ConstPlane(src_dev, src.stride, src.width, src.height), out,
-                           Plane{dev_in_.data(), dev_in_.pitch(), src.width, src.height},
+    CUDAFILTERS_CHECK(cudaMemset2DAsync(dst.data, dst.stride, kPoisonByte,
+                                        static_cast<size_t>(dst.width), dst.height, stream_.get()));
+  filter.enqueue_streaming(src, dst, Plane{dev_in_.data(), dev_in_.pitch(), src.width, src.height},
                            stream_.get());
   stream_.synchronize();
-  return true;
 }
 
 void GpuFrameRunner::process_host(GpuPlaneFilter &filter, ConstPlane src, Plane dst) {
   reserve(src.width, src.height);
-  last_streamed_ = try_streaming(filter, src, dst);
-  if (last_streamed_) return;
-  upload(src);
+  const HostResidence in = locate(src), out = locate(dst);
+  last_streamed_ = host_path_ == HostPath::kAuto && filter.streams_host_memory() &&
+                   in.device != nullptr && out.device != nullptr && rows_aligned16(src) &&
+                   rows_aligned16(dst);
+  if (last_streamed_) {
+    stream_frame(filter, ConstPlane(in.device, src.stride, src.width, src.height),
+                 Plane{const_cast<uint8_t *>(out.device), dst.stride, dst.width, dst.height});
+    return;
+  }
+  upload(src, in.page_locked);
   if (poison_outputs_)
     CUDAFILTERS_CHECK(cudaMemset2DAsync(dev_out_.data(), dev_out_.pitch(), kPoisonByte,
                                         static_cast<size_t>(dst.width), dst.height, stream_.get()));
   filter.enqueue(ConstPlane(dev_in_.data(), dev_in_.pitch(), src.width, src.height),
                  Plane{dev_out_.data(), dev_out_.pitch(), dst.width, dst.height}, stream_.get());
-  download(dst);
+  download(dst, out.page_locked);
 }
 
 }  // namespace cudafilters

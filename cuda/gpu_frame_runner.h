@@ -48,9 +48,10 @@ class GpuFrameRunner {
                       const CarriedPlanes &carried = {});
 
  private:
-  bool try_streaming(GpuPlaneFilter &filter, ConstPlane src, Plane dst);
-  void upload(ConstPlane src);
-  void download(Plane dst);
+  // src and dst: device addresses of mapped page-locked host planes.
+  void stream_frame(GpuPlaneFilter &filter, ConstPlane src, Plane dst);
+  void upload(ConstPlane src, bool page_locked);
+  void download(Plane dst, bool page_locked);
 
   Stream stream_;
   DevicePlane dev_in_;
