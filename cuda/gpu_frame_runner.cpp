@@ -139,8 +139,13 @@ void GpuFrameRunner::download(Plane dst, bool page_locked) {
   }
 }
 
+void GpuFrameRunner::count_levels(ConstPlane src, ConstPlane dst) {
+  if (!levels_) levels_ = std::make_unique<LevelCounterGpu>();
+  levels_->enqueue(src, dst, stream_.get());
+}
+
 void GpuFrameRunner::process_device(GpuPlaneFilter &filter, ConstPlane src, Plane dst,
-                                    const CarriedPlanes &carried) {
+                                    const CarriedPlanes &carried, FrameLevels *levels) {
   if (poison_outputs_) {
     CUDAFILTERS_CHECK(cudaMemset2DAsync(dst.data, dst.stride, kPoisonByte,
                                         static_cast<size_t>(dst.width), dst.height, stream_.get()));
@@ -150,7 +155,9 @@ void GpuFrameRunner::process_device(GpuPlaneFilter &filter, ConstPlane src, Plan
                                           stream_.get()));
   }
   filter.enqueue_carrying(src, dst, carried, stream_.get());
+  if (levels) count_levels(src, dst);
   stream_.synchronize();
+  if (levels) *levels = levels_->result();
 }
 
 void GpuFrameRunner::stream_frame(GpuPlaneFilter &filter, ConstPlane src, Plane dst) {
@@ -162,10 +169,11 @@ void GpuFrameRunner::stream_frame(GpuPlaneFilter &filter, ConstPlane src, Plane 
   stream_.synchronize();
 }
 
-void GpuFrameRunner::process_host(GpuPlaneFilter &filter, ConstPlane src, Plane dst) {
+void GpuFrameRunner::process_host(GpuPlaneFilter &filter, ConstPlane src, Plane dst,
+                                  FrameLevels *levels) {
   reserve(src.width, src.height);
   const HostResidence in = locate(src), out = locate(dst);
-  last_streamed_ = host_path_ == HostPath::kAuto && filter.streams_host_memory() &&
+  last_streamed_ = host_path_ == HostPath::kAuto && !levels && filter.streams_host_memory() &&
                    in.device != nullptr && out.device != nullptr && rows_aligned16(src) &&
                    rows_aligned16(dst);
   if (last_streamed_) {
@@ -177,9 +185,12 @@ void GpuFrameRunner::process_host(GpuPlaneFilter &filter, ConstPlane src, Plane 
   if (poison_outputs_)
     CUDAFILTERS_CHECK(cudaMemset2DAsync(dev_out_.data(), dev_out_.pitch(), kPoisonByte,
                                         static_cast<size_t>(dst.width), dst.height, stream_.get()));
-  filter.enqueue(ConstPlane(dev_in_.data(), dev_in_.pitch(), src.width, src.height),
-                 Plane{dev_out_.data(), dev_out_.pitch(), dst.width, dst.height}, stream_.get());
+  const ConstPlane dev_src(dev_in_.data(), dev_in_.pitch(), src.width, src.height);
+  const Plane dev_dst{dev_out_.data(), dev_out_.pitch(), dst.width, dst.height};
+  filter.enqueue(dev_src, dev_dst, stream_.get());
+  if (levels) count_levels(dev_src, dev_dst);
   download(dst, out.page_locked);
+  if (levels) *levels = levels_->result();
 }
 
 }  // namespace cudafilters

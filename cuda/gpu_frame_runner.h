@@ -7,7 +7,9 @@
 #include "cuda_memory.h"
 #include "gpu_plane_filter.h"
 #include "plane.h"
+#include "plane_levels.h"
 
+#include <memory>
 #include <vector>
 
 namespace cudafilters {
@@ -36,21 +38,28 @@ class GpuFrameRunner {
   // copied directly, and pageable memory goes through the runner's
   // page-locked staging, in chunks, so host copies overlap the DMA of
   // neighbouring chunks.
-  void process_host(GpuPlaneFilter &filter, ConstPlane src, Plane dst);
+  //
+  // With `levels`, the histograms of src and dst are counted on the device
+  // too and stored there; such a frame is copied in and out, never
+  // streamed, so that both planes are in device memory to count.
+  void process_host(GpuPlaneFilter &filter, ConstPlane src, Plane dst,
+                    FrameLevels *levels = nullptr);
 
   // Whether the last process_host streamed host memory (for tests and logs).
   bool last_frame_streamed() const { return last_streamed_; }
 
   // src and dst are device planes of equal size (e.g. GstCudaMemory); each
   // carried plane (device memory too) is copied unchanged, on the same stream,
-  // before the one synchronisation.
+  // before the one synchronisation. With `levels`, as process_host.
   void process_device(GpuPlaneFilter &filter, ConstPlane src, Plane dst,
-                      const CarriedPlanes &carried = {});
+                      const CarriedPlanes &carried = {}, FrameLevels *levels = nullptr);
 
  private:
   // src and dst: device addresses of mapped page-locked host planes.
   void stream_frame(GpuPlaneFilter &filter, ConstPlane src, Plane dst);
   void upload(ConstPlane src, bool page_locked);
+  // Queues the level counts of src and dst (device planes).
+  void count_levels(ConstPlane src, ConstPlane dst);
   void download(Plane dst, bool page_locked);
 
   Stream stream_;
@@ -61,6 +70,8 @@ class GpuFrameRunner {
   // One per staged download chunk, so the host copies a chunk out while the
   // next one is still in flight.
   std::vector<Event> chunk_done_;
+  // Created on the first frame that asks for levels.
+  std::unique_ptr<LevelCounterGpu> levels_;
   HostPath host_path_;
   bool poison_outputs_ = false;
   bool last_streamed_ = false;

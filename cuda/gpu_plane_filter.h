@@ -37,6 +37,10 @@ class GpuPlaneFilter {
     copy_planes(carried, 0, stream);
   }
 
+  // Filters that carry state from frame to frame (temporal smoothing) start
+  // afresh with the next frame: after a seek, a gap or new caps.
+  virtual void reset_history() {}
+
   // Whether the filter can run on page-locked host memory directly
   // (enqueue_streaming). Worth it for a filter that reads its source once and
   // writes each output byte once: its kernels then overlap the bus transfers

@@ -1,45 +1,67 @@
 #include "histeq_cpu.h"
 
-#include <cmath>
-
 namespace cudafilters {
 
-void build_equalize_lut(const uint32_t hist[kHistBins], uint64_t total, uint8_t lut[kHistBins]) {
-  int first = 0;
-  while (first < kHistBins - 1 && hist[first] == 0) ++first;
+namespace {
 
-  if (hist[first] == total) {
-    for (int i = 0; i < kHistBins; ++i) lut[i] = static_cast<uint8_t>(i);
-    return;
-  }
-
-  // Same arithmetic as OpenCV: a float scale, an integer running sum
-  // converted to float for the product, rounding to nearest even.
-  const float scale = (kHistBins - 1.f) / static_cast<float>(total - hist[first]);
-  for (int i = 0; i <= first; ++i) lut[i] = 0;
-  uint32_t sum = 0;
-  for (int i = first + 1; i < kHistBins; ++i) {
-    sum += hist[i];
-    const long v = std::lrintf(static_cast<float>(sum) * scale);
-    lut[i] = static_cast<uint8_t>(v < 0 ? 0 : v > 255 ? 255 : v);
-  }
-}
-
-void equalize_hist_cpu(ConstPlane src, Plane dst) {
-  uint32_t hist[kHistBins] = {};
+void count_plane(ConstPlane src, uint32_t hist[kHistBins]) {
+  for (int b = 0; b < kHistBins; ++b) hist[b] = 0;
   for (int y = 0; y < src.height; ++y) {
     const uint8_t *row = src.data + y * src.stride;
     for (int x = 0; x < src.width; ++x) ++hist[row[x]];
   }
+}
 
-  uint8_t lut[kHistBins];
-  build_equalize_lut(hist, static_cast<uint64_t>(src.width) * src.height, lut);
-
+void map_plane(ConstPlane src, Plane dst, const uint8_t lut[kHistBins]) {
   for (int y = 0; y < src.height; ++y) {
     const uint8_t *in = src.data + y * src.stride;
     uint8_t *out = dst.data + y * dst.stride;
     for (int x = 0; x < src.width; ++x) out[x] = lut[in[x]];
   }
+}
+
+// OpenCV's rule on a histogram of any fixed point (unit: one pixel in it).
+template <typename Count>
+void equalize_lut(const Count *hist, float unit, uint8_t lut[kHistBins]) {
+  int first = 0;
+  while (first < kHistBins - 1 && hist[first] == 0) ++first;
+  uint64_t total = 0;
+  for (int b = 0; b < kHistBins; ++b) total += hist[b];
+  uint64_t cdf = 0;
+  for (int b = 0; b < kHistBins; ++b) {
+    cdf += hist[b];
+    lut[b] = equalized_level(b, first, hist[first], total, cdf, unit);
+  }
+}
+
+}  // namespace
+
+void equalize_hist_cpu(ConstPlane src, Plane dst) {
+  uint32_t hist[kHistBins];
+  count_plane(src, hist);
+  uint8_t lut[kHistBins];
+  equalize_lut(hist, 1.f, lut);
+  map_plane(src, dst, lut);
+}
+
+void HistEqCpu::process(ConstPlane src, Plane dst) {
+  const uint64_t pixels = static_cast<uint64_t>(src.width) * src.height;
+  if (weight_ == 0) {
+    equalize_hist_cpu(src, dst);
+    // Turned on again later, smoothing starts a new history.
+    history_fresh_ = true;
+    return;
+  }
+  uint32_t hist[kHistBins];
+  count_plane(src, hist);
+  if (pixels != history_pixels_) history_fresh_ = true;
+  for (int b = 0; b < kHistBins; ++b)
+    history_[b] = history_fresh_ ? fresh_bin(hist[b]) : smoothed_bin(history_[b], hist[b], weight_);
+  history_fresh_ = false;
+  history_pixels_ = pixels;
+  uint8_t lut[kHistBins];
+  equalize_lut(history_, kHistoryUnit, lut);
+  map_plane(src, dst, lut);
 }
 
 }  // namespace cudafilters

@@ -1,6 +1,7 @@
 #include "histeq_gpu.h"
 
-#include "histeq_cpu.h"
+#include "equalize_math.h"
+#include "plane_kernels.cuh"
 
 #include <cooperative_groups.h>
 #include <cub/block/block_reduce.cuh>
@@ -21,51 +22,28 @@ struct HistEqState {
   // Single pass: frames alternate between two histograms; each frame clears
   // the one the next frame counts into, which nobody reads meanwhile.
   unsigned int pass_hist[2][kHistBins];
+  // Temporal smoothing: the blended histogram, fixed point. A frame reads
+  // one and writes the other, so blocks that still read the past never see
+  // it overwritten.
+  unsigned long long history[2][kHistBins];
+};
+
+// How a frame's histogram meets the history of earlier frames.
+struct HistEqHistory {
+  enum Mode { kOff, kFresh, kBlend } mode;
+  uint32_t weight;  // on the past, 1/65536 units
+  const unsigned long long *past;
+  unsigned long long *next;
 };
 
 namespace {
 
-// One thread per bin when the last block builds the LUT.
+using namespace kernels;
+using History = HistEqHistory;
+
+// One thread per bin when a block builds the LUT.
 constexpr int kThreads = kHistBins;
 constexpr int kWarps = kThreads / 32;
-constexpr int kVecBytes = 16;
-
-// How a plane splits into 16-byte vectors (only when every row start is
-// 16-byte aligned) and the scalar columns left at the end of each row.
-struct Split {
-  int width;
-  int height;
-  int vecs_per_row;
-  int tail_start;  // first column handled byte by byte
-};
-
-bool aligned16(const void *p, size_t stride) {
-  return reinterpret_cast<uintptr_t>(p) % kVecBytes == 0 && stride % kVecBytes == 0;
-}
-
-Split make_split(int width, int height, bool vectorize) {
-  const int vecs = vectorize ? width / kVecBytes : 0;
-  return Split{width, height, vecs, vecs * kVecBytes};
-}
-
-// Visits a plane in a grid-stride loop: vec(y, x) for each 16-byte vector x
-// of row y, then scalar(y, x) for each column of the unaligned tail.
-template <typename Vec, typename Scalar>
-__device__ __forceinline__ void for_each_pixel_group(const Split &s, Vec vec, Scalar scalar) {
-  const int stride = gridDim.x * blockDim.x;
-  const int start = blockIdx.x * blockDim.x + threadIdx.x;
-  const int vec_items = s.height * s.vecs_per_row;
-  for (int i = start; i < vec_items; i += stride) {
-    const int y = i / s.vecs_per_row;
-    vec(y, i - y * s.vecs_per_row);
-  }
-  const int tail_width = s.width - s.tail_start;
-  const int tail_items = s.height * tail_width;
-  for (int i = start; i < tail_items; i += stride) {
-    const int y = i / tail_width;
-    scalar(y, s.tail_start + (i - y * tail_width));
-  }
-}
 
 __device__ __forceinline__ void count_word(unsigned int *hist, unsigned int w) {
   atomicAdd(&hist[w & 0xFFu], 1u);
@@ -74,84 +52,46 @@ __device__ __forceinline__ void count_word(unsigned int *hist, unsigned int w) {
   atomicAdd(&hist[w >> 24], 1u);
 }
 
-// Programmatic dependent launch (compute capability 9.0+): the histogram
-// kernel lets the apply kernel be scheduled before it ends, and the apply
-// kernel waits for the histogram kernel's completion and memory before it
-// reads the LUT. Both are no-ops for a grid not launched that way, and are
-// compiled out for older architectures.
-__device__ __forceinline__ void allow_dependent_launch() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-#endif
-}
-
-__device__ __forceinline__ void wait_for_prerequisite_grid() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.wait;" ::: "memory");
-#endif
-}
-
-// A plane copied unchanged by the apply kernel (the chroma of a YUV frame).
-constexpr int kMaxCarried = 2;
-
-struct CopyJob {
-  const uint8_t *src;
-  size_t src_pitch;
-  uint8_t *dst;
-  size_t dst_pitch;
-  Split s;
-};
-
-struct CopyJobs {
-  CopyJob job[kMaxCarried];
-  int count;
-};
-
-__device__ __forceinline__ void copy_plane(const CopyJob &j) {
-  for_each_pixel_group(
-      j.s,
-      [&](int y, int x) {
-        reinterpret_cast<uint4 *>(j.dst + y * j.dst_pitch)[x] =
-            __ldg(reinterpret_cast<const uint4 *>(j.src + y * j.src_pitch) + x);
-      },
-      [&](int y, int x) { j.dst[y * j.dst_pitch + x] = j.src[y * j.src_pitch + x]; });
-}
-
-// OpenCV's equalization rule for this thread's bin (one thread per bin):
-// prefix sum of the histogram with CUB, then the scaled, rounded CDF. Every
-// thread of the block must call it.
-__device__ uint8_t equalized_level(unsigned int h, unsigned int total) {
+// OpenCV's equalization rule for this thread's bin (one thread per bin),
+// from the frame's count `h` or, with smoothing, from the blended histogram
+// (which the writer block stores for the next frame): the prefix sum with
+// CUB, then equalized_level. Every thread of the block must call it.
+__device__ uint8_t block_equalized_level(unsigned int h, const History &history, bool writer) {
   using Reduce = cub::BlockReduce<int, kThreads>;
-  using Scan = cub::BlockScan<unsigned int, kThreads>;
+  using Scan = cub::BlockScan<unsigned long long, kThreads>;
   __shared__ union {
     typename Reduce::TempStorage reduce;
     typename Scan::TempStorage scan;
   } tmp;
   __shared__ int first;
-  __shared__ unsigned int first_count;
+  __shared__ unsigned long long first_count;
 
   const int bin = threadIdx.x;
-  const int lowest = Reduce(tmp.reduce).Reduce(h != 0 ? bin : kHistBins, cuda::minimum<>{});
+  unsigned long long v = h;
+  if (history.mode != History::kOff) {
+    // The past was written by an earlier launch or another block: read it
+    // through L2.
+    v = history.mode == History::kFresh ? fresh_bin(h)
+                                        : smoothed_bin(__ldcg(&history.past[bin]), h, history.weight);
+    if (writer) history.next[bin] = v;
+  }
+  const int lowest = Reduce(tmp.reduce).Reduce(v != 0 ? bin : kHistBins, cuda::minimum<>{});
   if (bin == 0) first = lowest;
   __syncthreads();
-  if (bin == first) first_count = h;
-  unsigned int cdf = 0;
-  Scan(tmp.scan).InclusiveSum(h, cdf);
+  if (bin == first) first_count = v;
+  unsigned long long cdf = 0, total = 0;
+  Scan(tmp.scan).InclusiveSum(v, cdf, total);
   __syncthreads();
-
-  if (first_count == total) return static_cast<uint8_t>(bin);  // one level: output = input
-  if (bin <= first) return 0;
-  const float scale = __fdiv_rn(255.f, __uint2float_rn(total - first_count));
-  const int v = __float2int_rn(__fmul_rn(__uint2float_rn(cdf - first_count), scale));
-  return static_cast<uint8_t>(min(max(v, 0), 255));
+  return equalized_level(bin, first, first_count, total, cdf,
+                         history.mode == History::kOff ? 1.f : kHistoryUnit);
 }
 
 // Runs in the last block to finish: the LUT from the finished histogram,
 // which it then clears for the next frame.
-__device__ void build_lut_and_reset(HistEqState *state, unsigned int total, uint8_t *lut) {
+__device__ void build_lut_and_reset(HistEqState *state, const History &history, uint8_t *lut) {
   const int bin = threadIdx.x;
   // Other blocks' atomics landed in L2; read past L1.
-  lut[bin] = equalized_level(__ldcg(&state->hist[bin]), total);
+  lut[bin] = block_equalized_level(__ldcg(&state->hist[bin]), history, true);
   state->hist[bin] = 0;
   if (bin == 0) state->blocks_done = 0;
 }
@@ -229,7 +169,7 @@ __device__ __forceinline__ void map_plane(const uint8_t *__restrict__ src, size_
 }
 
 __global__ void __launch_bounds__(kThreads)
-    histogram_lut_kernel(Source src, Split s, HistEqState *__restrict__ state,
+    histogram_lut_kernel(Source src, Split s, HistEqState *__restrict__ state, History history,
                          uint8_t *__restrict__ lut) {
   allow_dependent_launch();
   const unsigned int count = count_block(src, s);
@@ -244,7 +184,7 @@ __global__ void __launch_bounds__(kThreads)
   __shared__ bool is_last;
   if (threadIdx.x == 0) is_last = atomicAdd(&state->blocks_done, 1u) == gridDim.x - 1;
   __syncthreads();
-  if (is_last) build_lut_and_reset(state, static_cast<unsigned int>(s.width) * s.height, lut);
+  if (is_last) build_lut_and_reset(state, history, lut);
 }
 
 __global__ void __launch_bounds__(kThreads)
@@ -252,7 +192,7 @@ __global__ void __launch_bounds__(kThreads)
                      size_t dst_pitch, Split s, const uint8_t *lut, CopyJobs carried) {
   // Carried planes do not need the LUT: they are copied while the histogram
   // kernel may still be running.
-  for (int j = 0; j < carried.count; ++j) copy_plane(carried.job[j]);
+  copy_planes(carried);
 
   wait_for_prerequisite_grid();
   __shared__ uint8_t table[kHistBins];
@@ -271,18 +211,18 @@ __global__ void __launch_bounds__(kThreads)
 __global__ void __launch_bounds__(kThreads)
     equalize_single_pass_kernel(Source src, uint8_t *__restrict__ dst, size_t dst_pitch,
                                 Split count_split, Split map_split,
-                                HistEqState *__restrict__ state, int parity, CopyJobs carried) {
+                                HistEqState *__restrict__ state, int parity, History history,
+                                CopyJobs carried) {
   unsigned int *hist = state->pass_hist[parity];
   if (blockIdx.x == 0) state->pass_hist[parity ^ 1][threadIdx.x] = 0;
   const unsigned int count = count_block(src, count_split);
   if (count != 0) atomicAdd(&hist[threadIdx.x], count);
-  for (int j = 0; j < carried.count; ++j) copy_plane(carried.job[j]);
+  copy_planes(carried);
 
   // The barrier orders every block's merge before any block's read.
   cooperative_groups::this_grid().sync();
   __shared__ uint8_t table[kHistBins];
-  const unsigned int total = static_cast<unsigned int>(map_split.width) * map_split.height;
-  table[threadIdx.x] = equalized_level(__ldcg(&hist[threadIdx.x]), total);
+  table[threadIdx.x] = block_equalized_level(__ldcg(&hist[threadIdx.x]), history, blockIdx.x == 0);
   __syncthreads();
   if (src.stash)
     map_plane<true>(src.stash, src.stash_pitch, dst, dst_pitch, map_split, table);
@@ -293,17 +233,6 @@ __global__ void __launch_bounds__(kThreads)
 int blocks_for(int items, int cap) {
   const int needed = (items + kThreads - 1) / kThreads;
   return needed < 1 ? 1 : needed < cap ? needed : cap;
-}
-
-int work_items(const Split &s) {
-  const int vec = s.height * s.vecs_per_row;
-  const int tail = s.height * (s.width - s.tail_start);
-  return vec > tail ? vec : tail;
-}
-
-Split split_for(ConstPlane src, Plane dst) {
-  return make_split(src.width, src.height,
-                    aligned16(src.data, src.stride) && aligned16(dst.data, dst.stride));
 }
 
 }  // namespace
@@ -327,38 +256,26 @@ HistEqGpu::HistEqGpu(Launch launch) : state_(1), lut_(kHistBins) {
   dependent_launch_ = launch != Launch::kTwoPassSerial && major >= 9;
 }
 
+HistEqHistory HistEqGpu::next_history(uint64_t pixels) {
+  History h{History::kOff, weight_, nullptr, nullptr};
+  if (weight_ == 0) {
+    // Turned on again later, smoothing starts a new history.
+    history_fresh_ = true;
+    return h;
+  }
+  if (pixels != history_pixels_) history_fresh_ = true;
+  h.mode = history_fresh_ ? History::kFresh : History::kBlend;
+  h.past = state_.get()->history[history_parity_];
+  h.next = state_.get()->history[history_parity_ ^ 1];
+  history_parity_ ^= 1;
+  history_fresh_ = false;
+  history_pixels_ = pixels;
+  return h;
+}
+
 void HistEqGpu::enqueue(ConstPlane src, Plane dst, cudaStream_t stream) {
   enqueue_carrying(src, dst, {}, stream);
 }
-
-namespace {
-
-// Up to kMaxCarried planes for the kernel to copy, and how many work items
-// (16-byte vectors or tail bytes per grid thread) the largest plane needs.
-CopyJobs carried_jobs(const CarriedPlanes &carried, int &items) {
-  CopyJobs jobs{};
-  for (size_t i = 0; i < carried.size() && i < kMaxCarried; ++i) {
-    const CarriedPlane &p = carried[i];
-    const Split s = split_for(p.src, p.dst);
-    jobs.job[jobs.count++] = CopyJob{p.src.data, p.src.stride, p.dst.data, p.dst.stride, s};
-    items = std::max(items, work_items(s));
-  }
-  return jobs;
-}
-
-// A launch of kThreads-thread blocks with at most one launch attribute.
-// cudaLaunchKernelEx returns launch errors itself: no check_launch after it.
-cudaLaunchConfig_t launch_config(int blocks, cudaStream_t stream, cudaLaunchAttribute *attr) {
-  cudaLaunchConfig_t config{};
-  config.gridDim = dim3(blocks);
-  config.blockDim = dim3(kThreads);
-  config.stream = stream;
-  config.attrs = attr;
-  config.numAttrs = attr ? 1 : 0;
-  return config;
-}
-
-}  // namespace
 
 void HistEqGpu::enqueue_carrying(ConstPlane src, Plane dst, const CarriedPlanes &carried,
                                  cudaStream_t stream) {
@@ -376,6 +293,8 @@ void HistEqGpu::enqueue_frame(ConstPlane src, const Plane *stash, Plane dst,
   if (state_dirty_) {
     CUDAFILTERS_CHECK(cudaMemsetAsync(state_.get(), 0, sizeof(HistEqState), stream));
     parity_ = 0;
+    history_parity_ = 0;
+    history_fresh_ = true;
     state_dirty_ = false;
   }
   // Until the launches are queued the histograms may be left half-counted.
@@ -393,29 +312,28 @@ void HistEqGpu::enqueue_frame(ConstPlane src, const Plane *stash, Plane dst,
   const Split map_split = split_for(map_src, dst);
   int items = work_items(map_split);
   const CopyJobs jobs = carried_jobs(carried, items);
+  const History history = next_history(static_cast<uint64_t>(src.width) * src.height);
 
   if (single_pass_) {
     cudaLaunchAttribute cooperative{};
     cooperative.id = cudaLaunchAttributeCooperative;
     cooperative.val.cooperative = 1;
     const cudaLaunchConfig_t config =
-        launch_config(blocks_for(items, single_pass_blocks_), stream, &cooperative);
+        launch_config(blocks_for(items, single_pass_blocks_), kThreads, stream, &cooperative);
     CUDAFILTERS_CHECK(cudaLaunchKernelEx(&config, equalize_single_pass_kernel, source, dst.data,
                                          dst.stride, count_split, map_split, state_.get(),
-                                         parity_, jobs));
+                                         parity_, history, jobs));
     parity_ ^= 1;
   } else {
     // Two blocks per SM: enough loads in flight, few global merges of the
     // per-block histograms.
     histogram_lut_kernel<<<blocks_for(work_items(count_split), 2 * sm_count_), kThreads, 0,
-                           stream>>>(source, count_split, state_.get(), lut_.get());
+                           stream>>>(source, count_split, state_.get(), history, lut_.get());
     check_launch("histogram_lut_kernel");
 
-    cudaLaunchAttribute overlap{};
-    overlap.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    overlap.val.programmaticStreamSerializationAllowed = 1;
-    const cudaLaunchConfig_t config = launch_config(blocks_for(items, 8 * sm_count_), stream,
-                                                    dependent_launch_ ? &overlap : nullptr);
+    cudaLaunchAttribute overlap = dependent_launch_attribute();
+    const cudaLaunchConfig_t config = launch_config(blocks_for(items, 8 * sm_count_), kThreads,
+                                                    stream, dependent_launch_ ? &overlap : nullptr);
     CUDAFILTERS_CHECK(cudaLaunchKernelEx(&config, apply_lut_kernel, map_src.data, map_src.stride,
                                          dst.data, dst.stride, map_split,
                                          static_cast<const uint8_t *>(lut_.get()), jobs));

@@ -4,11 +4,13 @@
 #pragma once
 
 #include "cuda_memory.h"
+#include "equalize_math.h"
 #include "gpu_plane_filter.h"
 
 namespace cudafilters {
 
 struct HistEqState;
+struct HistEqHistory;
 
 class HistEqGpu final : public GpuPlaneFilter {
  public:
@@ -40,9 +42,17 @@ class HistEqGpu final : public GpuPlaneFilter {
   bool streams_host_memory() const override { return true; }
   void enqueue_streaming(ConstPlane src, Plane dst, Plane stash, cudaStream_t stream) override;
 
+  // The weight on the past, 0 (off: every frame on its own) to 1; the LUT
+  // then comes from the histogram blended with those of earlier frames, as
+  // HistEqCpu computes it. Takes effect from the next frame.
+  void set_temporal_smoothing(double smoothing) { weight_ = history_weight(smoothing); }
+  void reset_history() override { history_fresh_ = true; }
+
  private:
   void enqueue_frame(ConstPlane src, const Plane *stash, Plane dst, const CarriedPlanes &carried,
                      cudaStream_t stream);
+  // How the next frame uses the history; advances it.
+  HistEqHistory next_history(uint64_t pixels);
 
   DeviceArray<HistEqState> state_;
   DeviceArray<uint8_t> lut_;
@@ -56,6 +66,12 @@ class HistEqGpu final : public GpuPlaneFilter {
   // instance, or one whose last frame failed half-way, clears them before the
   // next frame.
   bool state_dirty_ = true;
+  uint32_t weight_ = 0;
+  // Which history buffer holds the past; set when the next frame must not
+  // blend with it (new stream, new size, smoothing just turned on).
+  int history_parity_ = 0;
+  bool history_fresh_ = true;
+  uint64_t history_pixels_ = 0;
 };
 
 }  // namespace cudafilters

@@ -4,6 +4,7 @@
 // Memory per band is O(width x (band + patch)), whatever the frame size.
 #pragma once
 
+#include "hd_math.h"
 #include "nlm_params.h"
 #include "plane.h"
 
@@ -12,12 +13,5 @@ namespace cudafilters {
 // src and dst are host planes of equal size; p must be valid
 // (nlm_params_error(p) empty). Borders are mirrored (reflect-101).
 void nlm_cpu(ConstPlane src, Plane dst, const NlmParams &p);
-
-// Reflect-101 index into [0, len), for any distance outside it.
-inline int reflect101(int i, int len) {
-  if (len == 1) return 0;
-  while (i < 0 || i >= len) i = i < 0 ? -i : 2 * len - 2 - i;
-  return i;
-}
 
 }  // namespace cudafilters

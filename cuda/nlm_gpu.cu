@@ -1,5 +1,7 @@
 #include "nlm_gpu.h"
 
+#include "hd_math.h"
+
 #include "cuda_check.h"
 
 #include <stdexcept>
@@ -88,12 +90,6 @@ struct KernelArgs {
   float taps[kNlmMaxPatchSize];
 };
 
-__device__ __forceinline__ int reflect101_dev(int i, int len) {
-  if (len == 1) return 0;
-  while (i < 0 || i >= len) i = i < 0 ? -i : 2 * len - 2 - i;
-  return i;
-}
-
 // exp2 of a non-positive argument as one MUFU instruction. The accurate
 // exp2f adds range handling only for results below 2^-126: weights that make
 // no difference to a sum that always holds the centre's weight of 1.
@@ -116,8 +112,8 @@ __global__ void __launch_bounds__(kThreads, min_blocks(RP)) nlm_kernel(const Ker
 
   for (int i = tid; i < k.img_w * k.img_h; i += kThreads) {
     const int ty = i / k.img_w, tx = i - ty * k.img_w;
-    const int gy = reflect101_dev(y0 - R + ty, k.height);
-    const int gx = reflect101_dev(x0 - R + tx, k.width);
+    const int gy = reflect101(y0 - R + ty, k.height);
+    const int gx = reflect101(x0 - R + tx, k.width);
     img[ty * k.img_stride + tx] = k.src[gy * k.src_pitch + gx];
   }
   __syncthreads();

@@ -1,0 +1,45 @@
+// CLAHE on the CPU, bit-identical to OpenCV's cv::CLAHE on 8-bit frames and
+// to ClaheGpu: tile histograms, clipping and LUTs, then the bilinear blend
+// of the four nearest tile LUTs. Tiles and bands of rows are spread over the
+// shared thread pool. Optional temporal smoothing blends each tile's
+// histogram with its past (equalize_math.h).
+#pragma once
+
+#include "clahe_params.h"
+#include "equalize_math.h"
+#include "plane.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace cudafilters {
+
+class ClaheCpu {
+ public:
+  // p must be valid (clahe_params_error(p) empty). Takes effect from the
+  // next frame; a new grid starts a new history.
+  void set_params(const ClaheParams &p) { params_ = p; }
+  // The weight on the past, 0 (off: every frame on its own) to 1.
+  void set_temporal_smoothing(double smoothing) { weight_ = history_weight(smoothing); }
+  // The next frame starts a new history (after a seek, a gap, new caps).
+  void reset_history() { history_fresh_ = true; }
+
+  // src and dst are host planes of equal size.
+  void process(ConstPlane src, Plane dst);
+
+ private:
+  void prepare(int width, int height);
+  void build_tile_lut(ConstPlane src, int tile);
+  void map_rows(ConstPlane src, Plane dst, int y0, int y1) const;
+
+  ClaheParams params_;
+  uint32_t weight_ = 0;
+  ClaheGeometry geom_;
+  std::vector<uint8_t> luts_;        // tiles x 256
+  std::vector<TileBlend> columns_;   // per column of the frame
+  std::vector<uint64_t> history_;    // tiles x 256, fixed point
+  bool history_fresh_ = true;
+  bool smoothing_now_ = false;       // this frame blends with the history
+};
+
+}  // namespace cudafilters

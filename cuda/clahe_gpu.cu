@@ -1,0 +1,391 @@
+#include "clahe_gpu.h"
+
+#include "plane_kernels.cuh"
+
+#include <cub/block/block_reduce.cuh>
+#include <cub/block/block_scan.cuh>
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace cudafilters {
+
+namespace {
+
+using namespace kernels;
+
+// One thread per bin when a block builds a tile's LUT.
+constexpr int kThreads = kHistBins;
+constexpr int kWarps = kThreads / 32;
+// The mapping kernel holds the LUTs of at most three rows of tiles: a band
+// of at most one tile's height lies between two tile centres, plus one.
+constexpr int kMaxLutRows = 3;
+
+// The tile grid as the kernels see it (ClaheGeometry, plus how the work is
+// cut into blocks).
+struct Grid {
+  int width, height;
+  int tiles_x, tiles_y;
+  int tile_width, tile_height;
+  int clip;
+  float lut_scale;
+  float inv_tile_width, inv_tile_height;
+  int bands;        // counting blocks per tile
+  int band_rows;    // rows each counting block counts
+  int row_lanes;    // threads that share a row while counting (power of 2)
+  bool vectorize;   // counting may read 16-byte vectors
+};
+
+// How this frame's tile histograms meet their past.
+struct History {
+  enum Mode { kOff, kFresh, kBlend } mode;
+  uint32_t weight;               // on the past, 1/65536 units
+  unsigned long long *bins;      // tiles x 256: read, then overwritten
+};
+
+// The source plane as the counting kernel reads it. With a stash, it is
+// host memory read over the bus, and the counting keeps a device copy of
+// every pixel of the frame, which the mapping then reads instead.
+struct Source {
+  const uint8_t *data;
+  size_t pitch;
+  uint8_t *stash;
+  size_t stash_pitch;
+};
+
+__device__ __forceinline__ void count_byte(unsigned int *hist, unsigned int v) {
+  atomicAdd(&hist[v], 1u);
+}
+
+__device__ __forceinline__ void count_word(unsigned int *hist, unsigned int w) {
+  count_byte(hist, w & 0xFFu);
+  count_byte(hist, (w >> 8) & 0xFFu);
+  count_byte(hist, (w >> 16) & 0xFFu);
+  count_byte(hist, w >> 24);
+}
+
+// Counts row `r` of the extended frame, columns [x0, x1), into `hist`, with
+// `lanes` threads (lane `lane`). Columns and rows beyond the frame are its
+// reflection (OpenCV's BORDER_REFLECT_101).
+__device__ __forceinline__ void count_row(const Source &src, const Grid &g, int r, int x0, int x1,
+                                          int lane, int lanes, unsigned int *hist) {
+  const int sy = reflect101(r, g.height);
+  const uint8_t *row = src.data + sy * src.pitch;
+  // Each frame pixel lies in exactly one tile: the stash row is written by
+  // whoever counts the frame row itself, never by a reflected one.
+  uint8_t *stash = src.stash && r < g.height ? src.stash + r * src.stash_pitch : nullptr;
+  const int inside = min(x1, g.width);
+  int x = x0;
+  if (g.vectorize && inside > x) {
+    const int head = min((kVecBytes - static_cast<int>(reinterpret_cast<uintptr_t>(row + x) &
+                                                        (kVecBytes - 1))) & (kVecBytes - 1),
+                         inside - x);
+    for (int i = lane; i < head; i += lanes) {
+      const uint8_t v = row[x + i];
+      if (stash) stash[x + i] = v;
+      count_byte(hist, v);
+    }
+    x += head;
+    const int vecs = (inside - x) / kVecBytes;
+    const uint4 *in = reinterpret_cast<const uint4 *>(row + x);
+    for (int i = lane; i < vecs; i += lanes) {
+      const uint4 q = __ldg(in + i);
+      if (stash) reinterpret_cast<uint4 *>(stash + x)[i] = q;
+      count_word(hist, q.x);
+      count_word(hist, q.y);
+      count_word(hist, q.z);
+      count_word(hist, q.w);
+    }
+    x += vecs * kVecBytes;
+  }
+  for (int i = x + lane; i < inside; i += lanes) {
+    const uint8_t v = row[i];
+    if (stash) stash[i] = v;
+    count_byte(hist, v);
+  }
+  for (int i = max(x0, g.width) + lane; i < x1; i += lanes)
+    count_byte(hist, row[reflect101(i, g.width)]);
+}
+
+// Turns a tile's histogram (this thread's bin: `count`) into its LUT: blend
+// with the past, clip, redistribute, prefix sum, scale. Every thread of the
+// block must call it.
+__device__ void build_tile_lut(unsigned int count, int tile, const Grid &g, const History &history,
+                               uint8_t *__restrict__ luts) {
+  using Reduce = cub::BlockReduce<unsigned long long, kThreads>;
+  using Scan = cub::BlockScan<unsigned long long, kThreads>;
+  __shared__ union {
+    typename Reduce::TempStorage reduce;
+    typename Scan::TempStorage scan;
+  } tmp;
+  __shared__ unsigned long long excess;
+
+  const int bin = threadIdx.x;
+  unsigned long long v = count;
+  int frac_bits = 0;
+  if (history.mode != History::kOff) {
+    unsigned long long *past = history.bins + static_cast<size_t>(tile) * kHistBins + bin;
+    v = history.mode == History::kFresh ? fresh_bin(count) : smoothed_bin(*past, count, history.weight);
+    *past = v;
+    frac_bits = kHistoryFracBits;
+  }
+  const unsigned long long limit = static_cast<unsigned long long>(g.clip) << frac_bits;
+  const unsigned long long total_excess = Reduce(tmp.reduce).Sum(clahe_excess(v, limit));
+  if (bin == 0) excess = total_excess;
+  __syncthreads();
+  unsigned long long cdf = 0;
+  Scan(tmp.scan).InclusiveSum(clahe_clipped_bin(v, bin, limit, excess, frac_bits), cdf);
+  luts[static_cast<size_t>(tile) * kHistBins + bin] =
+      clahe_lut_level(cdf, frac_bits ? kHistoryUnit : 1.f, g.lut_scale);
+}
+
+// One block per band of rows of one tile: counts the band (per-warp
+// histograms in shared memory), merges it into the tile's histogram, and
+// the tile's last block to finish builds the tile's LUT and clears the
+// histogram for the next frame.
+__global__ void __launch_bounds__(kThreads)
+    clahe_histogram_kernel(Source src, Grid g, unsigned int *__restrict__ tile_hist,
+                           unsigned int *__restrict__ tile_done, History history,
+                           uint8_t *__restrict__ luts) {
+  allow_dependent_launch();
+  const int tile = blockIdx.x / g.bands;
+  const int band = blockIdx.x - tile * g.bands;
+  const int tx = tile % g.tiles_x, ty = tile / g.tiles_x;
+  const int x0 = tx * g.tile_width, x1 = x0 + g.tile_width;
+  const int y0 = ty * g.tile_height + band * g.band_rows;
+  const int y1 = min(y0 + g.band_rows, (ty + 1) * g.tile_height);
+
+  // One sub-histogram per warp keeps shared-memory atomics from colliding
+  // across warps on tiles dominated by a few levels.
+  __shared__ unsigned int sub[kWarps][kHistBins];
+  for (int i = threadIdx.x; i < kWarps * kHistBins; i += kThreads) (&sub[0][0])[i] = 0;
+  __syncthreads();
+  const int lane = threadIdx.x & (g.row_lanes - 1);
+  const int groups = kThreads / g.row_lanes;
+  for (int r = y0 + threadIdx.x / g.row_lanes; r < y1; r += groups)
+    count_row(src, g, r, x0, x1, lane, g.row_lanes, sub[threadIdx.x / 32]);
+  __syncthreads();
+  unsigned int count = 0;
+  for (int w = 0; w < kWarps; ++w) count += sub[w][threadIdx.x];
+
+  if (g.bands == 1) {
+    build_tile_lut(count, tile, g, history, luts);
+    return;
+  }
+  unsigned int *hist = tile_hist + static_cast<size_t>(tile) * kHistBins;
+  if (count != 0) atomicAdd(&hist[threadIdx.x], count);
+  // Every thread's merge must be visible device-wide (fence) and finished
+  // (barrier) before the block counts itself done.
+  __threadfence();
+  __syncthreads();
+  __shared__ bool is_last;
+  if (threadIdx.x == 0) is_last = atomicAdd(&tile_done[tile], 1u) == unsigned(g.bands) - 1;
+  __syncthreads();
+  if (!is_last) return;
+  // Other blocks' atomics landed in L2; read past L1.
+  count = __ldcg(&hist[threadIdx.x]);
+  hist[threadIdx.x] = 0;
+  if (threadIdx.x == 0) tile_done[tile] = 0;
+  build_tile_lut(count, tile, g, history, luts);
+}
+
+// Rows [y0, y1) of the mapping, in blocks of map_rows rows: the LUTs of the
+// tile rows they blend are copied into shared memory first.
+struct MapJob {
+  const uint8_t *src;  // the source, or the stash when streaming
+  size_t src_pitch;
+  uint8_t *dst;
+  size_t dst_pitch;
+  Split split;         // of one block's rows
+  int map_rows;
+};
+
+__device__ __forceinline__ uint8_t blend_pixel(const uint8_t *top, const uint8_t *bottom, int x,
+                                               unsigned int v, const Grid &g, const TileBlend &by) {
+  const TileBlend bx = tile_blend(x, g.inv_tile_width, g.tiles_x);
+  const int lo = bx.lo * kHistBins + v, hi = bx.hi * kHistBins + v;
+  return clahe_blend(top[lo], top[hi], bottom[lo], bottom[hi], bx, by);
+}
+
+__device__ __forceinline__ unsigned int blend_word(const uint8_t *top, const uint8_t *bottom, int x,
+                                                   unsigned int w, const Grid &g,
+                                                   const TileBlend &by) {
+  unsigned int out = 0;
+#pragma unroll
+  for (int k = 0; k < 4; ++k)
+    out |= static_cast<unsigned int>(blend_pixel(top, bottom, x + k, (w >> (8 * k)) & 0xFFu, g, by))
+           << (8 * k);
+  return out;
+}
+
+__global__ void __launch_bounds__(kThreads)
+    clahe_map_kernel(MapJob job, Grid g, const uint8_t *__restrict__ luts, CopyJobs carried) {
+  // Carried planes do not need the LUTs: they are copied while the counting
+  // kernel may still be running.
+  copy_planes(carried);
+
+  const int y0 = blockIdx.x * job.map_rows;
+  const int rows = min(job.map_rows, g.height - y0);
+  const int first_tile_row = tile_blend(y0, g.inv_tile_height, g.tiles_y).lo;
+  const int last_tile_row = tile_blend(y0 + rows - 1, g.inv_tile_height, g.tiles_y).hi;
+  const int row_bytes = g.tiles_x * kHistBins;
+
+  wait_for_prerequisite_grid();
+  extern __shared__ uint4 lut_rows[];
+  // The LUTs were written during the counting grid's lifetime: read them
+  // through L2 so no stale line in L1 can serve them.
+  const uint4 *from = reinterpret_cast<const uint4 *>(luts + first_tile_row * row_bytes);
+  const int vecs = (last_tile_row - first_tile_row + 1) * row_bytes / kVecBytes;
+  for (int i = threadIdx.x; i < vecs; i += kThreads) lut_rows[i] = __ldcg(from + i);
+  __syncthreads();
+  const uint8_t *shared_luts = reinterpret_cast<const uint8_t *>(lut_rows);
+
+  Split s = job.split;
+  s.height = rows;
+  for_each_pixel_group(
+      s, threadIdx.x, kThreads,
+      [&](int yy, int v) {
+        const int y = y0 + yy;
+        const TileBlend by = tile_blend(y, g.inv_tile_height, g.tiles_y);
+        const uint8_t *top = shared_luts + (by.lo - first_tile_row) * row_bytes;
+        const uint8_t *bottom = shared_luts + (by.hi - first_tile_row) * row_bytes;
+        const uint4 *p = reinterpret_cast<const uint4 *>(job.src + y * job.src_pitch) + v;
+        const uint4 q = __ldg(p);
+        const int x = v * kVecBytes;
+        uint4 o;
+        o.x = blend_word(top, bottom, x, q.x, g, by);
+        o.y = blend_word(top, bottom, x + 4, q.y, g, by);
+        o.z = blend_word(top, bottom, x + 8, q.z, g, by);
+        o.w = blend_word(top, bottom, x + 12, q.w, g, by);
+        reinterpret_cast<uint4 *>(job.dst + y * job.dst_pitch)[v] = o;
+      },
+      [&](int yy, int x) {
+        const int y = y0 + yy;
+        const TileBlend by = tile_blend(y, g.inv_tile_height, g.tiles_y);
+        const uint8_t *top = shared_luts + (by.lo - first_tile_row) * row_bytes;
+        const uint8_t *bottom = shared_luts + (by.hi - first_tile_row) * row_bytes;
+        job.dst[y * job.dst_pitch + x] =
+            blend_pixel(top, bottom, x, job.src[y * job.src_pitch + x], g, by);
+      });
+}
+
+int ceil_div(int a, int b) { return (a + b - 1) / b; }
+
+// Threads that share a row while counting: about one 16-byte vector each.
+int row_lanes_for(int tile_width) {
+  int lanes = 4;
+  while (lanes < 32 && lanes * kVecBytes < tile_width) lanes *= 2;
+  return lanes;
+}
+
+}  // namespace
+
+ClaheGpu::ClaheGpu() {
+  cudaFuncAttributes attr{};
+  CUDAFILTERS_CHECK(cudaFuncGetAttributes(&attr, clahe_histogram_kernel));
+  CUDAFILTERS_CHECK(cudaFuncGetAttributes(&attr, clahe_map_kernel));
+  const int max_lut_bytes = kMaxLutRows * kClaheMaxTiles * kHistBins;
+  CUDAFILTERS_CHECK(cudaFuncSetAttribute(clahe_map_kernel,
+                                         cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         max_lut_bytes));
+  int device = 0;
+  CUDAFILTERS_CHECK(cudaGetDevice(&device));
+  CUDAFILTERS_CHECK(cudaDeviceGetAttribute(&sm_count_, cudaDevAttrMultiProcessorCount, device));
+  dependent_launch_ = device_has_dependent_launch();
+}
+
+void ClaheGpu::reserve_tiles(int tiles, bool with_history) {
+  if (tiles > tile_capacity_) {
+    const size_t bins = static_cast<size_t>(tiles) * kHistBins;
+    tile_hist_ = DeviceArray<uint32_t>(bins);
+    tile_done_ = DeviceArray<uint32_t>(static_cast<size_t>(tiles));
+    luts_ = DeviceArray<uint8_t>(bins);
+    tile_capacity_ = tiles;
+    state_dirty_ = true;
+  }
+  if (with_history && tiles > history_capacity_) {
+    history_ = DeviceArray<unsigned long long>(static_cast<size_t>(tiles) * kHistBins);
+    history_capacity_ = tiles;
+    history_fresh_ = true;
+  }
+}
+
+void ClaheGpu::enqueue(ConstPlane src, Plane dst, cudaStream_t stream) {
+  enqueue_frame(src, nullptr, dst, {}, stream);
+}
+
+void ClaheGpu::enqueue_carrying(ConstPlane src, Plane dst, const CarriedPlanes &carried,
+                                cudaStream_t stream) {
+  enqueue_frame(src, nullptr, dst, carried, stream);
+}
+
+void ClaheGpu::enqueue_streaming(ConstPlane src, Plane dst, Plane stash, cudaStream_t stream) {
+  if (stash.width < src.width || stash.height < src.height)
+    throw std::invalid_argument("ClaheGpu: stash smaller than the source plane");
+  enqueue_frame(src, &stash, dst, {}, stream);
+}
+
+void ClaheGpu::enqueue_frame(ConstPlane src, const Plane *stash, Plane dst,
+                             const CarriedPlanes &carried, cudaStream_t stream) {
+  const ClaheGeometry geom = clahe_geometry(src.width, src.height, params_);
+  const bool smoothing = weight_ != 0;
+  reserve_tiles(geom.tiles(), smoothing);
+  if (state_dirty_) {
+    const size_t bins = static_cast<size_t>(tile_capacity_) * kHistBins;
+    CUDAFILTERS_CHECK(cudaMemsetAsync(tile_hist_.get(), 0, bins * sizeof(uint32_t), stream));
+    CUDAFILTERS_CHECK(cudaMemsetAsync(tile_done_.get(), 0, tile_capacity_ * sizeof(uint32_t),
+                                      stream));
+    history_fresh_ = true;
+    state_dirty_ = false;
+  }
+
+  History history{History::kOff, weight_, nullptr};
+  if (smoothing) {
+    if (geom.width != history_geometry_.width || geom.height != history_geometry_.height ||
+        geom.tiles_x != history_geometry_.tiles_x || geom.tiles_y != history_geometry_.tiles_y)
+      history_fresh_ = true;
+    history.mode = history_fresh_ ? History::kFresh : History::kBlend;
+    history.bins = history_.get();
+    history_geometry_ = geom;
+  }
+  // Off, the history restarts whenever smoothing is turned on again.
+  history_fresh_ = !smoothing;
+
+  // Counting: about two blocks per SM in all, each tile cut into bands.
+  Grid g{geom.width, geom.height, geom.tiles_x, geom.tiles_y, geom.tile_width, geom.tile_height,
+         geom.clip, geom.lut_scale, geom.inv_tile_width, geom.inv_tile_height, 1, 0, 0, false};
+  g.bands = std::min(geom.tile_height, std::max(1, ceil_div(2 * sm_count_, geom.tiles())));
+  g.band_rows = ceil_div(geom.tile_height, g.bands);
+  g.bands = ceil_div(geom.tile_height, g.band_rows);
+  g.row_lanes = row_lanes_for(geom.tile_width);
+  g.vectorize = aligned16(src.data, src.stride) && (!stash || aligned16(stash->data, stash->stride));
+  const Source source{src.data, src.stride, stash ? stash->data : nullptr,
+                      stash ? stash->stride : 0};
+
+  // Until both launches are queued the counters may be left half-counted.
+  state_dirty_ = true;
+  clahe_histogram_kernel<<<geom.tiles() * g.bands, kThreads, 0, stream>>>(
+      source, g, tile_hist_.get(), tile_done_.get(), history, luts_.get());
+  check_launch("clahe_histogram_kernel");
+
+  // Mapping: bands of rows no taller than a tile, about two blocks per SM.
+  const ConstPlane map_src =
+      stash ? ConstPlane(stash->data, stash->stride, src.width, src.height) : src;
+  MapJob job{map_src.data, map_src.stride, dst.data, dst.stride, split_for(map_src, dst), 0};
+  job.map_rows =
+      std::max(1, std::min(geom.tile_height, ceil_div(src.height, 2 * sm_count_)));
+  int items = 0;
+  const CopyJobs jobs = carried_jobs(carried, items);
+  const int blocks = ceil_div(src.height, job.map_rows);
+  const size_t shared = static_cast<size_t>(kMaxLutRows) * geom.tiles_x * kHistBins;
+  cudaLaunchAttribute overlap = dependent_launch_attribute();
+  const cudaLaunchConfig_t config =
+      launch_config(blocks, kThreads, stream, dependent_launch_ ? &overlap : nullptr, shared);
+  CUDAFILTERS_CHECK(cudaLaunchKernelEx(&config, clahe_map_kernel, job, g,
+                                       static_cast<const uint8_t *>(luts_.get()), jobs));
+  state_dirty_ = false;
+
+  copy_planes(carried, kMaxCarried, stream);
+}
+
+}  // namespace cudafilters

@@ -1,0 +1,66 @@
+// CLAHE on the GPU, bit-identical to ClaheCpu (and so to OpenCV's
+// cv::CLAHE): two kernels per frame on the caller's stream, no host round
+// trip. The first counts tile histograms and, in the last block to finish a
+// tile, clips it and builds its LUT; the second blends the four nearest
+// tile LUTs for every pixel (and copies carried planes while the first
+// still runs, on GPUs with programmatic dependent launch).
+#pragma once
+
+#include "clahe_params.h"
+#include "cuda_memory.h"
+#include "equalize_math.h"
+#include "gpu_plane_filter.h"
+
+namespace cudafilters {
+
+class ClaheGpu final : public GpuPlaneFilter {
+ public:
+  // Prepares the kernels for the current device; throws CudaError if this
+  // build has no code for it.
+  ClaheGpu();
+
+  // p must be valid (clahe_params_error(p) empty). Takes effect from the
+  // next frame; a new grid starts a new history.
+  void set_params(const ClaheParams &p) { params_ = p; }
+  // The weight on the past, 0 (off: every frame on its own) to 1; each
+  // tile's LUT then comes from its histogram blended with those of earlier
+  // frames, as ClaheCpu computes it.
+  void set_temporal_smoothing(double smoothing) { weight_ = history_weight(smoothing); }
+  void reset_history() override { history_fresh_ = true; }
+
+  void enqueue(ConstPlane src, Plane dst, cudaStream_t stream) override;
+  // Up to two carried planes are copied by the mapping kernel.
+  void enqueue_carrying(ConstPlane src, Plane dst, const CarriedPlanes &carried,
+                        cudaStream_t stream) override;
+  // Counting reads each source pixel once (and keeps it in the stash), and
+  // mapping writes each output pixel once: the kernels stream host memory.
+  bool streams_host_memory() const override { return true; }
+  void enqueue_streaming(ConstPlane src, Plane dst, Plane stash, cudaStream_t stream) override;
+
+ private:
+  void enqueue_frame(ConstPlane src, const Plane *stash, Plane dst, const CarriedPlanes &carried,
+                     cudaStream_t stream);
+  // Grows the per-tile buffers for `tiles` tiles.
+  void reserve_tiles(int tiles, bool with_history);
+
+  ClaheParams params_;
+  uint32_t weight_ = 0;
+  int sm_count_ = 1;
+  bool dependent_launch_ = false;
+
+  // Per tile: histogram (zero between frames), blocks done counting (zero
+  // between frames), LUT and smoothed histogram. Grown, never shrunk.
+  DeviceArray<uint32_t> tile_hist_;
+  DeviceArray<uint32_t> tile_done_;
+  DeviceArray<uint8_t> luts_;
+  DeviceArray<unsigned long long> history_;
+  int tile_capacity_ = 0;
+  int history_capacity_ = 0;
+  // The counters are cleared by the kernels that consume them; a fresh
+  // instance, or one whose last frame failed half-way, clears them first.
+  bool state_dirty_ = true;
+  bool history_fresh_ = true;
+  ClaheGeometry history_geometry_;
+};
+
+}  // namespace cudafilters

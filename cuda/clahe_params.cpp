@@ -1,0 +1,39 @@
+#include "clahe_params.h"
+
+#include "equalize_math.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace cudafilters {
+
+std::string clahe_params_error(const ClaheParams &p) {
+  if (!std::isfinite(p.clip_limit) || p.clip_limit < 0 || p.clip_limit > kClaheMaxClipLimit)
+    return "clip-limit must be a number from 0 to " + std::to_string(int(kClaheMaxClipLimit));
+  if (p.tiles_x < 1 || p.tiles_x > kClaheMaxTiles || p.tiles_y < 1 || p.tiles_y > kClaheMaxTiles)
+    return "tiles-x and tiles-y must be from 1 to " + std::to_string(kClaheMaxTiles);
+  return {};
+}
+
+ClaheGeometry clahe_geometry(int width, int height, const ClaheParams &p) {
+  ClaheGeometry g;
+  g.width = width;
+  g.height = height;
+  g.tiles_x = p.tiles_x;
+  g.tiles_y = p.tiles_y;
+  const bool divides = width % p.tiles_x == 0 && height % p.tiles_y == 0;
+  g.padded_width = divides ? width : width + p.tiles_x - width % p.tiles_x;
+  g.padded_height = divides ? height : height + p.tiles_y - height % p.tiles_y;
+  g.tile_width = g.padded_width / p.tiles_x;
+  g.tile_height = g.padded_height / p.tiles_y;
+  g.tile_area = g.tile_width * g.tile_height;
+  // OpenCV: int(clipLimit * tileArea / histSize) in double, at least 1.
+  if (p.clip_limit > 0)
+    g.clip = std::max(static_cast<int>(p.clip_limit * g.tile_area / kHistBins), 1);
+  g.lut_scale = static_cast<float>(kHistBins - 1) / static_cast<float>(g.tile_area);
+  g.inv_tile_width = 1.0f / static_cast<float>(g.tile_width);
+  g.inv_tile_height = 1.0f / static_cast<float>(g.tile_height);
+  return g;
+}
+
+}  // namespace cudafilters

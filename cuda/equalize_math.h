@@ -1,0 +1,134 @@
+// The arithmetic of histogram equalization shared by the CPU paths and the
+// kernels: OpenCV's rules for the equalization LUT (cv::equalizeHist) and
+// for CLAHE's clipped tile LUTs and their bilinear blend (cv::CLAHE), and
+// the fixed-point histograms that temporal smoothing blends over frames.
+// docs/cudahisteq.md and docs/cudaclahe.md state the same rules in words.
+#pragma once
+
+#include "hd_math.h"
+
+#include <cstdint>
+
+namespace cudafilters {
+
+constexpr int kHistBins = 256;
+
+// ---------------------------------------------------------------------------
+// Temporal smoothing. A smoothed histogram holds each bin in units of
+// 2^-16 pixel (48.16 fixed point), so blending is exact integer arithmetic:
+// CPU and GPU agree bit for bit, and a histogram of whole counts (a fresh
+// history) gives exactly the single-frame result.
+
+constexpr int kHistoryFracBits = 16;
+constexpr uint32_t kHistoryOne = 1u << kHistoryFracBits;
+// Converts a fixed-point quantity to pixels, exactly (a power of two).
+constexpr float kHistoryUnit = 1.f / kHistoryOne;
+
+// The weight on the past, temporal-smoothing in [0, 1], in 1/65536 units.
+inline uint32_t history_weight(double smoothing) {
+  const double w = smoothing * kHistoryOne + 0.5;
+  return w <= 0 ? 0u : w >= kHistoryOne ? kHistoryOne : static_cast<uint32_t>(w);
+}
+
+// One bin of the exponential moving average: w/65536 of the past, the rest
+// from this frame's count, rounded to the nearest unit (halves up). Stays
+// below 2^62 for counts up to 2^30.
+CUDAFILTERS_HD uint64_t smoothed_bin(uint64_t past, uint32_t count, uint32_t weight) {
+  const uint64_t now = static_cast<uint64_t>(count) << kHistoryFracBits;
+  return (weight * past + (kHistoryOne - weight) * now + (kHistoryOne >> 1)) >> kHistoryFracBits;
+}
+
+// A bin as the next frame's history starts it.
+CUDAFILTERS_HD uint64_t fresh_bin(uint32_t count) {
+  return static_cast<uint64_t>(count) << kHistoryFracBits;
+}
+
+// ---------------------------------------------------------------------------
+// Global equalization (cv::equalizeHist), on counts of any fixed point.
+// `first` is the first occupied bin, `first_count` its count, `total` the
+// histogram's sum, `cdf` the inclusive running sum at `bin`; all in the same
+// unit, `unit` the size of one pixel in floats (1 for plain counts).
+
+CUDAFILTERS_HD uint8_t equalized_level(int bin, int first, uint64_t first_count, uint64_t total,
+                                       uint64_t cdf, float unit) {
+  // A one-level frame maps to itself.
+  if (first_count == total) return static_cast<uint8_t>(bin);
+  if (bin <= first) return 0;
+  // OpenCV: scale = 255.f / (float)(N - h0); lut = round(sum * scale), sum
+  // excluding the first level. Scaling by a power of two (unit) commutes
+  // with the rounding of each conversion.
+  const float scale = div_rn(255.f, mul_rn(to_float_rn(total - first_count), unit));
+  return saturate_u8(round_even(mul_rn(mul_rn(to_float_rn(cdf - first_count), unit), scale)));
+}
+
+// ---------------------------------------------------------------------------
+// CLAHE (cv::createCLAHE(clip, grid)->apply()).
+
+// After clipping, `residual` (fewer than 256) left-over pixels go one each to
+// bins 0, step, 2 step, ... with step = max(256 / residual, 1).
+CUDAFILTERS_HD uint32_t residual_share(int bin, uint32_t residual) {
+  if (residual == 0) return 0;
+  const uint32_t step = kHistBins / residual > 1 ? kHistBins / residual : 1;
+  return (static_cast<uint32_t>(bin) % step == 0 && static_cast<uint32_t>(bin) / step < residual)
+             ? 1u
+             : 0u;
+}
+
+// Clipping a tile histogram held in fixed point with `frac_bits` fraction
+// bits (0 for plain counts). `limit` is OpenCV's per-tile clip value in the
+// same unit (0: no clipping). Counts above it are cut, and the whole pixels
+// cut from the tile (`excess`, summed over its bins by clahe_excess) are
+// spread evenly, the remainder stepped across the bins (residual_share); a
+// fraction of a pixel left over is dropped.
+CUDAFILTERS_HD uint64_t clahe_excess(uint64_t count, uint64_t limit) {
+  return limit != 0 && count > limit ? count - limit : 0;
+}
+
+CUDAFILTERS_HD uint64_t clahe_clipped_bin(uint64_t count, int bin, uint64_t limit, uint64_t excess,
+                                          int frac_bits) {
+  if (limit == 0) return count;
+  const uint64_t kept = count > limit ? limit : count;
+  const uint64_t whole = excess >> frac_bits;
+  const uint64_t share =
+      whole / kHistBins + residual_share(bin, static_cast<uint32_t>(whole % kHistBins));
+  return kept + (share << frac_bits);
+}
+
+// A tile's LUT entry from the running sum of its clipped histogram (in
+// pixels times `unit`): round(sum * 255 / tile area).
+CUDAFILTERS_HD uint8_t clahe_lut_level(uint64_t cdf, float unit, float lut_scale) {
+  return saturate_u8(round_even(mul_rn(mul_rn(to_float_rn(cdf), unit), lut_scale)));
+}
+
+// Where pixel coordinate `x` falls between tile centres: the two tiles to
+// blend (clamped to the grid) and the weight of the second. OpenCV's float
+// arithmetic: t = x * (1 / tile) - 0.5, lower tile floor(t), weight t - floor.
+struct TileBlend {
+  int lo, hi;
+  float w_hi, w_lo;  // w_lo = 1 - w_hi
+};
+
+CUDAFILTERS_HD TileBlend tile_blend(int x, float inv_tile, int tiles) {
+  const float t = sub_rn(mul_rn(static_cast<float>(x), inv_tile), 0.5f);
+  const int lo = floor_to_int(t);
+  TileBlend b;
+  b.w_hi = sub_rn(t, static_cast<float>(lo));
+  b.w_lo = sub_rn(1.f, b.w_hi);
+  b.lo = lo < 0 ? 0 : lo;
+  b.hi = lo + 1 > tiles - 1 ? tiles - 1 : lo + 1;
+  return b;
+}
+
+// The bilinear blend of the four tile LUT entries, in OpenCV's order:
+// (a * xw_lo + b * xw_hi) * yw_lo + (c * xw_lo + d * xw_hi) * yw_hi, each
+// operation rounded to float, then rounded to the nearest level.
+CUDAFILTERS_HD uint8_t clahe_blend(uint8_t top_lo, uint8_t top_hi, uint8_t bottom_lo,
+                                   uint8_t bottom_hi, const TileBlend &bx, const TileBlend &by) {
+  const float top = add_rn(mul_rn(static_cast<float>(top_lo), bx.w_lo),
+                           mul_rn(static_cast<float>(top_hi), bx.w_hi));
+  const float bottom = add_rn(mul_rn(static_cast<float>(bottom_lo), bx.w_lo),
+                              mul_rn(static_cast<float>(bottom_hi), bx.w_hi));
+  return saturate_u8(round_even(add_rn(mul_rn(top, by.w_lo), mul_rn(bottom, by.w_hi))));
+}
+
+}  // namespace cudafilters

@@ -1,0 +1,89 @@
+// Arithmetic that the CPU paths and the kernels must carry out identically:
+// each helper compiles for both, rounding every float operation on its own
+// (no fused multiply-add) and rounding to nearest even, as x86 code does. A
+// result that only differs in how it is rounded then cannot drift between the
+// two paths.
+#pragma once
+
+#include <cstdint>
+
+#ifdef __CUDACC__
+#define CUDAFILTERS_HD __host__ __device__ __forceinline__
+#else
+#include <cmath>
+#define CUDAFILTERS_HD inline
+#endif
+
+namespace cudafilters {
+
+CUDAFILTERS_HD float mul_rn(float a, float b) {
+#ifdef __CUDA_ARCH__
+  return __fmul_rn(a, b);
+#else
+  return a * b;
+#endif
+}
+
+CUDAFILTERS_HD float add_rn(float a, float b) {
+#ifdef __CUDA_ARCH__
+  return __fadd_rn(a, b);
+#else
+  return a + b;
+#endif
+}
+
+CUDAFILTERS_HD float sub_rn(float a, float b) {
+#ifdef __CUDA_ARCH__
+  return __fsub_rn(a, b);
+#else
+  return a - b;
+#endif
+}
+
+CUDAFILTERS_HD float div_rn(float a, float b) {
+#ifdef __CUDA_ARCH__
+  return __fdiv_rn(a, b);
+#else
+  return a / b;
+#endif
+}
+
+// An integer to the nearest float (OpenCV converts its int counts this way).
+CUDAFILTERS_HD float to_float_rn(uint64_t v) {
+#ifdef __CUDA_ARCH__
+  return __ull2float_rn(v);
+#else
+  return static_cast<float>(v);
+#endif
+}
+
+// Round half to even, as cvRound and lrintf do in the default rounding mode.
+CUDAFILTERS_HD int round_even(float v) {
+#ifdef __CUDA_ARCH__
+  return __float2int_rn(v);
+#else
+  return static_cast<int>(std::nearbyint(v));
+#endif
+}
+
+CUDAFILTERS_HD int floor_to_int(float v) {
+#ifdef __CUDA_ARCH__
+  return __float2int_rd(v);
+#else
+  return static_cast<int>(std::floor(v));
+#endif
+}
+
+CUDAFILTERS_HD uint8_t saturate_u8(int v) {
+  return static_cast<uint8_t>(v < 0 ? 0 : v > 255 ? 255 : v);
+}
+
+// Reflect-101 index into [0, len) for any distance outside it (OpenCV's
+// BORDER_REFLECT_101, reflected again while still outside).
+CUDAFILTERS_HD int reflect101(int i, int len) {
+  if (len == 1) return 0;
+  while (i < 0 || i >= len) i = i < 0 ? -i : 2 * len - 2 - i;
+  return i;
+}
+
+}  // namespace cudafilters

@@ -1,0 +1,175 @@
+// Device-side building blocks shared by the engines' kernels: how a plane
+// splits into 16-byte vectors and scalar tails, grid- and block-strided
+// visits of its pixels, programmatic dependent launch, and the copies of
+// carried planes (chroma) folded into a filter's own kernels. Included by
+// .cu files only.
+#pragma once
+
+#include "cuda_check.h"
+#include "gpu_plane_filter.h"
+#include "plane.h"
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+
+namespace cudafilters {
+namespace kernels {
+
+constexpr int kVecBytes = 16;
+
+// How a plane splits into 16-byte vectors (only when every row start is
+// 16-byte aligned) and the scalar columns left at the end of each row.
+struct Split {
+  int width;
+  int height;
+  int vecs_per_row;
+  int tail_start;  // first column handled byte by byte
+};
+
+inline bool aligned16(const void *p, size_t stride) {
+  return reinterpret_cast<uintptr_t>(p) % kVecBytes == 0 && stride % kVecBytes == 0;
+}
+
+inline Split make_split(int width, int height, bool vectorize) {
+  const int vecs = vectorize ? width / kVecBytes : 0;
+  return Split{width, height, vecs, vecs * kVecBytes};
+}
+
+// Vectors only when both sides allow them.
+inline Split split_for(ConstPlane src, ConstPlane dst) {
+  return make_split(src.width, src.height,
+                    aligned16(src.data, src.stride) && aligned16(dst.data, dst.stride));
+}
+
+// Work items (vectors or tail bytes) of the larger of a plane's two passes.
+inline int work_items(const Split &s) {
+  const int vec = s.height * s.vecs_per_row;
+  const int tail = s.height * (s.width - s.tail_start);
+  return vec > tail ? vec : tail;
+}
+
+// Visits a plane with threads start, start + stride, ...: vec(y, x) for each
+// 16-byte vector x of row y, then scalar(y, x) for each column of the
+// unaligned tail.
+template <typename Vec, typename Scalar>
+__device__ __forceinline__ void for_each_pixel_group(const Split &s, int start, int stride, Vec vec,
+                                                     Scalar scalar) {
+  const int vec_items = s.height * s.vecs_per_row;
+  for (int i = start; i < vec_items; i += stride) {
+    const int y = i / s.vecs_per_row;
+    vec(y, i - y * s.vecs_per_row);
+  }
+  const int tail_width = s.width - s.tail_start;
+  const int tail_items = s.height * tail_width;
+  for (int i = start; i < tail_items; i += stride) {
+    const int y = i / tail_width;
+    scalar(y, s.tail_start + (i - y * tail_width));
+  }
+}
+
+// The same over the whole grid.
+template <typename Vec, typename Scalar>
+__device__ __forceinline__ void for_each_pixel_group(const Split &s, Vec vec, Scalar scalar) {
+  for_each_pixel_group(s, blockIdx.x * blockDim.x + threadIdx.x, gridDim.x * blockDim.x, vec,
+                       scalar);
+}
+
+// Programmatic dependent launch (compute capability 9.0+): a kernel lets the
+// next one on its stream be scheduled before it ends, and the next one waits
+// for its completion and memory before reading what it wrote. Both are
+// no-ops for a grid not launched that way, and are compiled out for older
+// architectures.
+__device__ __forceinline__ void allow_dependent_launch() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
+__device__ __forceinline__ void wait_for_prerequisite_grid() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
+// Planes copied unchanged by a filter's kernel (the chroma of a YUV frame):
+// every supported YUV layout has at most two.
+constexpr int kMaxCarried = 2;
+
+struct CopyJob {
+  const uint8_t *src;
+  size_t src_pitch;
+  uint8_t *dst;
+  size_t dst_pitch;
+  Split s;
+};
+
+struct CopyJobs {
+  CopyJob job[kMaxCarried];
+  int count;
+};
+
+// Copies this thread's share of a carried plane (grid-strided).
+__device__ __forceinline__ void copy_plane(const CopyJob &j) {
+  for_each_pixel_group(
+      j.s,
+      [&](int y, int x) {
+        reinterpret_cast<uint4 *>(j.dst + y * j.dst_pitch)[x] =
+            __ldg(reinterpret_cast<const uint4 *>(j.src + y * j.src_pitch) + x);
+      },
+      [&](int y, int x) { j.dst[y * j.dst_pitch + x] = j.src[y * j.src_pitch + x]; });
+}
+
+__device__ __forceinline__ void copy_planes(const CopyJobs &jobs) {
+  for (int j = 0; j < jobs.count; ++j) copy_plane(jobs.job[j]);
+}
+
+// Up to kMaxCarried planes for a kernel to copy; raises `items` to the work
+// items the largest of them needs. The rest go by GpuPlaneFilter::copy_planes
+// from index kMaxCarried.
+inline CopyJobs carried_jobs(const CarriedPlanes &carried, int &items) {
+  CopyJobs jobs{};
+  for (size_t i = 0; i < carried.size() && i < kMaxCarried; ++i) {
+    const CarriedPlane &p = carried[i];
+    const Split s = split_for(p.src, p.dst);
+    jobs.job[jobs.count++] = CopyJob{p.src.data, p.src.stride, p.dst.data, p.dst.stride, s};
+    items = std::max(items, work_items(s));
+  }
+  return jobs;
+}
+
+// A launch of `threads`-thread blocks with at most one launch attribute and
+// `shared` bytes of dynamic shared memory. cudaLaunchKernelEx returns launch
+// errors itself: no check_launch after it.
+inline cudaLaunchConfig_t launch_config(int blocks, int threads, cudaStream_t stream,
+                                        cudaLaunchAttribute *attr, size_t shared = 0) {
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(blocks);
+  config.blockDim = dim3(threads);
+  config.dynamicSmemBytes = shared;
+  config.stream = stream;
+  config.attrs = attr;
+  config.numAttrs = attr ? 1 : 0;
+  return config;
+}
+
+// The attribute that lets a kernel start while its predecessor on the stream
+// finishes (see allow_dependent_launch).
+inline cudaLaunchAttribute dependent_launch_attribute() {
+  cudaLaunchAttribute a{};
+  a.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  a.val.programmaticStreamSerializationAllowed = 1;
+  return a;
+}
+
+// Whether the current device runs programmatic dependent launch (9.0+).
+inline bool device_has_dependent_launch() {
+  int device = 0, major = 0;
+  CUDAFILTERS_CHECK(cudaGetDevice(&device));
+  CUDAFILTERS_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  return major >= 9;
+}
+
+}  // namespace kernels
+}  // namespace cudafilters

@@ -1,0 +1,65 @@
+#include "plane_levels.h"
+
+#include "plane_kernels.cuh"
+
+namespace cudafilters {
+
+namespace {
+
+using namespace kernels;
+
+constexpr int kThreads = kHistBins;
+
+__device__ __forceinline__ void count_plane(const uint8_t *data, size_t pitch, const Split &s,
+                                            unsigned int *hist) {
+  for_each_pixel_group(
+      s,
+      [&](int y, int x) {
+        const uint4 q = __ldg(reinterpret_cast<const uint4 *>(data + y * pitch) + x);
+        for (unsigned int w : {q.x, q.y, q.z, q.w})
+          for (int k = 0; k < 4; ++k) atomicAdd(&hist[(w >> (8 * k)) & 0xFFu], 1u);
+      },
+      [&](int y, int x) { atomicAdd(&hist[data[y * pitch + x]], 1u); });
+}
+
+// Both planes' histograms: per-block counts in shared memory, merged into
+// `counts` (input bins, then output bins), which start at zero.
+__global__ void __launch_bounds__(kThreads)
+    count_levels_kernel(const uint8_t *in, size_t in_pitch, Split in_split, const uint8_t *out,
+                        size_t out_pitch, Split out_split, unsigned int *counts) {
+  __shared__ unsigned int hist[2][kHistBins];
+  hist[0][threadIdx.x] = hist[1][threadIdx.x] = 0;
+  __syncthreads();
+  count_plane(in, in_pitch, in_split, hist[0]);
+  count_plane(out, out_pitch, out_split, hist[1]);
+  __syncthreads();
+  for (int p = 0; p < 2; ++p)
+    if (hist[p][threadIdx.x]) atomicAdd(&counts[p * kHistBins + threadIdx.x], hist[p][threadIdx.x]);
+}
+
+Split own_split(ConstPlane p) {
+  return make_split(p.width, p.height, aligned16(p.data, p.stride));
+}
+
+}  // namespace
+
+LevelCounterGpu::LevelCounterGpu() : counts_(2 * kHistBins) {
+  host_.reserve(sizeof(FrameLevels));
+  int device = 0;
+  CUDAFILTERS_CHECK(cudaGetDevice(&device));
+  CUDAFILTERS_CHECK(cudaDeviceGetAttribute(&sm_count_, cudaDevAttrMultiProcessorCount, device));
+}
+
+void LevelCounterGpu::enqueue(ConstPlane in, ConstPlane out, cudaStream_t stream) {
+  CUDAFILTERS_CHECK(cudaMemsetAsync(counts_.get(), 0, sizeof(FrameLevels), stream));
+  const Split si = own_split(in), so = own_split(out);
+  const int items = std::max(work_items(si), work_items(so));
+  const int blocks = std::max(1, std::min((items + kThreads - 1) / kThreads, 2 * sm_count_));
+  count_levels_kernel<<<blocks, kThreads, 0, stream>>>(in.data, in.stride, si, out.data,
+                                                        out.stride, so, counts_.get());
+  check_launch("count_levels_kernel");
+  CUDAFILTERS_CHECK(cudaMemcpyAsync(host_.data(), counts_.get(), sizeof(FrameLevels),
+                                    cudaMemcpyDeviceToHost, stream));
+}
+
+}  // namespace cudafilters
