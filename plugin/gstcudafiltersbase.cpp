@@ -8,6 +8,7 @@
 #include <gst/cuda/gstcudamemory.h>
 #include <gst/cuda/gstcudautils.h>
 
+#include <atomic>
 #include <cstring>
 #include <exception>
 #include <new>
@@ -17,6 +18,7 @@
 #include "cuda_check.h"
 #include "gstcudafiltershostallocator.h"
 #include "gpu_frame_runner.h"
+#include "plane_levels.h"
 
 GST_DEBUG_CATEGORY_STATIC (gst_cuda_filters_base_debug);
 #define GST_CAT_DEFAULT gst_cuda_filters_base_debug
@@ -26,10 +28,14 @@ enum
   PROP_0,
   PROP_BACKEND,
   PROP_DEVICE_ID,
+  PROP_POST_MESSAGES,
+  PROP_MESSAGE_INTERVAL,
 };
 
 #define DEFAULT_BACKEND GST_CUDA_FILTERS_BACKEND_AUTO
 #define DEFAULT_DEVICE_ID -1
+#define DEFAULT_POST_MESSAGES FALSE
+#define DEFAULT_MESSAGE_INTERVAL (GST_SECOND / 10)
 
 /* Index arithmetic in the kernels is 32-bit; 2^30 pixels (32768 x 32768)
  * leaves it headroom. */
@@ -89,6 +95,8 @@ struct GstCudaFiltersBasePrivate
   /* Settings, under the object lock. */
   GstCudaFiltersBackend backend = DEFAULT_BACKEND;
   gint device_id = DEFAULT_DEVICE_ID;
+  bool post_messages = DEFAULT_POST_MESSAGES;
+  GstClockTime message_interval = DEFAULT_MESSAGE_INTERVAL;
 
   /* Streaming state. */
   GstCudaContext *context = nullptr;
@@ -97,6 +105,11 @@ struct GstCudaFiltersBasePrivate
   /* Negotiated video/x-raw(memory:CUDAMemory): frames stay on the GPU. */
   bool cuda_caps = false;
   bool poison_outputs = poison_requested ();
+  /* The next frame starts a new history (set from flushing threads too). */
+  std::atomic<bool> restart_history { true };
+  /* Running time of the last statistics message; NONE: none since the
+   * start or the last flush. */
+  GstClockTime last_message = GST_CLOCK_TIME_NONE;
 };
 
 #define gst_cuda_filters_base_parent_class parent_class
@@ -159,6 +172,19 @@ gst_cuda_filters_base_class_add_pad_templates (GstElementClass * klass,
   gst_element_class_add_pad_template (klass,
       gst_pad_template_new ("src", GST_PAD_SRC, GST_PAD_ALWAYS, caps));
   gst_caps_unref (caps);
+}
+
+GParamSpec *
+gst_cuda_filters_param_spec_temporal_smoothing (void)
+{
+  return g_param_spec_double ("temporal-smoothing", "Temporal smoothing",
+      "Weight of earlier frames in the histograms the mapping comes from "
+      "(exponential moving average): 0 maps every frame on its own, higher "
+      "values let changes of brightness fade in over more frames instead of "
+      "flickering. Restarts on new caps, a flush, a seek and a DISCONT buffer",
+      0.0, 1.0, 0.0, (GParamFlags) (G_PARAM_READWRITE |
+          GST_PARAM_MUTABLE_PLAYING | GST_PARAM_CONTROLLABLE |
+          G_PARAM_STATIC_STRINGS));
 }
 
 /* Frees the GPU state (in its context) and drops the context. */
@@ -238,6 +264,8 @@ gst_cuda_filters_base_start (GstBaseTransform * trans)
   gint device_id = priv->device_id;
   GST_OBJECT_UNLOCK (self);
 
+  priv->restart_history = true;
+  priv->last_message = GST_CLOCK_TIME_NONE;
   if (backend == GST_CUDA_FILTERS_BACKEND_CPU) {
     GST_INFO_OBJECT (self, "running on the CPU (backend=cpu)");
     return TRUE;
@@ -311,6 +339,7 @@ gst_cuda_filters_base_set_caps (GstBaseTransform * trans, GstCaps * incaps,
   }
 
   priv->info = info;
+  priv->restart_history = true;
   GstCapsFeatures *features = gst_caps_get_features (incaps, 0);
   priv->cuda_caps = features && gst_caps_features_contains (features,
       GST_CAPS_FEATURE_MEMORY_CUDA_MEMORY);
@@ -649,6 +678,8 @@ run_on_gpu (GstCudaFiltersBase * self, const Work & work)
   try {
     if (klass->configure_gpu_filter)
       klass->configure_gpu_filter (self, *priv->gpu->filter);
+    if (priv->restart_history.exchange (false))
+      priv->gpu->filter->reset_history ();
     work (*priv->gpu);
   } catch (const cudafilters::CudaError & e) {
     GST_ELEMENT_ERROR (self, LIBRARY, FAILED, ("CUDA processing failed."),
@@ -666,10 +697,10 @@ run_on_gpu (GstCudaFiltersBase * self, const Work & work)
  * filter allows it, otherwise upload, filter, download. */
 static GstFlowReturn
 filter_on_gpu (GstCudaFiltersBase * self, cudafilters::ConstPlane src,
-    cudafilters::Plane dst)
+    cudafilters::Plane dst, cudafilters::FrameLevels * levels)
 {
   return run_on_gpu (self, [&](GpuState & gpu) {
-        gpu.runner.process_host (*gpu.filter, src, dst);
+        gpu.runner.process_host (*gpu.filter, src, dst, levels);
         GST_LOG_OBJECT (self, "host frame %s", gpu.runner.last_frame_streamed ()
             ? "streamed from and to pinned memory" : "copied in and out");
       });
@@ -679,7 +710,7 @@ filter_on_gpu (GstCudaFiltersBase * self, cudafilters::ConstPlane src,
  * other planes are copied on the device. */
 static GstFlowReturn
 filter_device_frames (GstCudaFiltersBase * self, GstVideoFrame * in_frame,
-    GstVideoFrame * out_frame)
+    GstVideoFrame * out_frame, cudafilters::FrameLevels * levels)
 {
   return run_on_gpu (self, [&](GpuState & gpu) {
         gpu.carried.clear ();
@@ -693,8 +724,82 @@ filter_device_frames (GstCudaFiltersBase * self, GstVideoFrame * in_frame,
           gpu.carried.push_back ({src, dst});
         }
         gpu.runner.process_device (*gpu.filter, frame_plane (in_frame, 0),
-            frame_plane_mut (out_frame, 0), gpu.carried);
+            frame_plane_mut (out_frame, 0), gpu.carried, levels);
       });
+}
+
+/* Whether this frame's statistics go on the bus: the first frame after the
+ * start or a flush, then one per message-interval of running time. Frames
+ * without a timestamp each post one. */
+static bool
+message_due (GstCudaFiltersBase * self, GstBuffer * inbuf)
+{
+  GstCudaFiltersBasePrivate *priv = get_priv (self);
+  GST_OBJECT_LOCK (self);
+  const bool enabled = priv->post_messages;
+  const GstClockTime interval = priv->message_interval;
+  GST_OBJECT_UNLOCK (self);
+  if (!enabled)
+    return false;
+
+  const GstClockTime now = gst_segment_to_running_time (
+      &GST_BASE_TRANSFORM (self)->segment, GST_FORMAT_TIME,
+      GST_BUFFER_PTS (inbuf));
+  if (!GST_CLOCK_TIME_IS_VALID (now))
+    return true;
+  if (GST_CLOCK_TIME_IS_VALID (priv->last_message) && now >= priv->last_message
+      && now - priv->last_message < interval)
+    return false;
+  priv->last_message = now;
+  return true;
+}
+
+static GValue
+histogram_value (const uint32_t hist[cudafilters::kHistBins])
+{
+  GValue array = G_VALUE_INIT;
+  gst_value_array_init (&array, cudafilters::kHistBins);
+  for (int b = 0; b < cudafilters::kHistBins; ++b) {
+    GValue v = G_VALUE_INIT;
+    g_value_init (&v, G_TYPE_UINT);
+    g_value_set_uint (&v, hist[b]);
+    gst_value_array_append_and_take_value (&array, &v);
+  }
+  return array;
+}
+
+/* An element message named after the element (its factory) with the
+ * filtered plane's statistics for the frame in @inbuf. */
+static void
+post_levels_message (GstCudaFiltersBase * self, GstBuffer * inbuf,
+    const cudafilters::FrameLevels & levels)
+{
+  GstBaseTransform *trans = GST_BASE_TRANSFORM (self);
+  const GstClockTime pts = GST_BUFFER_PTS (inbuf);
+  const cudafilters::LevelSummary in = cudafilters::summarize_levels (levels.input);
+  const cudafilters::LevelSummary out =
+      cudafilters::summarize_levels (levels.output);
+  GstElementFactory *factory = gst_element_get_factory (GST_ELEMENT (self));
+  const gchar *name = factory ? GST_OBJECT_NAME (factory) :
+      G_OBJECT_TYPE_NAME (self);
+
+  GstStructure *s = gst_structure_new (name,
+      "timestamp", G_TYPE_UINT64, pts,
+      "duration", G_TYPE_UINT64, GST_BUFFER_DURATION (inbuf),
+      "running-time", G_TYPE_UINT64, gst_segment_to_running_time (&trans->segment,
+          GST_FORMAT_TIME, pts),
+      "stream-time", G_TYPE_UINT64, gst_segment_to_stream_time (&trans->segment,
+          GST_FORMAT_TIME, pts),
+      "input-min", G_TYPE_UINT, (guint) in.min,
+      "input-max", G_TYPE_UINT, (guint) in.max,
+      "input-mean", G_TYPE_DOUBLE, in.mean,
+      "output-min", G_TYPE_UINT, (guint) out.min,
+      "output-max", G_TYPE_UINT, (guint) out.max,
+      "output-mean", G_TYPE_DOUBLE, out.mean, nullptr);
+  GValue hist = histogram_value (levels.input);
+  gst_structure_take_value (s, "histogram", &hist);
+  gst_element_post_message (GST_ELEMENT (self),
+      gst_message_new_element (GST_OBJECT (self), s));
 }
 
 static GstFlowReturn
@@ -737,9 +842,15 @@ gst_cuda_filters_base_transform (GstBaseTransform * trans, GstBuffer * inbuf,
     return GST_FLOW_ERROR;
   }
 
+  if (GST_BUFFER_FLAG_IS_SET (inbuf, GST_BUFFER_FLAG_DISCONT))
+    priv->restart_history = true;
+  cudafilters::FrameLevels levels;
+  cudafilters::FrameLevels *want_levels = message_due (self, inbuf) ? &levels :
+      nullptr;
+
   GstFlowReturn ret;
   if (on_device) {
-    ret = filter_device_frames (self, &in_frame, &out_frame);
+    ret = filter_device_frames (self, &in_frame, &out_frame, want_levels);
   } else {
     cudafilters::ConstPlane src = frame_plane (&in_frame, 0);
     cudafilters::Plane dst = frame_plane_mut (&out_frame, 0);
@@ -748,10 +859,17 @@ gst_cuda_filters_base_transform (GstBaseTransform * trans, GstBuffer * inbuf,
         memset (dst.data + y * dst.stride, 0xA5, dst.width);
     }
     ret = GST_FLOW_OK;
-    if (priv->gpu)
-      ret = filter_on_gpu (self, src, dst);
-    else
+    if (priv->gpu) {
+      ret = filter_on_gpu (self, src, dst, want_levels);
+    } else {
+      if (priv->restart_history.exchange (false) && klass->reset_cpu_history)
+        klass->reset_cpu_history (self);
       klass->filter_cpu (self, src, dst);
+      if (want_levels) {
+        cudafilters::count_levels_cpu (src, levels.input);
+        cudafilters::count_levels_cpu (dst, levels.output);
+      }
+    }
 
     /* Only the first (luma or gray) plane is filtered; the others are
      * carried. */
@@ -762,7 +880,27 @@ gst_cuda_filters_base_transform (GstBaseTransform * trans, GstBuffer * inbuf,
 
   gst_video_frame_unmap (&out_frame);
   gst_video_frame_unmap (&in_frame);
+  if (ret == GST_FLOW_OK && want_levels)
+    post_levels_message (self, inbuf, levels);
   return ret;
+}
+
+/* A flush or a new segment (a seek) breaks the stream: histories restart
+ * and the next frame posts its statistics. */
+static gboolean
+gst_cuda_filters_base_sink_event (GstBaseTransform * trans, GstEvent * event)
+{
+  GstCudaFiltersBasePrivate *priv = get_priv (GST_CUDA_FILTERS_BASE (trans));
+  switch (GST_EVENT_TYPE (event)) {
+    case GST_EVENT_FLUSH_STOP:
+    case GST_EVENT_SEGMENT:
+      priv->restart_history = true;
+      priv->last_message = GST_CLOCK_TIME_NONE;
+      break;
+    default:
+      break;
+  }
+  return GST_BASE_TRANSFORM_CLASS (parent_class)->sink_event (trans, event);
 }
 
 static void
@@ -778,6 +916,12 @@ gst_cuda_filters_base_set_property (GObject * object, guint prop_id,
       break;
     case PROP_DEVICE_ID:
       priv->device_id = g_value_get_int (value);
+      break;
+    case PROP_POST_MESSAGES:
+      priv->post_messages = g_value_get_boolean (value);
+      break;
+    case PROP_MESSAGE_INTERVAL:
+      priv->message_interval = g_value_get_uint64 (value);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -799,6 +943,12 @@ gst_cuda_filters_base_get_property (GObject * object, guint prop_id,
       break;
     case PROP_DEVICE_ID:
       g_value_set_int (value, priv->device_id);
+      break;
+    case PROP_POST_MESSAGES:
+      g_value_set_boolean (value, priv->post_messages);
+      break;
+    case PROP_MESSAGE_INTERVAL:
+      g_value_set_uint64 (value, priv->message_interval);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -843,6 +993,21 @@ gst_cuda_filters_base_class_init (GstCudaFiltersBaseClass * klass)
           (GParamFlags) (G_PARAM_READWRITE | GST_PARAM_MUTABLE_READY |
               G_PARAM_STATIC_STRINGS)));
 
+  g_object_class_install_property (gobject_class, PROP_POST_MESSAGES,
+      g_param_spec_boolean ("post-messages", "Post messages",
+          "Post an element message named after the element with the filtered "
+          "plane's input histogram and its input and output minimum, maximum "
+          "and mean, once per message-interval",
+          DEFAULT_POST_MESSAGES,
+          (GParamFlags) (G_PARAM_READWRITE | GST_PARAM_MUTABLE_PLAYING |
+              G_PARAM_STATIC_STRINGS)));
+  g_object_class_install_property (gobject_class, PROP_MESSAGE_INTERVAL,
+      g_param_spec_uint64 ("message-interval", "Message interval",
+          "Running time between two statistics messages, in nanoseconds "
+          "(0: every frame)", 0, G_MAXUINT64, DEFAULT_MESSAGE_INTERVAL,
+          (GParamFlags) (G_PARAM_READWRITE | GST_PARAM_MUTABLE_PLAYING |
+              G_PARAM_STATIC_STRINGS)));
+
   element_class->set_context =
       GST_DEBUG_FUNCPTR (gst_cuda_filters_base_set_context);
 
@@ -863,6 +1028,7 @@ gst_cuda_filters_base_class_init (GstCudaFiltersBaseClass * klass)
   trans_class->before_transform =
       GST_DEBUG_FUNCPTR (gst_cuda_filters_base_before_transform);
   trans_class->transform = GST_DEBUG_FUNCPTR (gst_cuda_filters_base_transform);
+  trans_class->sink_event = GST_DEBUG_FUNCPTR (gst_cuda_filters_base_sink_event);
 
   GST_DEBUG_CATEGORY_INIT (gst_cuda_filters_base_debug, "cudafiltersbase", 0,
       "Base class of the cudafilters elements");

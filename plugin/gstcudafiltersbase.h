@@ -1,9 +1,11 @@
 /* Base class for this plugin's video filters.
  *
- * It owns what every element here shares: the `backend` and `cuda-device-id`
- * properties, the GstCudaContext (shared with neighbours through GStreamer's
- * context query and messages), caps parsing, frame mapping, and turning
- * engine failures into element errors. Subclasses supply the algorithm: a GPU
+ * It owns what every element here shares: the `backend`, `cuda-device-id`,
+ * `post-messages` and `message-interval` properties, the GstCudaContext
+ * (shared with neighbours through GStreamer's context query and messages),
+ * caps parsing, frame mapping, the level statistics posted on the bus, when
+ * a filter's history of earlier frames must restart, and turning engine
+ * failures into element errors. Subclasses supply the algorithm: a GPU
  * engine (cudafilters::GpuPlaneFilter) and a CPU implementation of the same
  * arithmetic.
  */
@@ -49,6 +51,13 @@ struct _GstCudaFiltersBaseClass
   /* Filters one plane on the CPU (backend=cpu, or auto without a GPU). */
   void (*filter_cpu) (GstCudaFiltersBase * self, cudafilters::ConstPlane src,
       cudafilters::Plane dst);
+
+  /* The CPU implementation forgets what it kept of earlier frames (temporal
+   * smoothing): the next frame starts a new history. Called on the streaming
+   * thread after new caps, a flush, a new segment (a seek) or a DISCONT
+   * buffer. The GPU engine is reset by the base
+   * (GpuPlaneFilter::reset_history). Optional. */
+  void (*reset_cpu_history) (GstCudaFiltersBase * self);
 };
 
 /* 8-bit formats whose first plane is luma (or gray): the elements filter
@@ -63,6 +72,11 @@ struct _GstCudaFiltersBaseClass
  * @formats in system memory. */
 void gst_cuda_filters_base_class_add_pad_templates (GstElementClass * klass,
     const gchar * formats, const gchar * cuda_formats);
+
+/* The `temporal-smoothing` property of the equalizing elements: the weight
+ * on the past in the exponential moving average of their histograms, 0 to 1
+ * (default 0: off), live and controllable. */
+GParamSpec *gst_cuda_filters_param_spec_temporal_smoothing (void);
 
 /* Whether plugin_init loaded the CUDA driver library. */
 void gst_cuda_filters_set_cuda_loaded (gboolean loaded);

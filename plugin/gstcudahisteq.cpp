@@ -7,13 +7,17 @@
  * one CUDA stream; the host waits once per frame. The output is bit-identical
  * to OpenCV's cv::equalizeHist.
  *
+ * With `temporal-smoothing` above 0 the mapping of each frame comes from its
+ * histogram blended with those of earlier frames, so a sudden change of
+ * brightness fades in over a few frames instead of flickering.
+ *
  * Without a usable GPU, `backend=auto` (the default) runs the same algorithm
  * on the CPU and posts a warning on the bus; `backend=cuda` fails to start.
  *
  * ## Example launch lines
  * |[
  * gst-launch-1.0 filesrc location=in.png ! pngdec ! videoconvert ! video/x-raw,format=GRAY8 ! cudahisteq ! pngenc ! filesink location=out.png
- * gst-launch-1.0 v4l2src ! videoconvert ! video/x-raw,format=GRAY8 ! cudahisteq ! videoconvert ! autovideosink
+ * gst-launch-1.0 v4l2src ! videoconvert ! video/x-raw,format=GRAY8 ! cudahisteq temporal-smoothing=0.9 ! videoconvert ! autovideosink
  * ]|
  */
 
@@ -23,21 +27,49 @@
 
 #include "gstcudahisteq.h"
 
+#include <new>
+
 #include "histeq_cpu.h"
 #include "histeq_gpu.h"
 
 GST_DEBUG_CATEGORY_STATIC (gst_cuda_hist_eq_debug);
 #define GST_CAT_DEFAULT gst_cuda_hist_eq_debug
 
+enum
+{
+  PROP_0,
+  PROP_TEMPORAL_SMOOTHING,
+};
+
+struct GstCudaHistEqState
+{
+  /* Under the object lock. */
+  double temporal_smoothing = 0.0;
+  /* Streaming thread only. */
+  cudafilters::HistEqCpu cpu;
+};
+
 struct _GstCudaHistEq
 {
   GstCudaFiltersBase parent;
+
+  /* C++ state: constructed in init, destroyed in finalize. */
+  GstCudaHistEqState state;
 };
 
 #define gst_cuda_hist_eq_parent_class parent_class
 G_DEFINE_TYPE (GstCudaHistEq, gst_cuda_hist_eq, GST_TYPE_CUDA_FILTERS_BASE);
 GST_ELEMENT_REGISTER_DEFINE (cudahisteq, "cudahisteq", GST_RANK_NONE,
     GST_TYPE_CUDA_HIST_EQ);
+
+static double
+snapshot_smoothing (GstCudaHistEq * self)
+{
+  GST_OBJECT_LOCK (self);
+  const double s = self->state.temporal_smoothing;
+  GST_OBJECT_UNLOCK (self);
+  return s;
+}
 
 static std::unique_ptr<cudafilters::GpuPlaneFilter>
 gst_cuda_hist_eq_create_gpu_filter (GstCudaFiltersBase *)
@@ -46,17 +78,82 @@ gst_cuda_hist_eq_create_gpu_filter (GstCudaFiltersBase *)
 }
 
 static void
-gst_cuda_hist_eq_filter_cpu (GstCudaFiltersBase *, cudafilters::ConstPlane src,
-    cudafilters::Plane dst)
+gst_cuda_hist_eq_configure_gpu_filter (GstCudaFiltersBase * base,
+    cudafilters::GpuPlaneFilter & filter)
 {
-  cudafilters::equalize_hist_cpu (src, dst);
+  static_cast<cudafilters::HistEqGpu &> (filter).set_temporal_smoothing
+      (snapshot_smoothing (GST_CUDA_HIST_EQ (base)));
+}
+
+static void
+gst_cuda_hist_eq_filter_cpu (GstCudaFiltersBase * base,
+    cudafilters::ConstPlane src, cudafilters::Plane dst)
+{
+  GstCudaHistEq *self = GST_CUDA_HIST_EQ (base);
+  self->state.cpu.set_temporal_smoothing (snapshot_smoothing (self));
+  self->state.cpu.process (src, dst);
+}
+
+static void
+gst_cuda_hist_eq_reset_cpu_history (GstCudaFiltersBase * base)
+{
+  GST_CUDA_HIST_EQ (base)->state.cpu.reset_history ();
+}
+
+static void
+gst_cuda_hist_eq_set_property (GObject * object, guint prop_id,
+    const GValue * value, GParamSpec * pspec)
+{
+  GstCudaHistEq *self = GST_CUDA_HIST_EQ (object);
+
+  switch (prop_id) {
+    case PROP_TEMPORAL_SMOOTHING:
+      GST_OBJECT_LOCK (self);
+      self->state.temporal_smoothing = g_value_get_double (value);
+      GST_OBJECT_UNLOCK (self);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      break;
+  }
+}
+
+static void
+gst_cuda_hist_eq_get_property (GObject * object, guint prop_id,
+    GValue * value, GParamSpec * pspec)
+{
+  GstCudaHistEq *self = GST_CUDA_HIST_EQ (object);
+
+  switch (prop_id) {
+    case PROP_TEMPORAL_SMOOTHING:
+      g_value_set_double (value, snapshot_smoothing (self));
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      break;
+  }
+}
+
+static void
+gst_cuda_hist_eq_finalize (GObject * object)
+{
+  GST_CUDA_HIST_EQ (object)->state.~GstCudaHistEqState ();
+  G_OBJECT_CLASS (parent_class)->finalize (object);
 }
 
 static void
 gst_cuda_hist_eq_class_init (GstCudaHistEqClass * klass)
 {
+  GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
   GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
   GstCudaFiltersBaseClass *filter_class = GST_CUDA_FILTERS_BASE_CLASS (klass);
+
+  gobject_class->set_property = gst_cuda_hist_eq_set_property;
+  gobject_class->get_property = gst_cuda_hist_eq_get_property;
+  gobject_class->finalize = gst_cuda_hist_eq_finalize;
+
+  g_object_class_install_property (gobject_class, PROP_TEMPORAL_SMOOTHING,
+      gst_cuda_filters_param_spec_temporal_smoothing ());
 
   gst_element_class_set_static_metadata (element_class,
       "CUDA histogram equalization", "Filter/Effect/Video/Hardware",
@@ -67,13 +164,16 @@ gst_cuda_hist_eq_class_init (GstCudaHistEqClass * klass)
       GST_CUDA_FILTERS_FORMATS, GST_CUDA_FILTERS_CUDA_FORMATS);
 
   filter_class->create_gpu_filter = gst_cuda_hist_eq_create_gpu_filter;
+  filter_class->configure_gpu_filter = gst_cuda_hist_eq_configure_gpu_filter;
   filter_class->filter_cpu = gst_cuda_hist_eq_filter_cpu;
+  filter_class->reset_cpu_history = gst_cuda_hist_eq_reset_cpu_history;
 
   GST_DEBUG_CATEGORY_INIT (gst_cuda_hist_eq_debug, "cudahisteq", 0,
       "CUDA histogram equalization");
 }
 
 static void
-gst_cuda_hist_eq_init (GstCudaHistEq *)
+gst_cuda_hist_eq_init (GstCudaHistEq * self)
 {
+  new (&self->state) GstCudaHistEqState ();
 }

@@ -6,6 +6,7 @@
 #include <gst/cuda/gstcudamemory.h>
 #include <gst/gst.h>
 
+#include "gstcudaclahe.h"
 #include "gstcudafiltersbase.h"
 #include "gstcudahisteq.h"
 #include "gstcudanlm.h"
@@ -29,10 +30,11 @@ plugin_init (GstPlugin * plugin)
     gst_cuda_memory_init_once ();
 
   gboolean ok = GST_ELEMENT_REGISTER (cudahisteq, plugin);
+  ok &= GST_ELEMENT_REGISTER (cudaclahe, plugin);
   ok &= GST_ELEMENT_REGISTER (cudanlm, plugin);
   return ok;
 }
 
 GST_PLUGIN_DEFINE (GST_VERSION_MAJOR, GST_VERSION_MINOR, cudafilters,
-    "Video filters on NVIDIA GPUs (histogram equalization, non-local means)",
+    "Video filters on NVIDIA GPUs (histogram equalization, CLAHE, non-local means)",
     plugin_init, VERSION, "LGPL", PACKAGE_NAME, "https://gstreamer.freedesktop.org")

@@ -1,0 +1,262 @@
+/**
+ * SECTION:element-cudaclahe
+ * @title: cudaclahe
+ *
+ * Contrast-limited adaptive histogram equalization (CLAHE) of 8-bit frames
+ * on an NVIDIA GPU. The frame is cut into `tiles-x` x `tiles-y` tiles; each
+ * tile's histogram is clipped at `clip-limit` times its mean bin count (the
+ * excess spread over all bins) and equalized, and every pixel blends the
+ * mappings of its four nearest tiles. Local contrast comes up without the
+ * noise amplification of global equalization. The output is bit-identical
+ * to OpenCV's `cv::createCLAHE(clip-limit, (tiles-x, tiles-y))->apply()`,
+ * including frames the grid does not divide.
+ *
+ * With one tile (`tiles-x=1 tiles-y=1`) this is plateau equalization, the
+ * automatic gain control of thermal cameras. With `temporal-smoothing` above
+ * 0 each tile's histogram is blended with those of earlier frames, so the
+ * mapping changes smoothly over time.
+ *
+ * All properties can change while playing and take effect at the next
+ * frame. Without a usable GPU, `backend=auto` runs the same arithmetic on
+ * the CPU.
+ *
+ * ## Example launch lines
+ * |[
+ * gst-launch-1.0 filesrc location=in.png ! pngdec ! videoconvert ! video/x-raw,format=GRAY8 ! cudaclahe clip-limit=2 ! pngenc ! filesink location=out.png
+ * gst-launch-1.0 v4l2src ! videoconvert ! video/x-raw,format=NV12 ! cudaclahe tiles-x=8 tiles-y=8 temporal-smoothing=0.8 ! videoconvert ! autovideosink
+ * ]|
+ */
+
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include "gstcudaclahe.h"
+
+#include <new>
+#include <string>
+
+#include "clahe_cpu.h"
+#include "clahe_gpu.h"
+
+GST_DEBUG_CATEGORY_STATIC (gst_cuda_clahe_debug);
+#define GST_CAT_DEFAULT gst_cuda_clahe_debug
+
+enum
+{
+  PROP_0,
+  PROP_CLIP_LIMIT,
+  PROP_TILES_X,
+  PROP_TILES_Y,
+  PROP_TEMPORAL_SMOOTHING,
+};
+
+struct GstCudaClaheSettings
+{
+  cudafilters::ClaheParams params;
+  double temporal_smoothing = 0.0;
+};
+
+struct GstCudaClaheState
+{
+  /* Under the object lock; always valid. */
+  GstCudaClaheSettings settings;
+  /* Streaming thread only. */
+  cudafilters::ClaheCpu cpu;
+};
+
+struct _GstCudaClahe
+{
+  GstCudaFiltersBase parent;
+
+  /* C++ state: constructed in init, destroyed in finalize. */
+  GstCudaClaheState state;
+};
+
+#define gst_cuda_clahe_parent_class parent_class
+G_DEFINE_TYPE (GstCudaClahe, gst_cuda_clahe, GST_TYPE_CUDA_FILTERS_BASE);
+GST_ELEMENT_REGISTER_DEFINE (cudaclahe, "cudaclahe", GST_RANK_NONE,
+    GST_TYPE_CUDA_CLAHE);
+
+static GstCudaClaheSettings
+snapshot_settings (GstCudaClahe * self)
+{
+  GST_OBJECT_LOCK (self);
+  GstCudaClaheSettings s = self->state.settings;
+  GST_OBJECT_UNLOCK (self);
+  return s;
+}
+
+static std::unique_ptr<cudafilters::GpuPlaneFilter>
+gst_cuda_clahe_create_gpu_filter (GstCudaFiltersBase *)
+{
+  return std::make_unique<cudafilters::ClaheGpu> ();
+}
+
+static void
+gst_cuda_clahe_configure_gpu_filter (GstCudaFiltersBase * base,
+    cudafilters::GpuPlaneFilter & filter)
+{
+  const GstCudaClaheSettings s = snapshot_settings (GST_CUDA_CLAHE (base));
+  auto &clahe = static_cast<cudafilters::ClaheGpu &> (filter);
+  clahe.set_params (s.params);
+  clahe.set_temporal_smoothing (s.temporal_smoothing);
+}
+
+static void
+gst_cuda_clahe_filter_cpu (GstCudaFiltersBase * base,
+    cudafilters::ConstPlane src, cudafilters::Plane dst)
+{
+  GstCudaClahe *self = GST_CUDA_CLAHE (base);
+  const GstCudaClaheSettings s = snapshot_settings (self);
+  self->state.cpu.set_params (s.params);
+  self->state.cpu.set_temporal_smoothing (s.temporal_smoothing);
+  self->state.cpu.process (src, dst);
+}
+
+static void
+gst_cuda_clahe_reset_cpu_history (GstCudaFiltersBase * base)
+{
+  GST_CUDA_CLAHE (base)->state.cpu.reset_history ();
+}
+
+/* Applies one property change if the resulting parameters are valid;
+ * otherwise keeps the current ones and says why. */
+template <typename Change> static void
+update_params (GstCudaClahe * self, const gchar * property, Change change)
+{
+  GST_OBJECT_LOCK (self);
+  cudafilters::ClaheParams candidate = self->state.settings.params;
+  change (candidate);
+  const std::string error = cudafilters::clahe_params_error (candidate);
+  if (error.empty ())
+    self->state.settings.params = candidate;
+  GST_OBJECT_UNLOCK (self);
+
+  if (!error.empty ())
+    g_warning ("%s: refusing %s: %s", GST_OBJECT_NAME (self), property,
+        error.c_str ());
+}
+
+static void
+gst_cuda_clahe_set_property (GObject * object, guint prop_id,
+    const GValue * value, GParamSpec * pspec)
+{
+  GstCudaClahe *self = GST_CUDA_CLAHE (object);
+
+  switch (prop_id) {
+    case PROP_CLIP_LIMIT:{
+      const double clip = g_value_get_double (value);
+      update_params (self, "clip-limit",[clip](cudafilters::ClaheParams & p) {
+            p.clip_limit = clip;});
+      break;
+    }
+    case PROP_TILES_X:{
+      const int n = g_value_get_int (value);
+      update_params (self, "tiles-x",[n](cudafilters::ClaheParams & p) {
+            p.tiles_x = n;});
+      break;
+    }
+    case PROP_TILES_Y:{
+      const int n = g_value_get_int (value);
+      update_params (self, "tiles-y",[n](cudafilters::ClaheParams & p) {
+            p.tiles_y = n;});
+      break;
+    }
+    case PROP_TEMPORAL_SMOOTHING:
+      GST_OBJECT_LOCK (self);
+      self->state.settings.temporal_smoothing = g_value_get_double (value);
+      GST_OBJECT_UNLOCK (self);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      break;
+  }
+}
+
+static void
+gst_cuda_clahe_get_property (GObject * object, guint prop_id, GValue * value,
+    GParamSpec * pspec)
+{
+  const GstCudaClaheSettings s = snapshot_settings (GST_CUDA_CLAHE (object));
+
+  switch (prop_id) {
+    case PROP_CLIP_LIMIT:
+      g_value_set_double (value, s.params.clip_limit);
+      break;
+    case PROP_TILES_X:
+      g_value_set_int (value, s.params.tiles_x);
+      break;
+    case PROP_TILES_Y:
+      g_value_set_int (value, s.params.tiles_y);
+      break;
+    case PROP_TEMPORAL_SMOOTHING:
+      g_value_set_double (value, s.temporal_smoothing);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      break;
+  }
+}
+
+static void
+gst_cuda_clahe_finalize (GObject * object)
+{
+  GST_CUDA_CLAHE (object)->state.~GstCudaClaheState ();
+  G_OBJECT_CLASS (parent_class)->finalize (object);
+}
+
+static void
+gst_cuda_clahe_class_init (GstCudaClaheClass * klass)
+{
+  GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
+  GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
+  GstCudaFiltersBaseClass *filter_class = GST_CUDA_FILTERS_BASE_CLASS (klass);
+  const cudafilters::ClaheParams defaults;
+  const GParamFlags controllable = (GParamFlags) (G_PARAM_READWRITE |
+      GST_PARAM_MUTABLE_PLAYING | GST_PARAM_CONTROLLABLE |
+      G_PARAM_STATIC_STRINGS);
+
+  gobject_class->set_property = gst_cuda_clahe_set_property;
+  gobject_class->get_property = gst_cuda_clahe_get_property;
+  gobject_class->finalize = gst_cuda_clahe_finalize;
+
+  g_object_class_install_property (gobject_class, PROP_CLIP_LIMIT,
+      g_param_spec_double ("clip-limit", "Clip limit",
+          "Contrast limit, in multiples of a tile's mean bin count (OpenCV's "
+          "clipLimit): counts above it are spread over all bins. 0 does not "
+          "clip; 256 and above never clip an 8-bit tile", 0.0,
+          cudafilters::kClaheMaxClipLimit, defaults.clip_limit, controllable));
+  g_object_class_install_property (gobject_class, PROP_TILES_X,
+      g_param_spec_int ("tiles-x", "Tiles across",
+          "Number of tile columns (OpenCV's tileGridSize.width)", 1,
+          cudafilters::kClaheMaxTiles, defaults.tiles_x, controllable));
+  g_object_class_install_property (gobject_class, PROP_TILES_Y,
+      g_param_spec_int ("tiles-y", "Tiles down",
+          "Number of tile rows (OpenCV's tileGridSize.height)", 1,
+          cudafilters::kClaheMaxTiles, defaults.tiles_y, controllable));
+  g_object_class_install_property (gobject_class, PROP_TEMPORAL_SMOOTHING,
+      gst_cuda_filters_param_spec_temporal_smoothing ());
+
+  gst_element_class_set_static_metadata (element_class,
+      "CUDA CLAHE", "Filter/Effect/Video/Hardware",
+      "Contrast-limited adaptive histogram equalization of 8-bit video frames "
+      "on an NVIDIA GPU (bit-identical to OpenCV's CLAHE)",
+      "cudafilters developers");
+  gst_cuda_filters_base_class_add_pad_templates (element_class,
+      GST_CUDA_FILTERS_FORMATS, GST_CUDA_FILTERS_CUDA_FORMATS);
+
+  filter_class->create_gpu_filter = gst_cuda_clahe_create_gpu_filter;
+  filter_class->configure_gpu_filter = gst_cuda_clahe_configure_gpu_filter;
+  filter_class->filter_cpu = gst_cuda_clahe_filter_cpu;
+  filter_class->reset_cpu_history = gst_cuda_clahe_reset_cpu_history;
+
+  GST_DEBUG_CATEGORY_INIT (gst_cuda_clahe_debug, "cudaclahe", 0,
+      "CUDA CLAHE");
+}
+
+static void
+gst_cuda_clahe_init (GstCudaClahe * self)
+{
+  new (&self->state) GstCudaClaheState ();
+}
