@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
-"""End-to-end check of cudahisteq against OpenCV's cv2.equalizeHist.
+"""End-to-end check of cudahisteq and cudaclahe against OpenCV.
 
 Writes frames of many sizes and contents as raw GRAY8 (GStreamer's default
 layout: rows padded to 4 bytes), runs them through
     filesrc ! rawvideoparse ! cudahisteq backend=BACKEND ! filesink
-with gst-launch-1.0, and compares every pixel with cv2.equalizeHist.
+and through cudaclahe with several clip limits and tile grids (one tee
+branch each) with gst-launch-1.0, and compares every pixel with
+cv2.equalizeHist and cv2.createCLAHE(clip, grid).apply().
 Also times cv2.equalizeHist and CLAHE on this host for comparison.
 
-    scripts/check-against-opencv.py [--backend cuda|cpu] [--timing]
+    scripts/check-against-opencv.py [--backend cuda|cpu] [--timing] [--quick]
 Needs python3 with numpy and cv2, gst-launch-1.0 and the plugin on
 GST_PLUGIN_PATH. Exits non-zero on any mismatch.
 """
@@ -37,29 +39,49 @@ def frames_for(rng, w, h):
     yield "natural", np.clip(smooth, 0, 255).astype(np.uint8)
 
 
-def run_element(frames, w, h, backend, tmp):
-    return filter_frames(frames, [f"cudahisteq backend={backend}"], tmp)[0]
+# (clip limit, tiles x, tiles y): OpenCV's default grid, no clipping, a
+# clip high enough to never bite, grids that divide few frames, one tile
+# (plateau equalization) and the largest grid.
+CLAHE_PARAMS = [(2.0, 8, 8), (0.0, 8, 8), (40.0, 8, 8), (4.0, 3, 5), (1.0, 1, 1),
+                (2.0, 64, 64), (0.5, 7, 2)]
 
 
-def check(backend):
+def compare(label, got, want):
+    if np.array_equal(got, want):
+        return True
+    bad = np.argwhere(got != want)
+    y, x = bad[0]
+    print(f"MISMATCH {label}: {len(bad)} pixels differ, first at ({x},{y}) "
+          f"got {got[y, x]} want {want[y, x]}")
+    return False
+
+
+def check(backend, sizes):
     rng = np.random.default_rng(2026)
-    failures = checked = 0
+    eq_failures = eq_checked = cl_failures = cl_checked = 0
+    clahe_elements = [f"cudaclahe backend={backend} clip-limit={c} tiles-x={tx} tiles-y={ty}"
+                      for c, tx, ty in CLAHE_PARAMS]
     with tempfile.TemporaryDirectory() as tmp:
-        for w, h in SIZES:
+        for w, h in sizes:
             named = list(frames_for(rng, w, h))
-            outs = run_element([img for _, img in named], w, h, backend, tmp)
-            for (name, img), got in zip(named, outs):
-                want = cv2.equalizeHist(img)
-                checked += 1
-                if not np.array_equal(got, want):
-                    bad = np.argwhere(got != want)
-                    y, x = bad[0]
-                    print(f"MISMATCH {w}x{h} {name}: {len(bad)} pixels differ, first at "
-                          f"({x},{y}) got {got[y, x]} want {want[y, x]}")
-                    failures += 1
+            frames = [img for _, img in named]
+            outs = filter_frames(frames, [f"cudahisteq backend={backend}"] + clahe_elements, tmp)
+            for (name, img), got in zip(named, outs[0]):
+                eq_checked += 1
+                eq_failures += not compare(f"equalizeHist {w}x{h} {name}", got,
+                                           cv2.equalizeHist(img))
+            for (clip, tx, ty), branch in zip(CLAHE_PARAMS, outs[1:]):
+                clahe = cv2.createCLAHE(clipLimit=clip, tileGridSize=(tx, ty))
+                for (name, img), got in zip(named, branch):
+                    cl_checked += 1
+                    cl_failures += not compare(f"CLAHE({clip}, {tx}x{ty}) {w}x{h} {name}", got,
+                                               clahe.apply(img))
     print(f"cudahisteq backend={backend} vs cv2.equalizeHist {cv2.__version__}: "
-          f"{checked - failures}/{checked} frames identical")
-    return failures == 0
+          f"{eq_checked - eq_failures}/{eq_checked} frames identical")
+    print(f"cudaclahe backend={backend} vs cv2.createCLAHE {cv2.__version__}: "
+          f"{cl_checked - cl_failures}/{cl_checked} frames identical "
+          f"({len(CLAHE_PARAMS)} clip/grid settings)")
+    return eq_failures == 0 and cl_failures == 0
 
 
 def timing():
@@ -87,8 +109,10 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--backend", default="cuda", choices=["cuda", "cpu", "auto"])
     ap.add_argument("--timing", action="store_true")
+    ap.add_argument("--quick", action="store_true", help="leave out 4K and 8K frames")
     args = ap.parse_args()
-    ok = check(args.backend)
+    sizes = [s for s in SIZES if not args.quick or s[0] * s[1] < 3840 * 2160]
+    ok = check(args.backend, sizes)
     if args.timing:
         timing()
     sys.exit(0 if ok else 1)
