@@ -36,7 +36,10 @@ class ClaheCpu {
   uint32_t weight_ = 0;
   ClaheGeometry geom_;
   std::vector<uint8_t> luts_;        // tiles x 256
-  std::vector<TileBlend> columns_;   // per column of the frame
+  // Per column of the frame, as OpenCV keeps them: where the two tiles'
+  // LUTs blended across start, and their weights.
+  std::vector<int> column_lo_, column_hi_;
+  std::vector<float> column_w_lo_, column_w_hi_;
   std::vector<uint64_t> history_;    // tiles x 256, fixed point
   bool history_fresh_ = true;
   bool smoothing_now_ = false;       // this frame blends with the history

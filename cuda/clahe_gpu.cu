@@ -204,7 +204,7 @@ __device__ __forceinline__ uint8_t blend_pixel(const uint8_t *top, const uint8_t
                                                unsigned int v, const Grid &g, const TileBlend &by) {
   const TileBlend bx = tile_blend(x, g.inv_tile_width, g.tiles_x);
   const int lo = bx.lo * kHistBins + v, hi = bx.hi * kHistBins + v;
-  return clahe_blend(top[lo], top[hi], bottom[lo], bottom[hi], bx, by);
+  return clahe_blend(top[lo], top[hi], bottom[lo], bottom[hi], bx.w_lo, bx.w_hi, by.w_lo, by.w_hi);
 }
 
 __device__ __forceinline__ unsigned int blend_word(const uint8_t *top, const uint8_t *bottom, int x,

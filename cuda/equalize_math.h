@@ -120,15 +120,17 @@ CUDAFILTERS_HD TileBlend tile_blend(int x, float inv_tile, int tiles) {
 }
 
 // The bilinear blend of the four tile LUT entries, in OpenCV's order:
-// (a * xw_lo + b * xw_hi) * yw_lo + (c * xw_lo + d * xw_hi) * yw_hi, each
-// operation rounded to float, then rounded to the nearest level.
+// (a * x_lo + b * x_hi) * y_lo + (c * x_lo + d * x_hi) * y_hi, each operation
+// rounded to float, then rounded to the nearest level. The weights are
+// TileBlend's w_lo and w_hi across (x) and down (y).
 CUDAFILTERS_HD uint8_t clahe_blend(uint8_t top_lo, uint8_t top_hi, uint8_t bottom_lo,
-                                   uint8_t bottom_hi, const TileBlend &bx, const TileBlend &by) {
-  const float top = add_rn(mul_rn(static_cast<float>(top_lo), bx.w_lo),
-                           mul_rn(static_cast<float>(top_hi), bx.w_hi));
-  const float bottom = add_rn(mul_rn(static_cast<float>(bottom_lo), bx.w_lo),
-                              mul_rn(static_cast<float>(bottom_hi), bx.w_hi));
-  return saturate_u8(round_even(add_rn(mul_rn(top, by.w_lo), mul_rn(bottom, by.w_hi))));
+                                   uint8_t bottom_hi, float x_lo, float x_hi, float y_lo,
+                                   float y_hi) {
+  const float top = add_rn(mul_rn(static_cast<float>(top_lo), x_lo),
+                           mul_rn(static_cast<float>(top_hi), x_hi));
+  const float bottom = add_rn(mul_rn(static_cast<float>(bottom_lo), x_lo),
+                              mul_rn(static_cast<float>(bottom_hi), x_hi));
+  return saturate_u8(round_even(add_rn(mul_rn(top, y_lo), mul_rn(bottom, y_hi))));
 }
 
 }  // namespace cudafilters
