@@ -1,4 +1,4 @@
-/* Both elements on frames in CUDA memory: cudaupload ! X ! cudadownload for
+/* Every element on frames in CUDA memory: cudaupload ! X ! cudadownload for
  * every format cudaupload takes, and a decode through nvh264dec, each
  * compared with the system-memory path. Exits 77 (skipped) where no GPU is
  * usable. */
@@ -22,6 +22,7 @@ static const GstVideoFormat kCudaFormats[] = {
 static const char *kFilters[] = {
   "cudahisteq backend=cuda",
   "cudanlm backend=cuda strength=12 patch-size=5 search-size=11",
+  "cudaclahe backend=cuda clip-limit=3 tiles-x=6 tiles-y=5",
 };
 
 /* Runs `in` through upload ! filter ! download and asserts the filter's
@@ -144,9 +145,11 @@ GST_START_TEST (test_decode_through_nvh264dec)
 
   const std::string decode = std::string ("filesrc location=") + clip +
       " ! qtdemux ! h264parse ! nvh264dec ! ";
-  /* Each element, and both chained as in a decode-filter-display pipeline. */
-  const std::string chain = std::string (kFilters[0]) + " ! " + kFilters[1];
-  for (const char *filter : {kFilters[0], kFilters[1], chain.c_str ()}) {
+  /* Each element, and all chained as in a decode-filter-display pipeline. */
+  const std::string chain = std::string (kFilters[2]) + " ! " + kFilters[0] +
+      " ! " + kFilters[1];
+  for (const char *filter : {kFilters[0], kFilters[1], kFilters[2],
+          chain.c_str ()}) {
     auto on_gpu = run_to_eos (decode + filter + " ! cudadownload ! "
         "video/x-raw,format=NV12 ! appsink name=out sync=false");
     auto in_sysmem = run_to_eos (decode + "cudadownload ! "

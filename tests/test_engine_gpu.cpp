@@ -12,10 +12,14 @@
 #include <string>
 #include <vector>
 
+#include "clahe_cpu.h"
+#include "clahe_gpu.h"
 #include "cuda_memory.h"
 #include "gpu_frame_runner.h"
 #include "histeq_cpu.h"
 #include "histeq_gpu.h"
+
+#include <functional>
 
 using namespace cudafilters;
 
@@ -46,19 +50,21 @@ struct HostImage {
 
 }  // namespace
 
+using CpuFilter = std::function<void (ConstPlane, Plane)>;
+
 /* dst equals the CPU path on src, and the row padding of dst (0xEE) is never
  * written. */
 static void
-check_equalized (ConstPlane src, ConstPlane dst, const char *what)
+check_equalized (ConstPlane src, ConstPlane dst, const char *what,
+    const CpuFilter & cpu = equalize_hist_cpu)
 {
   std::vector<uint8_t> ref (size_t (src.width) * src.height);
   std::vector<uint8_t> in (ref.size ());
   for (int y = 0; y < src.height; ++y)
     memcpy (in.data () + size_t (y) * src.width, src.data + y * src.stride,
         src.width);
-  equalize_hist_cpu (ConstPlane (in.data (), size_t (src.width), src.width,
-          src.height), Plane{ref.data (), size_t (src.width), src.width,
-          src.height});
+  cpu (ConstPlane (in.data (), size_t (src.width), src.width, src.height),
+      Plane{ref.data (), size_t (src.width), src.width, src.height});
   for (int y = 0; y < dst.height; ++y) {
     fail_unless (memcmp (dst.data + y * dst.stride,
             ref.data () + size_t (y) * src.width, src.width) == 0,
@@ -283,6 +289,123 @@ GST_START_TEST (test_device_frames_carry_planes)
 }
 GST_END_TEST;
 
+/* CLAHE through the runner: pinned frames streamed by its kernels, the
+ * same frames copied, pageable frames, and device frames whose chroma-like
+ * planes the mapping kernel carries, for grids from one tile to 64x64 (tiles
+ * of one pixel on small frames); one engine instance over all of them. Each
+ * equals ClaheCpu. */
+GST_START_TEST (test_clahe_engine_paths)
+{
+  std::mt19937 rng (13);
+  const int sizes[][2] = { {1, 1}, {16, 1}, {7, 3}, {33, 17}, {1920, 1080},
+    {1921, 1081}, {4099, 2161} };
+  const ClaheParams grids[] = { {2.0, 8, 8}, {0.0, 1, 1}, {3.0, 64, 64},
+    {1.5, 5, 3} };
+  ClaheGpu clahe;
+  ClaheCpu reference;
+  const CpuFilter cpu = [&](ConstPlane in, Plane out) {
+    reference.process (in, out);
+  };
+  GpuFrameRunner runner;
+  GpuFrameRunner copying (GpuFrameRunner::HostPath::kCopies);
+  for (const ClaheParams & p : grids) {
+    clahe.set_params (p);
+    reference.set_params (p);
+    for (const auto & s : sizes) {
+      const int w = s[0], h = s[1];
+      HostImage src (w, h, true, stride16 (w)), dst (w, h, true, stride16 (w));
+      HostImage copied (w, h, true, stride16 (w)), pageable (w, h, false);
+      std::uniform_int_distribution<int> d (int (rng () % 80), 255);
+      for (int y = 0; y < h; ++y)
+        for (int x = 0; x < w; ++x)
+          src.data ()[y * src.stride + x] = uint8_t ((x / 7 + y / 5) % 2 ? d (rng) : 90);
+
+      runner.process_host (clahe, src.plane (), dst.plane ());
+      fail_unless (runner.last_frame_streamed (), "%dx%d was not streamed", w, h);
+      check_equalized (src.plane (), dst.plane (), "CLAHE streamed", cpu);
+      copying.process_host (clahe, src.plane (), copied.plane ());
+      check_equalized (src.plane (), copied.plane (), "CLAHE copied", cpu);
+      runner.process_host (clahe, src.plane (), pageable.plane ());
+      fail_if (runner.last_frame_streamed ());
+      check_equalized (src.plane (), pageable.plane (), "CLAHE pageable", cpu);
+
+      /* On the device, rows misaligned for vectors, two carried planes. */
+      DeviceImage dsrc (w, h, 3, 1), ddst (w, h, 19, 1);
+      DeviceImage csrc (w, (h + 1) / 2, 5, 0), cdst (w, (h + 1) / 2, 7, 0);
+      DeviceImage c2src ((w + 1) / 2, (h + 1) / 2, 64, 0),
+          c2dst ((w + 1) / 2, (h + 1) / 2, 1, 0);
+      std::vector<uint8_t> luma (size_t (w) * h);
+      for (int y = 0; y < h; ++y)
+        memcpy (&luma[size_t (y) * w], src.data () + y * src.stride, w);
+      dsrc.upload (luma);
+      const auto chroma = random_bytes (rng, size_t (w) * ((h + 1) / 2), 0, 255);
+      const auto chroma2 = random_bytes (rng, size_t ((w + 1) / 2) * ((h + 1) / 2),
+          0, 255);
+      csrc.upload (chroma);
+      c2src.upload (chroma2);
+      runner.process_device (clahe, dsrc.plane (), ddst.plane (),
+          {{csrc.plane (), cdst.plane ()}, {c2src.plane (), c2dst.plane ()}});
+      std::vector<uint8_t> want (luma.size ());
+      reference.process (ConstPlane (luma.data (), size_t (w), w, h),
+          Plane{want.data (), size_t (w), w, h});
+      fail_unless (ddst.download () == want, "CLAHE %dx%d on the device differs",
+          w, h);
+      fail_unless (cdst.download () == chroma && c2dst.download () == chroma2,
+          "CLAHE %dx%d: carried planes differ", w, h);
+    }
+  }
+}
+GST_END_TEST;
+
+static void
+check_levels (const FrameLevels & got, ConstPlane in, ConstPlane out,
+    const char *what)
+{
+  FrameLevels want;
+  count_levels_cpu (in, want.input);
+  count_levels_cpu (out, want.output);
+  fail_unless (memcmp (got.input, want.input, sizeof want.input) == 0,
+      "%s: input histogram differs", what);
+  fail_unless (memcmp (got.output, want.output, sizeof want.output) == 0,
+      "%s: output histogram differs", what);
+}
+
+/* Level histograms counted on the device for the statistics messages: for
+ * host frames (which then go by copies, never streamed) and device frames,
+ * equal to counting on the CPU. */
+GST_START_TEST (test_frame_levels)
+{
+  std::mt19937 rng (14);
+  HistEqGpu eq;
+  GpuFrameRunner runner;
+  const int sizes[][2] = { {1, 1}, {33, 17}, {1920, 1080}, {1283, 721} };
+  for (const auto & s : sizes) {
+    const int w = s[0], h = s[1];
+    HostImage src (w, h, true, stride16 (w)), dst (w, h, true, stride16 (w));
+    for (int y = 0; y < h; ++y)
+      for (int x = 0; x < w; ++x)
+        src.data ()[y * src.stride + x] = uint8_t (rng () % 200 + 20);
+    FrameLevels levels;
+    memset (&levels, 0x5A, sizeof levels);
+    runner.process_host (eq, src.plane (), dst.plane (), &levels);
+    fail_if (runner.last_frame_streamed ());
+    check_equalized (src.plane (), dst.plane (), "with levels");
+    check_levels (levels, src.plane (), dst.plane (), "host frame");
+
+    DeviceImage dsrc (w, h, 3, 1), ddst (w, h, 0, 0);
+    std::vector<uint8_t> luma (size_t (w) * h);
+    for (int y = 0; y < h; ++y)
+      memcpy (&luma[size_t (y) * w], src.data () + y * src.stride, w);
+    dsrc.upload (luma);
+    memset (&levels, 0x5A, sizeof levels);
+    runner.process_device (eq, dsrc.plane (), ddst.plane (), {}, &levels);
+    const auto out = ddst.download ();
+    check_levels (levels, ConstPlane (luma.data (), size_t (w), w, h),
+        ConstPlane (out.data (), size_t (w), w, h), "device frame");
+  }
+}
+GST_END_TEST;
+
 /* CUDA errors surface as CudaError naming the operation, not as crashes. */
 GST_START_TEST (test_errors_are_reported)
 {
@@ -334,6 +457,8 @@ engine_gpu_suite (void)
   tcase_add_test (tc, test_runner_memory_combinations);
   tcase_add_test (tc, test_runner_streams_pinned_frames);
   tcase_add_test (tc, test_device_frames_carry_planes);
+  tcase_add_test (tc, test_clahe_engine_paths);
+  tcase_add_test (tc, test_frame_levels);
   tcase_add_test (tc, test_errors_are_reported);
   tcase_add_test (tc, test_failed_allocation_does_not_poison_later_frames);
   return s;

@@ -1,4 +1,4 @@
-/* Both elements under bad input, faults and load. Built twice from this file:
+/* Every element under bad input, faults and load. Built twice from this file:
  * `robustness` runs every case on the CPU backend (everywhere, CI included);
  * `robustness-gpu` runs them on the CUDA backend, adds the GPU faults (out of
  * memory, a device fault mid-stream) and exits 77 (skipped) without a GPU.
@@ -8,6 +8,7 @@
  * frames) and skips their memory-growth checks, since those tools keep freed
  * memory (quarantine), may run beside other test processes on the same GPU,
  * and find leaks directly instead. */
+#include "equalize_reference.h"
 #include "nlm_reference.h"
 
 #include <gst/app/gstappsink.h>
@@ -39,6 +40,7 @@ struct ElementCase {
 static const ElementCase kElements[] = {
   {"cudahisteq", ""},
   {"cudanlm", " strength=15 patch-size=3 search-size=7"},
+  {"cudaclahe", " clip-limit=3 tiles-x=5 tiles-y=3"},
 };
 
 static const NlmSettings kNlmCase = { 15, 3, 7, 0, false };
@@ -63,6 +65,8 @@ assert_luma_filtered (const ElementCase & e, const Image & got,
 {
   if (g_str_equal (e.factory, "cudahisteq"))
     assert_images_equal (got, reference_equalize (in), what);
+  else if (g_str_equal (e.factory, "cudaclahe"))
+    assert_images_equal (got, reference_clahe (in, 3.0, 5, 3), what);
   else
     assert_images_close (got, reference_nlm (in, kNlmCase), 1, what);
 }
