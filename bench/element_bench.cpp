@@ -1,8 +1,9 @@
 // The elements as a GStreamer application sees them: per-frame time of
-// cudahisteq and cudanlm at 720p, 1080p and 4K, and pipeline throughput.
+// cudahisteq, cudaclahe and cudanlm at 720p, 1080p and 4K, and pipeline
+// throughput.
 //
 //   element_bench [--backend cuda|cpu] [--frames N] [--json FILE]
-//                 [--dump-frames DIR] [--only histeq|nlm]
+//                 [--dump-frames DIR] [--only histeq|clahe|nlm]
 //
 // Rows, for each element and size:
 //   - system memory (GRAY8), pageable frames pushed through a GstHarness;
@@ -13,7 +14,7 @@
 //     next to the same pipeline with identity;
 //   - GStreamer's cvequalizehist on the same frames, where it is installed.
 // Kernel-only GPU times and the copy and bandwidth floors come from
-// histeq_bench and nlm_bench. Four distinct frames are rotated; --dump-frames
+// histeq_bench, clahe_bench and nlm_bench. Four distinct frames are rotated; --dump-frames
 // writes them (raw GRAY8) so other tools can run on the same input.
 #include "bench_util.h"
 
@@ -291,7 +292,9 @@ int main(int argc, char **argv) {
     const char *props;
     int frames_divisor;  // cudanlm on the CPU is slow: fewer frames
   };
-  const Element elements[] = {{"cudahisteq", "", 1}, {"cudanlm", " patch-size=7 search-size=21", on_gpu ? 4 : 100}};
+  const Element elements[] = {{"cudahisteq", "", 1},
+                              {"cudaclahe", " clip-limit=2 tiles-x=8 tiles-y=8", 1},
+                              {"cudanlm", " patch-size=7 search-size=21", on_gpu ? 4 : 100}};
   const Size sizes[] = {{"720p", 1280, 720}, {"1080p", 1920, 1080}, {"4K", 3840, 2160}};
 
   try {

@@ -5,7 +5,7 @@ Markdown page with tables and PNG plots.
     bench/report.py RESULTS_DIR --out docs/benchmarks.md [--plots docs/img]
 
 RESULTS_DIR holds the JSON-lines files of the benchmarks (element.json,
-histeq.json, nlm.json, peers.json) and command.txt, the command that made
+histeq.json, clahe.json, nlm.json, peers.json) and command.txt, the command that made
 them. Every number on the page comes from those files.
 """
 import argparse
@@ -133,8 +133,8 @@ def main():
     if cpu_only:
         lines += ["**CPU-only run**: the elements ran with `backend=cpu` on a machine without a GPU. "
                   "These numbers say nothing about the GPU path: run `scripts/run-benchmarks.sh` on a "
-                  "GPU machine for those. [cudahisteq.md](cudahisteq.md) and [cudanlm.md](cudanlm.md) "
-                  "hold the GPU-host measurements of the engines.", ""]
+                  "GPU machine for those. [cudahisteq.md](cudahisteq.md), [cudaclahe.md](cudaclahe.md) "
+                  "and [cudanlm.md](cudanlm.md) hold the GPU-host measurements of the engines.", ""]
     results_rel = os.path.relpath(args.results, os.path.dirname(os.path.abspath(args.out)))
     lines += [f"Made by (results in [{results_rel}]({results_rel})):", "", "```", command, "```", "",
               "Machine:", ""] + machine_lines(machines) + [""]
@@ -146,12 +146,17 @@ def main():
         ("cudahisteq through GStreamer, and its peers",
          lambda r: r["file"] == "element.json" and ("cudahisteq" in r["what"] or "identity" in r["what"]
                                                     or "cvequalizehist" in r["what"])
-         or r["file"] == "peers.json" and "NlMeans" not in r["what"], "histeq"),
+         or r["file"] == "peers.json" and "equalizeHist" in r["what"], "histeq"),
+        ("cudaclahe through GStreamer, and its peer",
+         lambda r: r["file"] == "element.json" and "cudaclahe" in r["what"]
+         or r["file"] == "peers.json" and "CLAHE" in r["what"], "clahe"),
         ("cudanlm through GStreamer, and its peer",
          lambda r: r["file"] == "element.json" and "cudanlm" in r["what"]
          or r["file"] == "peers.json" and "NlMeans" in r["what"], "nlm"),
         ("Histogram equalization engine: kernels, copies and floors",
          lambda r: r["file"] == "histeq.json", "histeq-engine"),
+        ("CLAHE engine: kernels, copies and floors",
+         lambda r: r["file"] == "clahe.json", "clahe-engine"),
         ("Non-local means engine: kernel",
          lambda r: r["file"] == "nlm.json", "nlm-engine"),
     ]

@@ -19,15 +19,15 @@ nproc
 step "gpu suite"
 # robustness-gpu alone: its growth checks read the device's free memory,
 # which the other suites would move.
-meson test -C build --no-rebuild --print-errorlogs engine-gpu cudahisteq-gpu cudanlm-gpu \
-  cuda-memory-gpu 2>&1 | tee "$OUT/gpu-suite.log" || status=1
+meson test -C build --no-rebuild --print-errorlogs engine-gpu cudahisteq-gpu cudaclahe-gpu \
+  equalize-stream-gpu cudanlm-gpu cuda-memory-gpu 2>&1 | tee "$OUT/gpu-suite.log" || status=1
 meson test -C build --no-rebuild --print-errorlogs --logbase robustness robustness-gpu 2>&1 \
   | tee -a "$OUT/gpu-suite.log" || status=1
 
 step "cpu suite"
 meson test -C build --no-rebuild --suite cpu --print-errorlogs 2>&1 | tail -12 || status=1
 
-step "cudahisteq vs OpenCV"
+step "cudahisteq and cudaclahe vs OpenCV"
 python3 scripts/check-against-opencv.py --backend cuda --timing 2>&1 | tee "$OUT/opencv.log" || status=1
 
 step "cudanlm vs OpenCV fastNlMeansDenoising (quality, speed)"
@@ -43,6 +43,9 @@ scripts/run-benchmarks.sh "$OUT/bench-results" 2>&1 | tee "$OUT/benchmarks.log" 
 step "per-kernel GPU time (ncu)"
 ncu --metrics gpu__time_duration.sum -k regex:'equalize|histogram|apply' -c 12 \
   build/bench/histeq_bench --frames 3 2>&1 | grep -E "^  [a-z_<>:]*(equalize_single_pass_kernel|histogram_lut_kernel|apply_lut_kernel)|gpu__time_duration" | cut -c1-70 | head -24
+ncu --metrics gpu__time_duration.sum,dram__bytes.sum,sm__throughput.avg.pct_of_peak_sustained_elapsed \
+  -k regex:'clahe' -c 8 build/bench/clahe_bench --frames 3 2>&1 \
+  | grep -E "^  [a-z_<>:]*clahe_|gpu__time_duration|dram__bytes|sm__throughput" | cut -c1-90 | head -32
 ncu --clock-control none --metrics gpu__time_duration.sum,smsp__inst_executed.sum,smsp__issue_active.avg.pct_of_peak_sustained_active,sm__warps_active.avg.pct_of_peak_sustained_active,l1tex__throughput.avg.pct_of_peak_sustained_active,l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum \
   -k regex:nlm_kernel --launch-skip 4 -c 1 build/bench/nlm_bench --frames 1 2>&1 | grep -E "^    [a-z]|nlm_kernel" | cut -c1-100
 
@@ -65,7 +68,7 @@ if [ "${SANITIZE:-1}" = 1 ]; then
   (
     export CUDAFILTERS_TEST_SKIP_LARGE=1 CUDAFILTERS_TEST_QUICK=1
     faults=test_device_fault_mid_stream_is_an_error,test_out_of_device_memory_then_restart
-    all="engine-gpu cudahisteq-gpu cudanlm-gpu cuda-memory-gpu robustness-gpu"
+    all="engine-gpu cudahisteq-gpu cudaclahe-gpu equalize-stream-gpu cudanlm-gpu cuda-memory-gpu robustness-gpu"
     run_tool() {
       local tool=$1 ignore=$2; shift 2
       local extra=""; [ $tool = memcheck ] && extra="--report-api-errors no"
@@ -80,7 +83,7 @@ if [ "${SANITIZE:-1}" = 1 ]; then
     run_tool memcheck $faults $all &
     run_tool initcheck $faults,test_decode_through_nvh264dec $all &
     run_tool synccheck $faults $all &
-    run_tool racecheck $faults engine-gpu cudahisteq-gpu &
+    run_tool racecheck $faults engine-gpu cudahisteq-gpu cudaclahe-gpu &
     wait
     CK_FORK=no CUDAFILTERS_POISON_OUTPUT=1 GST_PLUGIN_PATH_1_0="$PWD/build/plugin" \
       GST_CHECKS=test_gpu_matches_brute_force_reference,test_gpu_live_changes,test_gpu_flat_frames_identical \
@@ -102,7 +105,8 @@ run_pipeline() {
   t1=$(date +%s.%N)
   python3 -c "print($t1 - $t0)"
 }
-for el in identity "cudahisteq backend=cuda" "cudahisteq backend=cpu"; do
+for el in identity "cudahisteq backend=cuda" "cudahisteq backend=cpu" "cudaclahe backend=cuda" \
+    "cudaclahe backend=cpu"; do
   short=$(run_pipeline "$el" 500)
   long=$(run_pipeline "$el" 3500)
   echo "$el: $(python3 -c "print(f'{($long - $short) * 1e6 / 3000:.1f}')") us per frame (whole pipeline, wall, steady state)"

@@ -2,7 +2,7 @@
 # The whole benchmark in one command, on the machine it runs on:
 #   - the elements through GStreamer (bench/element_bench): system memory,
 #     CUDA memory, pipelines, cvequalizehist where installed;
-#   - on a GPU, the engines (histeq_bench, nlm_bench): kernel-only GPU time,
+#   - on a GPU, the engines (histeq_bench, clahe_bench, nlm_bench): kernel-only GPU time,
 #     pinned copies each way, device memory bandwidth;
 #   - OpenCV (equalizeHist, CLAHE, fastNlMeansDenoising) on the same frames;
 # then docs/benchmarks.md with tables and plots (needs python3-matplotlib;
@@ -31,6 +31,7 @@ build/bench/element_bench --backend "$backend" --frames "$frames" \
   --json "$results/element.json" --dump-frames "$results/frames"
 if [ "$backend" = cuda ]; then
   build/bench/histeq_bench --frames "$frames" --json "$results/histeq.json"
+  build/bench/clahe_bench --frames "$frames" --json "$results/clahe.json"
   build/bench/nlm_bench --json "$results/nlm.json"
 fi
 # The first python3 that has OpenCV (Debian's python3-opencv is for

@@ -1,0 +1,177 @@
+// Engine-level benchmark of CLAHE (no GStreamer): GPU time of the kernels on
+// device frames (NV12 with its chroma carried, several grids, temporal
+// smoothing), the host-memory round trip through GpuFrameRunner (streamed
+// and copied pinned frames, pageable frames) next to its floor (the pinned
+// copies each way), and the CPU implementation on the shared thread pool.
+//
+//   clahe_bench [--frames N] [--json FILE]
+//
+// Frames are synthetic but not constant (gradients, texture and noise), and
+// several distinct frames are rotated so no cache holds a single input. The
+// GPU result is checked once against the CPU implementation per size.
+#include "bench_util.h"
+#include "clahe_cpu.h"
+#include "clahe_gpu.h"
+#include "cuda_memory.h"
+#include "gpu_frame_runner.h"
+#include "thread_pool.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+using namespace cudafilters;
+using namespace bench;
+
+namespace {
+
+constexpr int kRotation = 4;
+
+struct Grid {
+  const char *label;
+  ClaheParams params;
+  double smoothing;
+};
+
+// OpenCV's default grid with clip 2 (the figures the targets name), one
+// tile (plateau equalization), the largest grid, and temporal smoothing.
+const Grid kGrids[] = {
+    {"clip 2, 8x8 tiles", {2.0, 8, 8}, 0.0},
+    {"clip 2, 1x1 tile", {2.0, 1, 1}, 0.0},
+    {"clip 2, 64x64 tiles", {2.0, 64, 64}, 0.0},
+    {"clip 2, 8x8 tiles, temporal-smoothing 0.9", {2.0, 8, 8}, 0.9},
+};
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  int iters = 300;
+  FILE *json = nullptr;
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--frames") && i + 1 < argc) iters = std::atoi(argv[++i]);
+    else if (!std::strcmp(argv[i], "--json") && i + 1 < argc) json = std::fopen(argv[++i], "w");
+  }
+
+  Reporter rep("clahe", json);
+  try {
+    rep.device_info();
+    Stream stream;
+    const Size sizes[] = {{"720p", 1280, 720}, {"1080p", 1920, 1080}, {"4K", 3840, 2160}};
+    for (const Size &sz : sizes) {
+      const size_t n = size_t(sz.width) * sz.height;
+      std::vector<std::vector<uint8_t>> host(kRotation);
+      for (int k = 0; k < kRotation; ++k) host[k] = make_frame(sz.width, sz.height, k);
+
+      std::vector<DevicePlane> dev_in(kRotation);
+      DevicePlane dev_out, chroma_in, chroma_out;
+      dev_out.reserve(sz.width, sz.height);
+      for (int k = 0; k < kRotation; ++k) {
+        dev_in[k].reserve(sz.width, sz.height);
+        CUDAFILTERS_CHECK(cudaMemcpy2D(dev_in[k].data(), dev_in[k].pitch(), host[k].data(), sz.width,
+                                       sz.width, sz.height, cudaMemcpyHostToDevice));
+      }
+      chroma_in.reserve(sz.width, sz.height / 2);
+      chroma_out.reserve(sz.width, sz.height / 2);
+      CUDAFILTERS_CHECK(cudaMemset2D(chroma_in.data(), chroma_in.pitch(), 128, sz.width, sz.height / 2));
+      auto luma_in = [&](int i) {
+        const DevicePlane &in = dev_in[i % kRotation];
+        return ConstPlane(in.data(), in.pitch(), sz.width, sz.height);
+      };
+      const Plane luma_out{dev_out.data(), dev_out.pitch(), sz.width, sz.height};
+      const CarriedPlanes chroma{{ConstPlane(chroma_in.data(), chroma_in.pitch(), sz.width, sz.height / 2),
+                                  Plane{chroma_out.data(), chroma_out.pitch(), sz.width, sz.height / 2}}};
+
+      // An NV12 frame in device memory, as the element handles CUDA memory.
+      for (const Grid &g : kGrids) {
+        ClaheGpu clahe;
+        clahe.set_params(g.params);
+        clahe.set_temporal_smoothing(g.smoothing);
+        const std::string what = std::string("NV12 on the GPU, frames back to back, ") + g.label;
+        rep.row(what.c_str(), sz, time_gpu_back_to_back(stream.get(), iters / 10 + 1, [&](int i) {
+                  clahe.enqueue_carrying(luma_in(i), luma_out, chroma, stream.get());
+                }), 4.0 * n);
+      }
+      ClaheGpu clahe;
+      rep.row("NV12 on the GPU, one frame between events", sz,
+              time_gpu(stream.get(), iters, [&](int i) {
+                clahe.enqueue_carrying(luma_in(i), luma_out, chroma, stream.get());
+              }), 4.0 * n);
+      rep.row("GRAY8 on the GPU, frames back to back", sz,
+              time_gpu_back_to_back(stream.get(), iters / 10 + 1,
+                                    [&](int i) { clahe.enqueue(luma_in(i), luma_out, stream.get()); }),
+              3.0 * n);
+
+      // Floors of a host frame: one pinned copy each way.
+      PinnedBuffer pin_out;
+      pin_out.reserve(n);
+      std::vector<PinnedBuffer> pinned(kRotation);
+      for (int k = 0; k < kRotation; ++k) {
+        pinned[k].reserve(n);
+        std::memcpy(pinned[k].data(), host[k].data(), n);
+      }
+      auto pinned_in = [&](int i) {
+        return ConstPlane(pinned[i % kRotation].data(), sz.width, sz.width, sz.height);
+      };
+      const Plane pinned_dst{pin_out.data(), size_t(sz.width), sz.width, sz.height};
+      rep.row("pinned h2d copy", sz, time_gpu(stream.get(), iters, [&](int i) {
+                CUDAFILTERS_CHECK(cudaMemcpy2DAsync(dev_out.data(), dev_out.pitch(), pinned_in(i).data,
+                                                    sz.width, sz.width, sz.height,
+                                                    cudaMemcpyHostToDevice, stream.get()));
+              }), double(n));
+      rep.row("pinned d2h copy", sz, time_gpu(stream.get(), iters, [&](int) {
+                CUDAFILTERS_CHECK(cudaMemcpy2DAsync(pin_out.data(), sz.width, dev_out.data(),
+                                                    dev_out.pitch(), sz.width, sz.height,
+                                                    cudaMemcpyDeviceToHost, stream.get()));
+              }), double(n));
+      rep.row("kernels streaming pinned memory (GPU time)", sz, time_gpu(stream.get(), iters, [&](int i) {
+                clahe.enqueue_streaming(pinned_in(i), pinned_dst, luma_out, stream.get());
+              }), 2.0 * n);
+
+      // Whole host round trips, as the element does them for system memory.
+      GpuFrameRunner runner, copying(GpuFrameRunner::HostPath::kCopies);
+      runner.reserve(sz.width, sz.height);
+      copying.reserve(sz.width, sz.height);
+      rep.row("host round trip, pinned frames (streamed)", sz, time_host(iters / 2, [&](int i) {
+                runner.process_host(clahe, pinned_in(i), pinned_dst);
+              }), 2.0 * n);
+      if (!runner.last_frame_streamed()) {
+        std::fprintf(stderr, "pinned frames were not streamed at %s\n", sz.name);
+        return 1;
+      }
+      rep.row("host round trip, pinned frames, by copies", sz, time_host(iters / 2, [&](int i) {
+                copying.process_host(clahe, pinned_in(i), pinned_dst);
+              }), 2.0 * n);
+      std::vector<uint8_t> out(n);
+      const Plane pageable_dst{out.data(), size_t(sz.width), sz.width, sz.height};
+      rep.row("host round trip, pageable frames", sz, time_host(iters / 2, [&](int i) {
+                runner.process_host(clahe,
+                                    ConstPlane(host[i % kRotation].data(), sz.width, sz.width, sz.height),
+                                    pageable_dst);
+              }), 2.0 * n);
+
+      // The CPU implementation, and the GPU checked against it.
+      ClaheCpu cpu;
+      std::vector<uint8_t> ref(n);
+      cpu.process(ConstPlane(host[1].data(), sz.width, sz.width, sz.height),
+                  Plane{ref.data(), size_t(sz.width), sz.width, sz.height});
+      runner.process_host(clahe, ConstPlane(host[1].data(), sz.width, sz.width, sz.height), pageable_dst);
+      if (out != ref) {
+        std::fprintf(stderr, "MISMATCH between GPU and CPU at %s\n", sz.name);
+        return 1;
+      }
+      const std::string cpu_what =
+          "CPU implementation (" + std::to_string(parallel_threads()) + " threads)";
+      rep.row(cpu_what.c_str(), sz, time_host(std::max(10, iters / 10), [&](int i) {
+                cpu.process(ConstPlane(host[i % kRotation].data(), sz.width, sz.width, sz.height),
+                            pageable_dst);
+              }), 2.0 * n);
+    }
+  } catch (const std::exception &e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 1;
+  }
+  if (json) std::fclose(json);
+  return 0;
+}
