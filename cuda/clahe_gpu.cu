@@ -4,6 +4,7 @@
 
 #include <cub/block/block_reduce.cuh>
 #include <cub/block/block_scan.cuh>
+#include <cuda/atomic>
 
 #include <algorithm>
 #include <stdexcept>
@@ -20,6 +21,8 @@ constexpr int kWarps = kThreads / 32;
 // The mapping kernel holds the LUTs of at most three rows of tiles: a band
 // of at most one tile's height lies between two tile centres, plus one.
 constexpr int kMaxLutRows = 3;
+// Bytes of a band of a tile counted at a time from host memory.
+constexpr int kStreamBandBytes = 2048;
 
 // The tile grid as the kernels see it (ClaheGeometry, plus how the work is
 // cut into blocks).
@@ -143,23 +146,28 @@ __device__ void build_tile_lut(unsigned int count, int tile, const Grid &g, cons
 // histograms in shared memory), merges it into the tile's histogram, and
 // the tile's last block to finish builds the tile's LUT and clears the
 // histogram for the next frame.
-__global__ void __launch_bounds__(kThreads)
-    clahe_histogram_kernel(Source src, Grid g, unsigned int *__restrict__ tile_hist,
-                           unsigned int *__restrict__ tile_done, History history,
-                           uint8_t *__restrict__ luts) {
-  allow_dependent_launch();
-  const int tile = blockIdx.x / g.bands;
-  const int band = blockIdx.x - tile * g.bands;
+// Publishes a finished tile LUT (and, through the order of the counting
+// blocks' merges, the tile's stash rows): the tile's flag takes the frame's
+// number.
+__device__ __forceinline__ void publish_tile(unsigned int *ready, int tile, unsigned int frame) {
+  // Every thread's writes precede the barrier; the fence makes them visible
+  // device-wide before the flag.
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    __threadfence();
+    cuda::atomic_ref<unsigned int, cuda::thread_scope_device>(ready[tile])
+        .store(frame, cuda::memory_order_release);
+  }
+}
+
+// Counts one band of rows of one tile into `sub` (per-warp histograms,
+// which start at zero) and returns this thread's bin of the band's count.
+__device__ unsigned int count_band(const Source &src, const Grid &g, int tile, int band,
+                                   unsigned int (*sub)[kHistBins]) {
   const int tx = tile % g.tiles_x, ty = tile / g.tiles_x;
   const int x0 = tx * g.tile_width, x1 = x0 + g.tile_width;
   const int y0 = ty * g.tile_height + band * g.band_rows;
   const int y1 = min(y0 + g.band_rows, (ty + 1) * g.tile_height);
-
-  // One sub-histogram per warp keeps shared-memory atomics from colliding
-  // across warps on tiles dominated by a few levels.
-  __shared__ unsigned int sub[kWarps][kHistBins];
-  for (int i = threadIdx.x; i < kWarps * kHistBins; i += kThreads) (&sub[0][0])[i] = 0;
-  __syncthreads();
   const int lane = threadIdx.x & (g.row_lanes - 1);
   const int groups = kThreads / g.row_lanes;
   for (int r = y0 + threadIdx.x / g.row_lanes; r < y1; r += groups)
@@ -167,26 +175,68 @@ __global__ void __launch_bounds__(kThreads)
   __syncthreads();
   unsigned int count = 0;
   for (int w = 0; w < kWarps; ++w) count += sub[w][threadIdx.x];
+  return count;
+}
 
-  if (g.bands == 1) {
-    build_tile_lut(count, tile, g, history, luts);
-    return;
-  }
-  unsigned int *hist = tile_hist + static_cast<size_t>(tile) * kHistBins;
-  if (count != 0) atomicAdd(&hist[threadIdx.x], count);
-  // Every thread's merge must be visible device-wide (fence) and finished
-  // (barrier) before the block counts itself done.
-  __threadfence();
-  __syncthreads();
+// Where the counting blocks take their work from: a band of a tile at a
+// time, in the frame's order (tile rows from the top, bands, tiles across).
+// The last block to run out resets the queue for the next frame.
+struct WorkQueue {
+  unsigned int *next;
+  unsigned int *finished;  // blocks that found no more work
+};
+
+// A grid of blocks that take bands of tiles from the queue until none are
+// left: counting each band (per-warp histograms in shared memory), merging
+// it into its tile's histogram, and in the tile's last band to finish,
+// building the tile's LUT, clearing its histogram and flagging it done.
+// With fewer blocks than bands (host frames), the bands finish roughly from
+// the top of the frame down, so the mapping can follow close behind.
+__global__ void __launch_bounds__(kThreads)
+    clahe_histogram_kernel(Source src, Grid g, unsigned int *__restrict__ tile_hist,
+                           unsigned int *__restrict__ tile_done, History history,
+                           uint8_t *__restrict__ luts, unsigned int *ready, unsigned int frame,
+                           WorkQueue queue) {
+  allow_dependent_launch();
+  // One sub-histogram per warp keeps shared-memory atomics from colliding
+  // across warps on tiles dominated by a few levels.
+  __shared__ unsigned int sub[kWarps][kHistBins];
+  __shared__ unsigned int item;
   __shared__ bool is_last;
-  if (threadIdx.x == 0) is_last = atomicAdd(&tile_done[tile], 1u) == unsigned(g.bands) - 1;
-  __syncthreads();
-  if (!is_last) return;
-  // Other blocks' atomics landed in L2; read past L1.
-  count = __ldcg(&hist[threadIdx.x]);
-  hist[threadIdx.x] = 0;
-  if (threadIdx.x == 0) tile_done[tile] = 0;
-  build_tile_lut(count, tile, g, history, luts);
+  const unsigned int items = static_cast<unsigned int>(g.tiles_x * g.tiles_y * g.bands);
+  for (;;) {
+    for (int i = threadIdx.x; i < kWarps * kHistBins; i += kThreads) (&sub[0][0])[i] = 0;
+    if (threadIdx.x == 0) item = atomicAdd(queue.next, 1u);
+    __syncthreads();
+    if (item >= items) break;
+    const int per_tile_row = g.bands * g.tiles_x;
+    const int ty = item / per_tile_row;
+    const int band = (item % per_tile_row) / g.tiles_x;
+    const int tile = ty * g.tiles_x + item % g.tiles_x;
+    unsigned int count = count_band(src, g, tile, band, sub);
+
+    if (g.bands > 1) {
+      unsigned int *hist = tile_hist + static_cast<size_t>(tile) * kHistBins;
+      if (count != 0) atomicAdd(&hist[threadIdx.x], count);
+      // Every thread's merge must be visible device-wide (fence) and
+      // finished (barrier) before the block counts its band done.
+      __threadfence();
+      __syncthreads();
+      if (threadIdx.x == 0) is_last = atomicAdd(&tile_done[tile], 1u) == unsigned(g.bands) - 1;
+      __syncthreads();
+      if (!is_last) continue;
+      // Other blocks' atomics landed in L2; read past L1.
+      count = __ldcg(&hist[threadIdx.x]);
+      hist[threadIdx.x] = 0;
+      if (threadIdx.x == 0) tile_done[tile] = 0;
+    }
+    build_tile_lut(count, tile, g, history, luts);
+    publish_tile(ready, tile, frame);
+  }
+  if (threadIdx.x == 0 && atomicAdd(queue.finished, 1u) == gridDim.x - 1) {
+    *queue.next = 0;
+    *queue.finished = 0;
+  }
 }
 
 // Rows [y0, y1) of the mapping, in blocks of map_rows rows: the LUTs of the
@@ -198,7 +248,24 @@ struct MapJob {
   size_t dst_pitch;
   Split split;         // of one block's rows
   int map_rows;
+  bool src_from_counting;  // the stash, written while this kernel runs
 };
+
+// Waits until every tile of tile rows [first, last] holds this frame's LUT.
+// On GPUs with programmatic dependent launch the mapping starts while the
+// counting still runs: the top of the frame is mapped (and, for host
+// frames, written over the bus) while the bottom is still being read.
+__device__ void wait_for_tile_rows(const unsigned int *ready, int first, int last, int tiles_x,
+                                   unsigned int frame) {
+  const int tiles = (last - first + 1) * tiles_x;
+  for (int i = threadIdx.x; i < tiles; i += blockDim.x) {
+    cuda::atomic_ref<const unsigned int, cuda::thread_scope_device> flag(
+        ready[first * tiles_x + i]);
+    while (flag.load(cuda::memory_order_acquire) != frame) __nanosleep(256);
+  }
+  __threadfence();
+  __syncthreads();
+}
 
 __device__ __forceinline__ uint8_t blend_pixel(const uint8_t *top, const uint8_t *bottom, int x,
                                                unsigned int v, const Grid &g, const TileBlend &by) {
@@ -219,7 +286,8 @@ __device__ __forceinline__ unsigned int blend_word(const uint8_t *top, const uin
 }
 
 __global__ void __launch_bounds__(kThreads)
-    clahe_map_kernel(MapJob job, Grid g, const uint8_t *__restrict__ luts, CopyJobs carried) {
+    clahe_map_kernel(MapJob job, Grid g, const uint8_t *luts, CopyJobs carried,
+                     const unsigned int *ready, unsigned int frame) {
   // Carried planes do not need the LUTs: they are copied while the counting
   // kernel may still be running.
   copy_planes(carried);
@@ -230,9 +298,9 @@ __global__ void __launch_bounds__(kThreads)
   const int last_tile_row = tile_blend(y0 + rows - 1, g.inv_tile_height, g.tiles_y).hi;
   const int row_bytes = g.tiles_x * kHistBins;
 
-  wait_for_prerequisite_grid();
+  wait_for_tile_rows(ready, first_tile_row, last_tile_row, g.tiles_x, frame);
   extern __shared__ uint4 lut_rows[];
-  // The LUTs were written during the counting grid's lifetime: read them
+  // The LUTs were written while this grid may have been running: read them
   // through L2 so no stale line in L1 can serve them.
   const uint4 *from = reinterpret_cast<const uint4 *>(luts + first_tile_row * row_bytes);
   const int vecs = (last_tile_row - first_tile_row + 1) * row_bytes / kVecBytes;
@@ -250,7 +318,7 @@ __global__ void __launch_bounds__(kThreads)
         const uint8_t *top = shared_luts + (by.lo - first_tile_row) * row_bytes;
         const uint8_t *bottom = shared_luts + (by.hi - first_tile_row) * row_bytes;
         const uint4 *p = reinterpret_cast<const uint4 *>(job.src + y * job.src_pitch) + v;
-        const uint4 q = __ldg(p);
+        const uint4 q = job.src_from_counting ? __ldcg(p) : __ldg(p);
         const int x = v * kVecBytes;
         uint4 o;
         o.x = blend_word(top, bottom, x, q.x, g, by);
@@ -264,9 +332,13 @@ __global__ void __launch_bounds__(kThreads)
         const TileBlend by = tile_blend(y, g.inv_tile_height, g.tiles_y);
         const uint8_t *top = shared_luts + (by.lo - first_tile_row) * row_bytes;
         const uint8_t *bottom = shared_luts + (by.hi - first_tile_row) * row_bytes;
+        const uint8_t *p = job.src + y * job.src_pitch + x;
         job.dst[y * job.dst_pitch + x] =
-            blend_pixel(top, bottom, x, job.src[y * job.src_pitch + x], g, by);
+            blend_pixel(top, bottom, x, job.src_from_counting ? __ldcg(p) : *p, g, by);
       });
+  // Complete only after the counting grid, whose last block resets the work
+  // queue: the next frame's counting must find it reset.
+  wait_for_prerequisite_grid();
 }
 
 int ceil_div(int a, int b) { return (a + b - 1) / b; }
@@ -280,7 +352,7 @@ int row_lanes_for(int tile_width) {
 
 }  // namespace
 
-ClaheGpu::ClaheGpu() {
+ClaheGpu::ClaheGpu() : queue_(2) {
   cudaFuncAttributes attr{};
   CUDAFILTERS_CHECK(cudaFuncGetAttributes(&attr, clahe_histogram_kernel));
   CUDAFILTERS_CHECK(cudaFuncGetAttributes(&attr, clahe_map_kernel));
@@ -299,6 +371,7 @@ void ClaheGpu::reserve_tiles(int tiles, bool with_history) {
     const size_t bins = static_cast<size_t>(tiles) * kHistBins;
     tile_hist_ = DeviceArray<uint32_t>(bins);
     tile_done_ = DeviceArray<uint32_t>(static_cast<size_t>(tiles));
+    tile_ready_ = DeviceArray<uint32_t>(static_cast<size_t>(tiles));
     luts_ = DeviceArray<uint8_t>(bins);
     tile_capacity_ = tiles;
     state_dirty_ = true;
@@ -335,6 +408,9 @@ void ClaheGpu::enqueue_frame(ConstPlane src, const Plane *stash, Plane dst,
     CUDAFILTERS_CHECK(cudaMemsetAsync(tile_hist_.get(), 0, bins * sizeof(uint32_t), stream));
     CUDAFILTERS_CHECK(cudaMemsetAsync(tile_done_.get(), 0, tile_capacity_ * sizeof(uint32_t),
                                       stream));
+    CUDAFILTERS_CHECK(cudaMemsetAsync(tile_ready_.get(), 0, tile_capacity_ * sizeof(uint32_t),
+                                      stream));
+    CUDAFILTERS_CHECK(cudaMemsetAsync(queue_.get(), 0, 2 * sizeof(uint32_t), stream));
     history_fresh_ = true;
     state_dirty_ = false;
   }
@@ -351,27 +427,43 @@ void ClaheGpu::enqueue_frame(ConstPlane src, const Plane *stash, Plane dst,
   // Off, the history restarts whenever smoothing is turned on again.
   history_fresh_ = !smoothing;
 
-  // Counting: about two blocks per SM in all, each tile cut into bands.
+  // Counting, device frames: about two bands per SM in all, each counted by
+  // a block of its own, all at once. Host frames read over the bus: small
+  // bands (about kStreamBandBytes) taken in the frame's order by one block
+  // per SM, enough in flight to keep the bus busy, few enough that the top
+  // of the frame is finished (and mapped) while the bottom is still read.
   Grid g{geom.width, geom.height, geom.tiles_x, geom.tiles_y, geom.tile_width, geom.tile_height,
          geom.clip, geom.lut_scale, geom.inv_tile_width, geom.inv_tile_height, 1, 0, 0, false};
-  g.bands = std::min(geom.tile_height, std::max(1, ceil_div(2 * sm_count_, geom.tiles())));
-  g.band_rows = ceil_div(geom.tile_height, g.bands);
+  g.band_rows = stash ? std::max(1, kStreamBandBytes / geom.tile_width)
+                      : ceil_div(geom.tile_height,
+                                 std::max(1, ceil_div(2 * sm_count_, geom.tiles())));
+  g.band_rows = std::min(g.band_rows, geom.tile_height);
   g.bands = ceil_div(geom.tile_height, g.band_rows);
+  const int bands = geom.tiles() * g.bands;
+  const int counting_blocks = stash ? std::min(bands, sm_count_) : bands;
   g.row_lanes = row_lanes_for(geom.tile_width);
   g.vectorize = aligned16(src.data, src.stride) && (!stash || aligned16(stash->data, stash->stride));
   const Source source{src.data, src.stride, stash ? stash->data : nullptr,
                       stash ? stash->stride : 0};
 
+  // Frames are numbered from 1; tile flags start at 0.
+  if (++frame_ == 0) {
+    frame_ = 1;
+    CUDAFILTERS_CHECK(cudaMemsetAsync(tile_ready_.get(), 0, tile_capacity_ * sizeof(uint32_t),
+                                      stream));
+  }
   // Until both launches are queued the counters may be left half-counted.
   state_dirty_ = true;
-  clahe_histogram_kernel<<<geom.tiles() * g.bands, kThreads, 0, stream>>>(
-      source, g, tile_hist_.get(), tile_done_.get(), history, luts_.get());
+  clahe_histogram_kernel<<<counting_blocks, kThreads, 0, stream>>>(
+      source, g, tile_hist_.get(), tile_done_.get(), history, luts_.get(), tile_ready_.get(),
+      frame_, WorkQueue{queue_.get(), queue_.get() + 1});
   check_launch("clahe_histogram_kernel");
 
   // Mapping: bands of rows no taller than a tile, about two blocks per SM.
   const ConstPlane map_src =
       stash ? ConstPlane(stash->data, stash->stride, src.width, src.height) : src;
-  MapJob job{map_src.data, map_src.stride, dst.data, dst.stride, split_for(map_src, dst), 0};
+  MapJob job{map_src.data, map_src.stride, dst.data, dst.stride, split_for(map_src, dst), 0,
+             stash != nullptr};
   job.map_rows =
       std::max(1, std::min(geom.tile_height, ceil_div(src.height, 2 * sm_count_)));
   int items = 0;
@@ -382,7 +474,9 @@ void ClaheGpu::enqueue_frame(ConstPlane src, const Plane *stash, Plane dst,
   const cudaLaunchConfig_t config =
       launch_config(blocks, kThreads, stream, dependent_launch_ ? &overlap : nullptr, shared);
   CUDAFILTERS_CHECK(cudaLaunchKernelEx(&config, clahe_map_kernel, job, g,
-                                       static_cast<const uint8_t *>(luts_.get()), jobs));
+                                       static_cast<const uint8_t *>(luts_.get()), jobs,
+                                       static_cast<const unsigned int *>(tile_ready_.get()),
+                                       frame_));
   state_dirty_ = false;
 
   copy_planes(carried, kMaxCarried, stream);

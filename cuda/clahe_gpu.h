@@ -1,9 +1,11 @@
 // CLAHE on the GPU, bit-identical to ClaheCpu (and so to OpenCV's
 // cv::CLAHE): two kernels per frame on the caller's stream, no host round
 // trip. The first counts tile histograms and, in the last block to finish a
-// tile, clips it and builds its LUT; the second blends the four nearest
-// tile LUTs for every pixel (and copies carried planes while the first
-// still runs, on GPUs with programmatic dependent launch).
+// tile, clips it, builds its LUT and flags the tile done; the second blends
+// the four nearest tile LUTs for every pixel. On GPUs with programmatic
+// dependent launch the second starts while the first runs: it copies
+// carried planes, and maps each band of rows as soon as the tiles it blends
+// are flagged.
 #pragma once
 
 #include "clahe_params.h"
@@ -49,9 +51,13 @@ class ClaheGpu final : public GpuPlaneFilter {
   bool dependent_launch_ = false;
 
   // Per tile: histogram (zero between frames), blocks done counting (zero
-  // between frames), LUT and smoothed histogram. Grown, never shrunk.
+  // between frames), the number of the frame whose LUT it holds, LUT and
+  // smoothed histogram. Grown, never shrunk.
   DeviceArray<uint32_t> tile_hist_;
   DeviceArray<uint32_t> tile_done_;
+  DeviceArray<uint32_t> tile_ready_;
+  // The counting kernel's work queue: next band, blocks finished.
+  DeviceArray<uint32_t> queue_;
   DeviceArray<uint8_t> luts_;
   DeviceArray<unsigned long long> history_;
   int tile_capacity_ = 0;
@@ -59,6 +65,7 @@ class ClaheGpu final : public GpuPlaneFilter {
   // The counters are cleared by the kernels that consume them; a fresh
   // instance, or one whose last frame failed half-way, clears them first.
   bool state_dirty_ = true;
+  uint32_t frame_ = 0;
   bool history_fresh_ = true;
   ClaheGeometry history_geometry_;
 };
