@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <random>
 #include <vector>
@@ -16,6 +18,24 @@ struct Size {
   const char *name;
   int width, height;
 };
+
+// The sizes every benchmark reports.
+constexpr Size kSizes[] = {{"720p", 1280, 720}, {"1080p", 1920, 1080}, {"4K", 3840, 2160}};
+
+// `--frames N` (measurements per row) and `--json FILE` (JSON lines).
+struct Options {
+  int frames;
+  FILE *json = nullptr;
+};
+
+inline Options parse_options(int argc, char **argv, int default_frames) {
+  Options o{default_frames};
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--frames") && i + 1 < argc) o.frames = std::atoi(argv[++i]);
+    else if (!std::strcmp(argv[i], "--json") && i + 1 < argc) o.json = std::fopen(argv[++i], "w");
+  }
+  return o;
+}
 
 struct Stats {
   double median_us, p10_us, p90_us;

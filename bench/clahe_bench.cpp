@@ -47,19 +47,15 @@ const Grid kGrids[] = {
 }  // namespace
 
 int main(int argc, char **argv) {
-  int iters = 300;
-  FILE *json = nullptr;
-  for (int i = 1; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--frames") && i + 1 < argc) iters = std::atoi(argv[++i]);
-    else if (!std::strcmp(argv[i], "--json") && i + 1 < argc) json = std::fopen(argv[++i], "w");
-  }
+  const Options opt = parse_options(argc, argv, 300);
+  const int iters = opt.frames;
+  FILE *json = opt.json;
 
   Reporter rep("clahe", json);
   try {
     rep.device_info();
     Stream stream;
-    const Size sizes[] = {{"720p", 1280, 720}, {"1080p", 1920, 1080}, {"4K", 3840, 2160}};
-    for (const Size &sz : sizes) {
+    for (const Size &sz : kSizes) {
       const size_t n = size_t(sz.width) * sz.height;
       std::vector<std::vector<uint8_t>> host(kRotation);
       for (int k = 0; k < kRotation; ++k) host[k] = make_frame(sz.width, sz.height, k);

@@ -41,7 +41,7 @@ namespace {
 
 constexpr int kRotation = 4;
 
-struct Options {
+struct ElementOptions {
   std::string backend = "cuda";
   int frames = 300;
   std::string json;
@@ -264,7 +264,7 @@ void dump_frames(const std::string &dir, const Size &sz, const std::vector<std::
 int main(int argc, char **argv) {
   gst_init(&argc, &argv);
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
-  Options opt;
+  ElementOptions opt;
   for (int i = 1; i < argc; ++i) {
     auto next = [&] { return i + 1 < argc ? std::string(argv[++i]) : std::string(); };
     if (!std::strcmp(argv[i], "--backend")) opt.backend = next();
@@ -295,10 +295,9 @@ int main(int argc, char **argv) {
   const Element elements[] = {{"cudahisteq", "", 1},
                               {"cudaclahe", " clip-limit=2 tiles-x=8 tiles-y=8", 1},
                               {"cudanlm", " patch-size=7 search-size=21", on_gpu ? 4 : 100}};
-  const Size sizes[] = {{"720p", 1280, 720}, {"1080p", 1920, 1080}, {"4K", 3840, 2160}};
 
   try {
-    for (const Size &sz : sizes) {
+    for (const Size &sz : kSizes) {
       std::vector<std::vector<uint8_t>> lumas;
       for (int k = 0; k < kRotation; ++k) lumas.push_back(make_frame(sz.width, sz.height, 100 + k));
       if (!opt.dump_dir.empty()) dump_frames(opt.dump_dir, sz, lumas);

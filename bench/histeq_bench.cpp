@@ -32,12 +32,9 @@ constexpr int kRotation = 4;
 }  // namespace
 
 int main(int argc, char **argv) {
-  int iters = 1000;
-  FILE *json = nullptr;
-  for (int i = 1; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--frames") && i + 1 < argc) iters = std::atoi(argv[++i]);
-    else if (!std::strcmp(argv[i], "--json") && i + 1 < argc) json = std::fopen(argv[++i], "w");
-  }
+  const Options opt = parse_options(argc, argv, 1000);
+  const int iters = opt.frames;
+  FILE *json = opt.json;
 
   Reporter rep("histeq", json);
   try {
@@ -56,8 +53,7 @@ int main(int argc, char **argv) {
       rep.row("d2d copy (read+write)", big, st, 2.0 * bytes);
     }
 
-    const Size sizes[] = {{"720p", 1280, 720}, {"1080p", 1920, 1080}, {"4K", 3840, 2160}};
-    for (const Size &sz : sizes) {
+    for (const Size &sz : kSizes) {
       const size_t n = size_t(sz.width) * sz.height;
       std::vector<std::vector<uint8_t>> host(kRotation);
       for (int k = 0; k < kRotation; ++k) host[k] = make_frame(sz.width, sz.height, k);

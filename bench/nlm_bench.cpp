@@ -52,20 +52,16 @@ std::string label(const NlmParams &p) {
 }  // namespace
 
 int main(int argc, char **argv) {
-  int iters = 50;
-  FILE *json = nullptr;
-  for (int i = 1; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--frames") && i + 1 < argc) iters = std::atoi(argv[++i]);
-    else if (!std::strcmp(argv[i], "--json") && i + 1 < argc) json = std::fopen(argv[++i], "w");
-  }
+  const Options opt = parse_options(argc, argv, 50);
+  const int iters = opt.frames;
+  FILE *json = opt.json;
   Reporter rep("nlm", json);
   try {
     rep.device_info();
     Stream stream;
     NlmGpu nlm;
 
-    const Size sizes[] = {{"720p", 1280, 720}, {"1080p", 1920, 1080}, {"4K", 3840, 2160}};
-    for (const Size &sz : sizes) {
+    for (const Size &sz : kSizes) {
       Frames f(sz);
       NlmParams p;  // defaults: h 10, patch 7, search 21, box
       nlm.set_params(p);

@@ -383,21 +383,6 @@ void ClaheGpu::reserve_tiles(int tiles, bool with_history) {
   }
 }
 
-void ClaheGpu::enqueue(ConstPlane src, Plane dst, cudaStream_t stream) {
-  enqueue_frame(src, nullptr, dst, {}, stream);
-}
-
-void ClaheGpu::enqueue_carrying(ConstPlane src, Plane dst, const CarriedPlanes &carried,
-                                cudaStream_t stream) {
-  enqueue_frame(src, nullptr, dst, carried, stream);
-}
-
-void ClaheGpu::enqueue_streaming(ConstPlane src, Plane dst, Plane stash, cudaStream_t stream) {
-  if (stash.width < src.width || stash.height < src.height)
-    throw std::invalid_argument("ClaheGpu: stash smaller than the source plane");
-  enqueue_frame(src, &stash, dst, {}, stream);
-}
-
 void ClaheGpu::enqueue_frame(ConstPlane src, const Plane *stash, Plane dst,
                              const CarriedPlanes &carried, cudaStream_t stream) {
   const ClaheGeometry geom = clahe_geometry(src.width, src.height, params_);

@@ -15,7 +15,7 @@
 
 namespace cudafilters {
 
-class ClaheGpu final : public GpuPlaneFilter {
+class ClaheGpu final : public StreamingPlaneFilter {
  public:
   // Prepares the kernels for the current device; throws CudaError if this
   // build has no code for it.
@@ -30,18 +30,13 @@ class ClaheGpu final : public GpuPlaneFilter {
   void set_temporal_smoothing(double smoothing) { weight_ = history_weight(smoothing); }
   void reset_history() override { history_fresh_ = true; }
 
-  void enqueue(ConstPlane src, Plane dst, cudaStream_t stream) override;
-  // Up to two carried planes are copied by the mapping kernel.
-  void enqueue_carrying(ConstPlane src, Plane dst, const CarriedPlanes &carried,
-                        cudaStream_t stream) override;
-  // Counting reads each source pixel once (and keeps it in the stash), and
-  // mapping writes each output pixel once: the kernels stream host memory.
-  bool streams_host_memory() const override { return true; }
-  void enqueue_streaming(ConstPlane src, Plane dst, Plane stash, cudaStream_t stream) override;
+ protected:
+  // Up to two carried planes are copied by the mapping kernel; any beyond
+  // that by separate copies.
+  void enqueue_frame(ConstPlane src, const Plane *stash, Plane dst, const CarriedPlanes &carried,
+                     cudaStream_t stream) override;
 
  private:
-  void enqueue_frame(ConstPlane src, const Plane *stash, Plane dst, const CarriedPlanes &carried,
-                     cudaStream_t stream);
   // Grows the per-tile buffers for `tiles` tiles.
   void reserve_tiles(int tiles, bool with_history);
 

@@ -68,4 +68,33 @@ class GpuPlaneFilter {
   }
 };
 
+// A filter whose kernels read each source pixel once and write each output
+// pixel once, which therefore streams host memory: its kernels read a
+// page-locked source over the bus, keep it in the stash for any second read,
+// and write the page-locked output over the bus. Every entry point comes
+// down to one enqueue_frame.
+class StreamingPlaneFilter : public GpuPlaneFilter {
+ public:
+  void enqueue(ConstPlane src, Plane dst, cudaStream_t stream) override {
+    enqueue_frame(src, nullptr, dst, {}, stream);
+  }
+  void enqueue_carrying(ConstPlane src, Plane dst, const CarriedPlanes &carried,
+                        cudaStream_t stream) override {
+    enqueue_frame(src, nullptr, dst, carried, stream);
+  }
+  bool streams_host_memory() const override { return true; }
+  void enqueue_streaming(ConstPlane src, Plane dst, Plane stash, cudaStream_t stream) override {
+    if (stash.width < src.width || stash.height < src.height)
+      throw std::invalid_argument("stash smaller than the source plane");
+    enqueue_frame(src, &stash, dst, {}, stream);
+  }
+
+ protected:
+  // stash: null when src is device memory; otherwise src and dst are host
+  // memory and stash a device plane at least src's size. The filter copies
+  // every carried plane.
+  virtual void enqueue_frame(ConstPlane src, const Plane *stash, Plane dst,
+                             const CarriedPlanes &carried, cudaStream_t stream) = 0;
+};
+
 }  // namespace cudafilters

@@ -273,21 +273,6 @@ HistEqHistory HistEqGpu::next_history(uint64_t pixels) {
   return h;
 }
 
-void HistEqGpu::enqueue(ConstPlane src, Plane dst, cudaStream_t stream) {
-  enqueue_carrying(src, dst, {}, stream);
-}
-
-void HistEqGpu::enqueue_carrying(ConstPlane src, Plane dst, const CarriedPlanes &carried,
-                                 cudaStream_t stream) {
-  enqueue_frame(src, nullptr, dst, carried, stream);
-}
-
-void HistEqGpu::enqueue_streaming(ConstPlane src, Plane dst, Plane stash, cudaStream_t stream) {
-  if (stash.width < src.width || stash.height < src.height)
-    throw std::invalid_argument("HistEqGpu: stash smaller than the source plane");
-  enqueue_frame(src, &stash, dst, {}, stream);
-}
-
 void HistEqGpu::enqueue_frame(ConstPlane src, const Plane *stash, Plane dst,
                               const CarriedPlanes &carried, cudaStream_t stream) {
   if (state_dirty_) {

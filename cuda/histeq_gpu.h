@@ -12,7 +12,7 @@ namespace cudafilters {
 struct HistEqState;
 struct HistEqHistory;
 
-class HistEqGpu final : public GpuPlaneFilter {
+class HistEqGpu final : public StreamingPlaneFilter {
  public:
   enum class Launch {
     // One cooperative launch: histogram, grid barrier, LUT and mapping in the
@@ -32,25 +32,19 @@ class HistEqGpu final : public GpuPlaneFilter {
   // verifies that this build carries code the current device can run.
   explicit HistEqGpu(Launch launch = Launch::kSinglePass);
 
-  void enqueue(ConstPlane src, Plane dst, cudaStream_t stream) override;
-  // Up to two carried planes (every supported YUV layout) are copied by the
-  // kernels; any beyond that by separate copies.
-  void enqueue_carrying(ConstPlane src, Plane dst, const CarriedPlanes &carried,
-                        cudaStream_t stream) override;
-  // Counting reads each source pixel once (over the bus, into the stash) and
-  // mapping writes each output pixel once: the kernels stream host memory.
-  bool streams_host_memory() const override { return true; }
-  void enqueue_streaming(ConstPlane src, Plane dst, Plane stash, cudaStream_t stream) override;
-
   // The weight on the past, 0 (off: every frame on its own) to 1; the LUT
   // then comes from the histogram blended with those of earlier frames, as
   // HistEqCpu computes it. Takes effect from the next frame.
   void set_temporal_smoothing(double smoothing) { weight_ = history_weight(smoothing); }
   void reset_history() override { history_fresh_ = true; }
 
- private:
+ protected:
+  // Up to two carried planes (every supported YUV layout) are copied by the
+  // kernels; any beyond that by separate copies.
   void enqueue_frame(ConstPlane src, const Plane *stash, Plane dst, const CarriedPlanes &carried,
-                     cudaStream_t stream);
+                     cudaStream_t stream) override;
+
+ private:
   // How the next frame uses the history; advances it.
   HistEqHistory next_history(uint64_t pixels);
 
