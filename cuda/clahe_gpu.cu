@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <utility>
 
 namespace cudafilters {
 
@@ -368,11 +369,17 @@ ClaheGpu::ClaheGpu() : queue_(2) {
 
 void ClaheGpu::reserve_tiles(int tiles, bool with_history) {
   if (tiles > tile_capacity_) {
+    // All or nothing: a failed allocation must not leave new, uncleared
+    // counters behind the old capacity (a later frame would skip clearing
+    // them and could wait for flags that never come).
     const size_t bins = static_cast<size_t>(tiles) * kHistBins;
-    tile_hist_ = DeviceArray<uint32_t>(bins);
-    tile_done_ = DeviceArray<uint32_t>(static_cast<size_t>(tiles));
-    tile_ready_ = DeviceArray<uint32_t>(static_cast<size_t>(tiles));
-    luts_ = DeviceArray<uint8_t>(bins);
+    DeviceArray<uint32_t> hist(bins), done(static_cast<size_t>(tiles)),
+        ready(static_cast<size_t>(tiles));
+    DeviceArray<uint8_t> luts(bins);
+    tile_hist_ = std::move(hist);
+    tile_done_ = std::move(done);
+    tile_ready_ = std::move(ready);
+    luts_ = std::move(luts);
     tile_capacity_ = tiles;
     state_dirty_ = true;
   }
