@@ -27,17 +27,11 @@ class Pool {
   Pool() {
     const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
     jobs_.reserve(64);
-    for (unsigned i = 1; i < cores; ++i) workers_.emplace_back([this] { work(); });
-  }
-  ~Pool() {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      stopping_ = true;
+    for (unsigned i = 1; i < cores; ++i) {
+      workers_.emplace_back([this] { work(); });
+      workers_.back().detach();
     }
-    wake_.notify_all();
-    for (std::thread &t : workers_) t.join();
   }
-
   int threads() const { return static_cast<int>(workers_.size()) + 1; }
 
   void run(int count, const std::function<void(int)> &body) {
@@ -72,8 +66,7 @@ class Pool {
     std::unique_lock<std::mutex> lock(mutex_);
     for (;;) {
       Job *job = nullptr;
-      wake_.wait(lock, [&] { return stopping_ || (job = open_job()) != nullptr; });
-      if (stopping_) return;
+      wake_.wait(lock, [&] { return (job = open_job()) != nullptr; });
       ++job->holders;
       lock.unlock();
       take_indices(*job);
@@ -94,12 +87,14 @@ class Pool {
   std::condition_variable finished_;
   std::vector<Job *> jobs_;  // open and finishing calls
   std::vector<std::thread> workers_;
-  bool stopping_ = false;
 };
 
+// Never destroyed: a streaming thread may still be filtering while the
+// process exits, and must not meet a destroyed pool. The workers end with
+// the process.
 Pool &shared_pool() {
-  static Pool pool;
-  return pool;
+  static Pool *pool = new Pool;
+  return *pool;
 }
 
 }  // namespace
