@@ -9,6 +9,7 @@
 #include <cuda/functional>
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <stdexcept>
 
@@ -265,8 +266,11 @@ HistEqHistory HistEqGpu::next_history(uint64_t pixels) {
   }
   if (pixels != history_pixels_) history_fresh_ = true;
   h.mode = history_fresh_ ? History::kFresh : History::kBlend;
-  h.past = state_.get()->history[history_parity_];
-  h.next = state_.get()->history[history_parity_ ^ 1];
+  // Device addresses, computed without dereferencing the device pointer.
+  auto *histories = reinterpret_cast<unsigned long long *>(
+      reinterpret_cast<char *>(state_.get()) + offsetof(HistEqState, history));
+  h.past = histories + history_parity_ * kHistBins;
+  h.next = histories + (history_parity_ ^ 1) * kHistBins;
   history_parity_ ^= 1;
   history_fresh_ = false;
   history_pixels_ = pixels;
