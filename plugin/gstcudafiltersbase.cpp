@@ -181,7 +181,8 @@ gst_cuda_filters_param_spec_temporal_smoothing (void)
       "Weight of earlier frames in the histograms the mapping comes from "
       "(exponential moving average): 0 maps every frame on its own, higher "
       "values let changes of brightness fade in over more frames instead of "
-      "flickering. Restarts on new caps, a flush, a seek and a DISCONT buffer",
+      "flickering; 1 holds the first frame's mapping. Restarts on new caps, a "
+      "flush, a seek and a DISCONT buffer",
       0.0, 1.0, 0.0, (GParamFlags) (G_PARAM_READWRITE |
           GST_PARAM_MUTABLE_PLAYING | GST_PARAM_CONTROLLABLE |
           G_PARAM_STATIC_STRINGS));
@@ -629,12 +630,30 @@ adopt_upstream_context (GstCudaFiltersBase * self, GstBuffer * buffer)
   gst_base_transform_reconfigure_src (GST_BASE_TRANSFORM (self));
 }
 
+/* A buffer's running and stream time in the current segment; NONE where
+ * there is none (no timestamp, outside the segment, or a segment not in
+ * time, such as appsrc's default bytes). */
+static GstClockTime
+running_time_of (GstBaseTransform * trans, GstClockTime pts)
+{
+  if (trans->segment.format != GST_FORMAT_TIME)
+    return GST_CLOCK_TIME_NONE;
+  return gst_segment_to_running_time (&trans->segment, GST_FORMAT_TIME, pts);
+}
+
+static GstClockTime
+stream_time_of (GstBaseTransform * trans, GstClockTime pts)
+{
+  if (trans->segment.format != GST_FORMAT_TIME)
+    return GST_CLOCK_TIME_NONE;
+  return gst_segment_to_stream_time (&trans->segment, GST_FORMAT_TIME, pts);
+}
+
 static void
 gst_cuda_filters_base_before_transform (GstBaseTransform * trans,
     GstBuffer * buffer)
 {
-  GstClockTime stream_time = gst_segment_to_stream_time (&trans->segment,
-      GST_FORMAT_TIME, GST_BUFFER_TIMESTAMP (buffer));
+  GstClockTime stream_time = stream_time_of (trans, GST_BUFFER_TIMESTAMP (buffer));
 
   if (GST_CLOCK_TIME_IS_VALID (stream_time))
     gst_object_sync_values (GST_OBJECT (trans), stream_time);
@@ -730,7 +749,7 @@ filter_device_frames (GstCudaFiltersBase * self, GstVideoFrame * in_frame,
 
 /* Whether this frame's statistics go on the bus: the first frame after the
  * start or a flush, then one per message-interval of running time. Frames
- * without a timestamp each post one. */
+ * without a running time each post one. */
 static bool
 message_due (GstCudaFiltersBase * self, GstBuffer * inbuf)
 {
@@ -742,8 +761,7 @@ message_due (GstCudaFiltersBase * self, GstBuffer * inbuf)
   if (!enabled)
     return false;
 
-  const GstClockTime now = gst_segment_to_running_time (
-      &GST_BASE_TRANSFORM (self)->segment, GST_FORMAT_TIME,
+  const GstClockTime now = running_time_of (GST_BASE_TRANSFORM (self),
       GST_BUFFER_PTS (inbuf));
   if (!GST_CLOCK_TIME_IS_VALID (now))
     return true;
@@ -786,10 +804,8 @@ post_levels_message (GstCudaFiltersBase * self, GstBuffer * inbuf,
   GstStructure *s = gst_structure_new (name,
       "timestamp", G_TYPE_UINT64, pts,
       "duration", G_TYPE_UINT64, GST_BUFFER_DURATION (inbuf),
-      "running-time", G_TYPE_UINT64, gst_segment_to_running_time (&trans->segment,
-          GST_FORMAT_TIME, pts),
-      "stream-time", G_TYPE_UINT64, gst_segment_to_stream_time (&trans->segment,
-          GST_FORMAT_TIME, pts),
+      "running-time", G_TYPE_UINT64, running_time_of (trans, pts),
+      "stream-time", G_TYPE_UINT64, stream_time_of (trans, pts),
       "input-min", G_TYPE_UINT, (guint) in.min,
       "input-max", G_TYPE_UINT, (guint) in.max,
       "input-mean", G_TYPE_DOUBLE, in.mean,

@@ -393,6 +393,22 @@ GST_START_TEST (test_message_interval)
   fail_unless (gst_harness_push_event (bh.h, gst_event_new_segment (&segment)));
   push_timed (bh.h, random_image (rng, 40, 30), 10);
   fail_unless_equals_int (bh.count (GST_MESSAGE_ELEMENT), 1);
+
+  /* A segment not in time (appsrc's default is bytes) has no running
+   * time: every frame posts, with the times NONE, and nothing complains. */
+  GstSegment bytes;
+  gst_segment_init (&bytes, GST_FORMAT_BYTES);
+  fail_unless (gst_harness_push_event (bh.h, gst_event_new_segment (&bytes)));
+  for (int i = 0; i < 2; ++i) {
+    push_timed (bh.h, random_image (rng, 40, 30), 11 + i);
+    GstMessage *m = gst_bus_pop_filtered (bh.bus, GST_MESSAGE_ELEMENT);
+    fail_unless (m != NULL, "no message in a bytes segment");
+    guint64 running = 0;
+    fail_unless (gst_structure_get_uint64 (gst_message_get_structure (m),
+            "running-time", &running));
+    fail_unless (running == GST_CLOCK_TIME_NONE);
+    gst_message_unref (m);
+  }
 }
 GST_END_TEST;
 

@@ -394,7 +394,8 @@ GST_START_TEST (test_out_of_device_memory_then_restart)
     gst_harness_play (c.h);
     gst_harness_set_src_caps_str (c.h, gray_caps (640, 480).c_str ());
     Image img = random_image (rng, 640, 480);
-    if (g_str_equal (e.factory, "cudahisteq"))
+    /* cudanlm's brute-force reference is too slow for this size. */
+    if (!g_str_equal (e.factory, "cudanlm"))
       assert_luma_filtered (e, push_pull (c.h, img), img, "after OOM");
     else
       fail_unless (push_pull (c.h, img).width == 640);
