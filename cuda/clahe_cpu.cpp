@@ -137,8 +137,6 @@ void ClaheCpu::prepare(int width, int height) {
   const ClaheGeometry g = clahe_geometry(width, height, params_);
   if (g.width != geom_.width || g.height != geom_.height || g.tiles_x != geom_.tiles_x ||
       g.tiles_y != geom_.tiles_y) {
-    // Other tiles: the history no longer describes them.
-    history_fresh_ = true;
     column_lo_.resize(static_cast<size_t>(width));
     column_hi_.resize(static_cast<size_t>(width));
     column_w_lo_.resize(static_cast<size_t>(width));
@@ -154,8 +152,14 @@ void ClaheCpu::prepare(int width, int height) {
   geom_ = g;
   // 3 bytes of padding: the vector path reads 4 bytes at each entry.
   luts_.resize(static_cast<size_t>(g.tiles()) * kHistBins + 3);
-  smoothing_now_ = weight_ != 0;
-  if (smoothing_now_) history_.resize(static_cast<size_t>(g.tiles()) * kHistBins);
+  HistoryShape shape;
+  shape.width = width;
+  shape.height = height;
+  shape.tiles_x = g.tiles_x;
+  shape.tiles_y = g.tiles_y;
+  history_mode_ = temporal_.next_frame(shape);
+  if (history_mode_ != HistoryMode::kOff)
+    history_.resize(static_cast<size_t>(g.tiles()) * kHistBins);
 }
 
 void ClaheCpu::build_tile_lut(ConstPlane src, int tile) {
@@ -164,14 +168,14 @@ void ClaheCpu::build_tile_lut(ConstPlane src, int tile) {
   count_tile(src, g, tile % g.tiles_x, tile / g.tiles_x, hist);
   uint8_t *lut = &luts_[static_cast<size_t>(tile) * kHistBins];
   uint64_t bins[kHistBins];
-  if (!smoothing_now_) {
+  if (history_mode_ == HistoryMode::kOff) {
     for (int b = 0; b < kHistBins; ++b) bins[b] = hist[b];
     clipped_lut(bins, g, 0, lut);
     return;
   }
   uint64_t *past = &history_[static_cast<size_t>(tile) * kHistBins];
   for (int b = 0; b < kHistBins; ++b)
-    past[b] = history_fresh_ ? fresh_bin(hist[b]) : smoothed_bin(past[b], hist[b], weight_);
+    past[b] = next_history_bin(history_mode_, past[b], hist[b], temporal_.weight());
   clipped_lut(past, g, kHistoryFracBits, lut);
 }
 
@@ -197,8 +201,6 @@ void ClaheCpu::process(ConstPlane src, Plane dst) {
   } else {
     for (int t = 0; t < tiles; ++t) build_tile_lut(src, t);
   }
-  // Off, the history restarts whenever smoothing is turned on again.
-  history_fresh_ = !smoothing_now_;
 
   const int tasks = split ? (src.height + kRowsPerTask - 1) / kRowsPerTask : 1;
   const int rows = split ? kRowsPerTask : src.height;

@@ -20,9 +20,9 @@ class ClaheCpu {
   // next frame; a new grid starts a new history.
   void set_params(const ClaheParams &p) { params_ = p; }
   // The weight on the past, 0 (off: every frame on its own) to 1.
-  void set_temporal_smoothing(double smoothing) { weight_ = history_weight(smoothing); }
+  void set_temporal_smoothing(double smoothing) { temporal_.set_smoothing(smoothing); }
   // The next frame starts a new history (after a seek, a gap, new caps).
-  void reset_history() { history_fresh_ = true; }
+  void reset_history() { temporal_.restart(); }
 
   // src and dst are host planes of equal size.
   void process(ConstPlane src, Plane dst);
@@ -33,7 +33,6 @@ class ClaheCpu {
   void map_rows(ConstPlane src, Plane dst, int y0, int y1) const;
 
   ClaheParams params_;
-  uint32_t weight_ = 0;
   ClaheGeometry geom_;
   std::vector<uint8_t> luts_;        // tiles x 256
   // Per column of the frame, as OpenCV keeps them: where the two tiles'
@@ -41,8 +40,8 @@ class ClaheCpu {
   std::vector<int> column_lo_, column_hi_;
   std::vector<float> column_w_lo_, column_w_hi_;
   std::vector<uint64_t> history_;    // tiles x 256, fixed point
-  bool history_fresh_ = true;
-  bool smoothing_now_ = false;       // this frame blends with the history
+  TemporalHistory temporal_;
+  HistoryMode history_mode_ = HistoryMode::kOff;  // this frame's
 };
 
 }  // namespace cudafilters

@@ -42,7 +42,7 @@ struct Grid {
 
 // How this frame's tile histograms meet their past.
 struct History {
-  enum Mode { kOff, kFresh, kBlend } mode;
+  HistoryMode mode;
   uint32_t weight;               // on the past, 1/65536 units
   unsigned long long *bins;      // tiles x 256: read, then overwritten
 };
@@ -56,17 +56,6 @@ struct Source {
   uint8_t *stash;
   size_t stash_pitch;
 };
-
-__device__ __forceinline__ void count_byte(unsigned int *hist, unsigned int v) {
-  atomicAdd(&hist[v], 1u);
-}
-
-__device__ __forceinline__ void count_word(unsigned int *hist, unsigned int w) {
-  count_byte(hist, w & 0xFFu);
-  count_byte(hist, (w >> 8) & 0xFFu);
-  count_byte(hist, (w >> 16) & 0xFFu);
-  count_byte(hist, w >> 24);
-}
 
 // Counts row `r` of the extended frame, columns [x0, x1), into `hist`, with
 // `lanes` threads (lane `lane`). Columns and rows beyond the frame are its
@@ -127,9 +116,10 @@ __device__ void build_tile_lut(unsigned int count, int tile, const Grid &g, cons
   const int bin = threadIdx.x;
   unsigned long long v = count;
   int frac_bits = 0;
-  if (history.mode != History::kOff) {
+  if (history.mode != HistoryMode::kOff) {
     unsigned long long *past = history.bins + static_cast<size_t>(tile) * kHistBins + bin;
-    v = history.mode == History::kFresh ? fresh_bin(count) : smoothed_bin(*past, count, history.weight);
+    v = next_history_bin(history.mode, history.mode == HistoryMode::kBlend ? *past : 0, count,
+                         history.weight);
     *past = v;
     frac_bits = kHistoryFracBits;
   }
@@ -386,15 +376,14 @@ void ClaheGpu::reserve_tiles(int tiles, bool with_history) {
   if (with_history && tiles > history_capacity_) {
     history_ = DeviceArray<unsigned long long>(static_cast<size_t>(tiles) * kHistBins);
     history_capacity_ = tiles;
-    history_fresh_ = true;
+    temporal_.restart();
   }
 }
 
 void ClaheGpu::enqueue_frame(ConstPlane src, const Plane *stash, Plane dst,
                              const CarriedPlanes &carried, cudaStream_t stream) {
   const ClaheGeometry geom = clahe_geometry(src.width, src.height, params_);
-  const bool smoothing = weight_ != 0;
-  reserve_tiles(geom.tiles(), smoothing);
+  reserve_tiles(geom.tiles(), temporal_.weight() != 0);
   if (state_dirty_) {
     const size_t bins = static_cast<size_t>(tile_capacity_) * kHistBins;
     CUDAFILTERS_CHECK(cudaMemsetAsync(tile_hist_.get(), 0, bins * sizeof(uint32_t), stream));
@@ -403,21 +392,16 @@ void ClaheGpu::enqueue_frame(ConstPlane src, const Plane *stash, Plane dst,
     CUDAFILTERS_CHECK(cudaMemsetAsync(tile_ready_.get(), 0, tile_capacity_ * sizeof(uint32_t),
                                       stream));
     CUDAFILTERS_CHECK(cudaMemsetAsync(queue_.get(), 0, 2 * sizeof(uint32_t), stream));
-    history_fresh_ = true;
+    temporal_.restart();
     state_dirty_ = false;
   }
 
-  History history{History::kOff, weight_, nullptr};
-  if (smoothing) {
-    if (geom.width != history_geometry_.width || geom.height != history_geometry_.height ||
-        geom.tiles_x != history_geometry_.tiles_x || geom.tiles_y != history_geometry_.tiles_y)
-      history_fresh_ = true;
-    history.mode = history_fresh_ ? History::kFresh : History::kBlend;
-    history.bins = history_.get();
-    history_geometry_ = geom;
-  }
-  // Off, the history restarts whenever smoothing is turned on again.
-  history_fresh_ = !smoothing;
+  HistoryShape shape;
+  shape.width = geom.width;
+  shape.height = geom.height;
+  shape.tiles_x = geom.tiles_x;
+  shape.tiles_y = geom.tiles_y;
+  const History history{temporal_.next_frame(shape), temporal_.weight(), history_.get()};
 
   // Counting, device frames: about two bands per SM in all, each counted by
   // a block of its own, all at once. Host frames read over the bus: small

@@ -27,8 +27,8 @@ class ClaheGpu final : public StreamingPlaneFilter {
   // The weight on the past, 0 (off: every frame on its own) to 1; each
   // tile's LUT then comes from its histogram blended with those of earlier
   // frames, as ClaheCpu computes it.
-  void set_temporal_smoothing(double smoothing) { weight_ = history_weight(smoothing); }
-  void reset_history() override { history_fresh_ = true; }
+  void set_temporal_smoothing(double smoothing) { temporal_.set_smoothing(smoothing); }
+  void reset_history() override { temporal_.restart(); }
 
  protected:
   // Up to two carried planes are copied by the mapping kernel; any beyond
@@ -41,7 +41,6 @@ class ClaheGpu final : public StreamingPlaneFilter {
   void reserve_tiles(int tiles, bool with_history);
 
   ClaheParams params_;
-  uint32_t weight_ = 0;
   int sm_count_ = 1;
   bool dependent_launch_ = false;
 
@@ -61,8 +60,7 @@ class ClaheGpu final : public StreamingPlaneFilter {
   // instance, or one whose last frame failed half-way, clears them first.
   bool state_dirty_ = true;
   uint32_t frame_ = 0;
-  bool history_fresh_ = true;
-  ClaheGeometry history_geometry_;
+  TemporalHistory temporal_;
 };
 
 }  // namespace cudafilters

@@ -43,6 +43,58 @@ CUDAFILTERS_HD uint64_t fresh_bin(uint32_t count) {
   return static_cast<uint64_t>(count) << kHistoryFracBits;
 }
 
+// How a frame's histograms meet the history of earlier frames.
+enum class HistoryMode : int {
+  kOff,    // smoothing off: the frame on its own
+  kFresh,  // a new history starts at this frame's counts
+  kBlend,  // blended with the past
+};
+
+// The histograms a history holds: a new shape (frame size or tile grid)
+// starts a new history.
+struct HistoryShape {
+  int width = 0, height = 0, tiles_x = 1, tiles_y = 1;
+  bool operator==(const HistoryShape &o) const {
+    return width == o.width && height == o.height && tiles_x == o.tiles_x && tiles_y == o.tiles_y;
+  }
+};
+
+// When a history carries over from frame to frame, for every engine (CPU
+// and GPU) that smooths: off while the weight is 0; restarted on request
+// (new caps, a seek, a gap, a failed frame), on a new shape, and when
+// smoothing is turned on again.
+class TemporalHistory {
+ public:
+  // temporal-smoothing, 0 (off) to 1; from the next frame.
+  void set_smoothing(double smoothing) { weight_ = history_weight(smoothing); }
+  uint32_t weight() const { return weight_; }
+  void restart() { fresh_ = true; }
+
+  // How the next frame, of histograms of `shape`, uses the history.
+  HistoryMode next_frame(const HistoryShape &shape) {
+    if (weight_ == 0) {
+      fresh_ = true;
+      return HistoryMode::kOff;
+    }
+    const bool fresh = fresh_ || !(shape == shape_);
+    fresh_ = false;
+    shape_ = shape;
+    return fresh ? HistoryMode::kFresh : HistoryMode::kBlend;
+  }
+
+ private:
+  uint32_t weight_ = 0;
+  bool fresh_ = true;
+  HistoryShape shape_;
+};
+
+// One bin of the next history: this frame's count blended with the past as
+// `mode` says (not kOff).
+CUDAFILTERS_HD uint64_t next_history_bin(HistoryMode mode, uint64_t past, uint32_t count,
+                                         uint32_t weight) {
+  return mode == HistoryMode::kFresh ? fresh_bin(count) : smoothed_bin(past, count, weight);
+}
+
 // ---------------------------------------------------------------------------
 // Global equalization (cv::equalizeHist), on counts of any fixed point.
 // `first` is the first occupied bin, `first_count` its count, `total` the

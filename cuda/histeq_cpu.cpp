@@ -45,20 +45,18 @@ void equalize_hist_cpu(ConstPlane src, Plane dst) {
 }
 
 void HistEqCpu::process(ConstPlane src, Plane dst) {
-  const uint64_t pixels = static_cast<uint64_t>(src.width) * src.height;
-  if (weight_ == 0) {
+  HistoryShape shape;
+  shape.width = src.width;
+  shape.height = src.height;
+  const HistoryMode mode = temporal_.next_frame(shape);
+  if (mode == HistoryMode::kOff) {
     equalize_hist_cpu(src, dst);
-    // Turned on again later, smoothing starts a new history.
-    history_fresh_ = true;
     return;
   }
   uint32_t hist[kHistBins];
   count_plane(src, hist);
-  if (pixels != history_pixels_) history_fresh_ = true;
   for (int b = 0; b < kHistBins; ++b)
-    history_[b] = history_fresh_ ? fresh_bin(hist[b]) : smoothed_bin(history_[b], hist[b], weight_);
-  history_fresh_ = false;
-  history_pixels_ = pixels;
+    history_[b] = next_history_bin(mode, history_[b], hist[b], temporal_.weight());
   uint8_t lut[kHistBins];
   equalize_lut(history_, kHistoryUnit, lut);
   map_plane(src, dst, lut);

@@ -20,18 +20,16 @@ void equalize_hist_cpu(ConstPlane src, Plane dst);
 class HistEqCpu {
  public:
   // The weight on the past, 0 (off: every frame on its own) to 1.
-  void set_temporal_smoothing(double smoothing) { weight_ = history_weight(smoothing); }
+  void set_temporal_smoothing(double smoothing) { temporal_.set_smoothing(smoothing); }
   // The next frame starts a new history (after a seek, a gap, new caps).
-  void reset_history() { history_fresh_ = true; }
+  void reset_history() { temporal_.restart(); }
 
   // src and dst are host planes of equal size.
   void process(ConstPlane src, Plane dst);
 
  private:
-  uint32_t weight_ = 0;
+  TemporalHistory temporal_;
   uint64_t history_[kHistBins] = {};
-  uint64_t history_pixels_ = 0;  // frame size the history was counted at
-  bool history_fresh_ = true;
 };
 
 }  // namespace cudafilters

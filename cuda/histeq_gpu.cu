@@ -31,7 +31,7 @@ struct HistEqState {
 
 // How a frame's histogram meets the history of earlier frames.
 struct HistEqHistory {
-  enum Mode { kOff, kFresh, kBlend } mode;
+  HistoryMode mode;
   uint32_t weight;  // on the past, 1/65536 units
   const unsigned long long *past;
   unsigned long long *next;
@@ -45,13 +45,6 @@ using History = HistEqHistory;
 // One thread per bin when a block builds the LUT.
 constexpr int kThreads = kHistBins;
 constexpr int kWarps = kThreads / 32;
-
-__device__ __forceinline__ void count_word(unsigned int *hist, unsigned int w) {
-  atomicAdd(&hist[w & 0xFFu], 1u);
-  atomicAdd(&hist[(w >> 8) & 0xFFu], 1u);
-  atomicAdd(&hist[(w >> 16) & 0xFFu], 1u);
-  atomicAdd(&hist[w >> 24], 1u);
-}
 
 // OpenCV's equalization rule for this thread's bin (one thread per bin),
 // from the frame's count `h` or, with smoothing, from the blended histogram
@@ -69,11 +62,12 @@ __device__ uint8_t block_equalized_level(unsigned int h, const History &history,
 
   const int bin = threadIdx.x;
   unsigned long long v = h;
-  if (history.mode != History::kOff) {
+  if (history.mode != HistoryMode::kOff) {
     // The past was written by an earlier launch or another block: read it
-    // through L2.
-    v = history.mode == History::kFresh ? fresh_bin(h)
-                                        : smoothed_bin(__ldcg(&history.past[bin]), h, history.weight);
+    // through L2 (not at all for a fresh history).
+    const unsigned long long past =
+        history.mode == HistoryMode::kBlend ? __ldcg(&history.past[bin]) : 0;
+    v = next_history_bin(history.mode, past, h, history.weight);
     if (writer) history.next[bin] = v;
   }
   const int lowest = Reduce(tmp.reduce).Reduce(v != 0 ? bin : kHistBins, cuda::minimum<>{});
@@ -84,7 +78,7 @@ __device__ uint8_t block_equalized_level(unsigned int h, const History &history,
   Scan(tmp.scan).InclusiveSum(v, cdf, total);
   __syncthreads();
   return equalized_level(bin, first, first_count, total, cdf,
-                         history.mode == History::kOff ? 1.f : kHistoryUnit);
+                         history.mode == HistoryMode::kOff ? 1.f : kHistoryUnit);
 }
 
 // Runs in the last block to finish: the LUT from the finished histogram,
@@ -130,7 +124,7 @@ __device__ __forceinline__ unsigned int count_block(const Source src, const Spli
       [&](int y, int x) {
         const uint8_t v = src.data[y * src.pitch + x];
         if (src.stash) src.stash[y * src.stash_pitch + x] = v;
-        atomicAdd(&mine[v], 1u);
+        count_byte(mine, v);
       });
   __syncthreads();
 
@@ -243,10 +237,9 @@ HistEqGpu::HistEqGpu(Launch launch) : state_(1), lut_(kHistBins) {
   CUDAFILTERS_CHECK(cudaFuncGetAttributes(&attr, histogram_lut_kernel));
   CUDAFILTERS_CHECK(cudaFuncGetAttributes(&attr, apply_lut_kernel));
   CUDAFILTERS_CHECK(cudaFuncGetAttributes(&attr, equalize_single_pass_kernel));
-  int device = 0, major = 0, cooperative = 0, resident = 0;
+  int device = 0, cooperative = 0, resident = 0;
   CUDAFILTERS_CHECK(cudaGetDevice(&device));
   CUDAFILTERS_CHECK(cudaDeviceGetAttribute(&sm_count_, cudaDevAttrMultiProcessorCount, device));
-  CUDAFILTERS_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
   CUDAFILTERS_CHECK(cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, device));
   CUDAFILTERS_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
       &resident, equalize_single_pass_kernel, kThreads, 0));
@@ -254,26 +247,21 @@ HistEqGpu::HistEqGpu(Launch launch) : state_(1), lut_(kHistBins) {
   // enough loads in flight; more would only add histogram merges.
   single_pass_blocks_ = std::min(resident, 2) * sm_count_;
   single_pass_ = launch == Launch::kSinglePass && cooperative != 0 && single_pass_blocks_ > 0;
-  dependent_launch_ = launch != Launch::kTwoPassSerial && major >= 9;
+  dependent_launch_ = launch != Launch::kTwoPassSerial && device_has_dependent_launch();
 }
 
-HistEqHistory HistEqGpu::next_history(uint64_t pixels) {
-  History h{History::kOff, weight_, nullptr, nullptr};
-  if (weight_ == 0) {
-    // Turned on again later, smoothing starts a new history.
-    history_fresh_ = true;
-    return h;
-  }
-  if (pixels != history_pixels_) history_fresh_ = true;
-  h.mode = history_fresh_ ? History::kFresh : History::kBlend;
+HistEqHistory HistEqGpu::next_history(ConstPlane src) {
+  HistoryShape shape;
+  shape.width = src.width;
+  shape.height = src.height;
+  History h{temporal_.next_frame(shape), temporal_.weight(), nullptr, nullptr};
+  if (h.mode == HistoryMode::kOff) return h;
   // Device addresses, computed without dereferencing the device pointer.
   auto *histories = reinterpret_cast<unsigned long long *>(
       reinterpret_cast<char *>(state_.get()) + offsetof(HistEqState, history));
   h.past = histories + history_parity_ * kHistBins;
   h.next = histories + (history_parity_ ^ 1) * kHistBins;
   history_parity_ ^= 1;
-  history_fresh_ = false;
-  history_pixels_ = pixels;
   return h;
 }
 
@@ -283,7 +271,7 @@ void HistEqGpu::enqueue_frame(ConstPlane src, const Plane *stash, Plane dst,
     CUDAFILTERS_CHECK(cudaMemsetAsync(state_.get(), 0, sizeof(HistEqState), stream));
     parity_ = 0;
     history_parity_ = 0;
-    history_fresh_ = true;
+    temporal_.restart();
     state_dirty_ = false;
   }
   // Until the launches are queued the histograms may be left half-counted.
@@ -301,7 +289,7 @@ void HistEqGpu::enqueue_frame(ConstPlane src, const Plane *stash, Plane dst,
   const Split map_split = split_for(map_src, dst);
   int items = work_items(map_split);
   const CopyJobs jobs = carried_jobs(carried, items);
-  const History history = next_history(static_cast<uint64_t>(src.width) * src.height);
+  const History history = next_history(src);
 
   if (single_pass_) {
     cudaLaunchAttribute cooperative{};

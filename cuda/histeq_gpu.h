@@ -35,8 +35,8 @@ class HistEqGpu final : public StreamingPlaneFilter {
   // The weight on the past, 0 (off: every frame on its own) to 1; the LUT
   // then comes from the histogram blended with those of earlier frames, as
   // HistEqCpu computes it. Takes effect from the next frame.
-  void set_temporal_smoothing(double smoothing) { weight_ = history_weight(smoothing); }
-  void reset_history() override { history_fresh_ = true; }
+  void set_temporal_smoothing(double smoothing) { temporal_.set_smoothing(smoothing); }
+  void reset_history() override { temporal_.restart(); }
 
  protected:
   // Up to two carried planes (every supported YUV layout) are copied by the
@@ -46,7 +46,7 @@ class HistEqGpu final : public StreamingPlaneFilter {
 
  private:
   // How the next frame uses the history; advances it.
-  HistEqHistory next_history(uint64_t pixels);
+  HistEqHistory next_history(ConstPlane src);
 
   DeviceArray<HistEqState> state_;
   DeviceArray<uint8_t> lut_;
@@ -60,12 +60,9 @@ class HistEqGpu final : public StreamingPlaneFilter {
   // instance, or one whose last frame failed half-way, clears them before the
   // next frame.
   bool state_dirty_ = true;
-  uint32_t weight_ = 0;
-  // Which history buffer holds the past; set when the next frame must not
-  // blend with it (new stream, new size, smoothing just turned on).
+  TemporalHistory temporal_;
+  // Which of the two history buffers holds the past.
   int history_parity_ = 0;
-  bool history_fresh_ = true;
-  uint64_t history_pixels_ = 0;
 };
 
 }  // namespace cudafilters

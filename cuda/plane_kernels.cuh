@@ -76,6 +76,19 @@ __device__ __forceinline__ void for_each_pixel_group(const Split &s, Vec vec, Sc
                        scalar);
 }
 
+// Counts one level, and the four levels of a 32-bit word, into a histogram
+// in shared memory.
+__device__ __forceinline__ void count_byte(unsigned int *hist, unsigned int v) {
+  atomicAdd(&hist[v], 1u);
+}
+
+__device__ __forceinline__ void count_word(unsigned int *hist, unsigned int w) {
+  count_byte(hist, w & 0xFFu);
+  count_byte(hist, (w >> 8) & 0xFFu);
+  count_byte(hist, (w >> 16) & 0xFFu);
+  count_byte(hist, w >> 24);
+}
+
 // Programmatic dependent launch (compute capability 9.0+): a kernel lets the
 // next one on its stream be scheduled before it ends, and the next one waits
 // for its completion and memory before reading what it wrote. Both are

@@ -16,10 +16,12 @@ __device__ __forceinline__ void count_plane(const uint8_t *data, size_t pitch, c
       s,
       [&](int y, int x) {
         const uint4 q = __ldg(reinterpret_cast<const uint4 *>(data + y * pitch) + x);
-        for (unsigned int w : {q.x, q.y, q.z, q.w})
-          for (int k = 0; k < 4; ++k) atomicAdd(&hist[(w >> (8 * k)) & 0xFFu], 1u);
+        count_word(hist, q.x);
+        count_word(hist, q.y);
+        count_word(hist, q.z);
+        count_word(hist, q.w);
       },
-      [&](int y, int x) { atomicAdd(&hist[data[y * pitch + x]], 1u); });
+      [&](int y, int x) { count_byte(hist, data[y * pitch + x]); });
 }
 
 // Both planes' histograms: per-block counts in shared memory, merged into
