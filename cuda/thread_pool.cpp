@@ -15,7 +15,8 @@ namespace {
 // indices until none are left. The caller returns once every index has run
 // and no worker still holds the job.
 struct Job {
-  const std::function<void(int)> *body;
+  void (*body)(const void *, int);
+  const void *context;
   int count;
   std::atomic<int> next{0};
   std::atomic<int> done{0};
@@ -34,14 +35,15 @@ class Pool {
   }
   int threads() const { return static_cast<int>(workers_.size()) + 1; }
 
-  void run(int count, const std::function<void(int)> &body) {
+  void run(int count, void (*body)(const void *, int), const void *context) {
     if (count <= 0) return;
     if (count == 1 || workers_.empty()) {
-      for (int i = 0; i < count; ++i) body(i);
+      for (int i = 0; i < count; ++i) body(context, i);
       return;
     }
     Job job;
-    job.body = &body;
+    job.body = body;
+    job.context = context;
     job.count = count;
     {
       std::lock_guard<std::mutex> lock(mutex_);
@@ -57,7 +59,7 @@ class Pool {
  private:
   void take_indices(Job &job) {
     for (int i = job.next++; i < job.count; i = job.next++) {
-      (*job.body)(i);
+      job.body(job.context, i);
       ++job.done;
     }
   }
@@ -99,8 +101,8 @@ Pool &shared_pool() {
 
 }  // namespace
 
-void parallel_for(int count, const std::function<void(int)> &body) {
-  shared_pool().run(count, body);
+void parallel_for_indices(int count, void (*body)(const void *, int), const void *context) {
+  shared_pool().run(count, body, context);
 }
 
 int parallel_threads() { return shared_pool().threads(); }

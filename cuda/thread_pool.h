@@ -3,14 +3,23 @@
 // cores instead of starting eight pools.
 #pragma once
 
-#include <functional>
-
 namespace cudafilters {
 
-// Runs body(i) for every i in [0, count), spread over the shared pool and
-// the calling thread, and returns when all calls have returned. Calls from
-// several threads at once share the workers. body must not throw.
-void parallel_for(int count, const std::function<void(int)> &body);
+// Runs body(context, i) for every i in [0, count), spread over the shared
+// pool and the calling thread, and returns when all calls have returned.
+// Calls from several threads at once share the workers. body must not
+// throw.
+void parallel_for_indices(int count, void (*body)(const void *context, int i),
+                          const void *context);
+
+// The same for any callable body(i), without wrapping it in a
+// std::function (which would allocate for every call on the hot path).
+template <typename Body>
+void parallel_for(int count, const Body &body) {
+  parallel_for_indices(
+      count, [](const void *context, int i) { (*static_cast<const Body *>(context))(i); },
+      &body);
+}
 
 // The number of threads parallel_for uses (the workers and the caller).
 int parallel_threads();
