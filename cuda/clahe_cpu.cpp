@@ -1,5 +1,6 @@
 #include "clahe_cpu.h"
 
+#include "cpu_histogram.h"
 #include "thread_pool.h"
 
 #include <algorithm>
@@ -13,23 +14,8 @@ namespace cudafilters {
 
 namespace {
 
-// Below this many pixels a frame is not worth splitting across threads.
-constexpr int64_t kParallelPixels = 64 * 1024;
 // Rows per interpolation task: enough work to amortise the hand-off.
 constexpr int kRowsPerTask = 32;
-
-// Four interleaved histograms: runs of equal levels (flat regions) would
-// otherwise make every increment wait for the previous one.
-void count_span(const uint8_t *p, int n, uint32_t sub[4][kHistBins]) {
-  int x = 0;
-  for (; x + 4 <= n; x += 4) {
-    ++sub[0][p[x]];
-    ++sub[1][p[x + 1]];
-    ++sub[2][p[x + 2]];
-    ++sub[3][p[x + 3]];
-  }
-  for (; x < n; ++x) ++sub[0][p[x]];
-}
 
 void count_tile(ConstPlane src, const ClaheGeometry &g, int tx, int ty, uint32_t hist[kHistBins]) {
   uint32_t sub[4][kHistBins] = {};

@@ -1,24 +1,10 @@
 #include "histeq_cpu.h"
 
+#include "cpu_histogram.h"
+
 namespace cudafilters {
 
 namespace {
-
-void count_plane(ConstPlane src, uint32_t hist[kHistBins]) {
-  for (int b = 0; b < kHistBins; ++b) hist[b] = 0;
-  for (int y = 0; y < src.height; ++y) {
-    const uint8_t *row = src.data + y * src.stride;
-    for (int x = 0; x < src.width; ++x) ++hist[row[x]];
-  }
-}
-
-void map_plane(ConstPlane src, Plane dst, const uint8_t lut[kHistBins]) {
-  for (int y = 0; y < src.height; ++y) {
-    const uint8_t *in = src.data + y * src.stride;
-    uint8_t *out = dst.data + y * dst.stride;
-    for (int x = 0; x < src.width; ++x) out[x] = lut[in[x]];
-  }
-}
 
 // OpenCV's rule on a histogram of any fixed point (unit: one pixel in it).
 template <typename Count>

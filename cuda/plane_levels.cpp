@@ -1,5 +1,7 @@
 #include "plane_levels.h"
 
+#include "cpu_histogram.h"
+
 namespace cudafilters {
 
 LevelSummary summarize_levels(const uint32_t hist[kHistBins]) {
@@ -18,12 +20,6 @@ LevelSummary summarize_levels(const uint32_t hist[kHistBins]) {
   return s;
 }
 
-void count_levels_cpu(ConstPlane plane, uint32_t hist[kHistBins]) {
-  for (int b = 0; b < kHistBins; ++b) hist[b] = 0;
-  for (int y = 0; y < plane.height; ++y) {
-    const uint8_t *row = plane.data + static_cast<size_t>(y) * plane.stride;
-    for (int x = 0; x < plane.width; ++x) ++hist[row[x]];
-  }
-}
+void count_levels_cpu(ConstPlane plane, uint32_t hist[kHistBins]) { count_plane(plane, hist); }
 
 }  // namespace cudafilters
