@@ -8,10 +8,22 @@
 #include "nlm_params.h"
 #include "plane.h"
 
+#include <string_view>
+#include <vector>
+
 namespace cudafilters {
 
 // src and dst are host planes of equal size; p must be valid
 // (nlm_params_error(p) empty). Borders are mirrored (reflect-101).
 void nlm_cpu(ConstPlane src, Plane dst, const NlmParams &p);
+
+// The instruction set nlm_cpu runs with on this CPU: "avx512", "avx2" or
+// "baseline" (the compiler's default target). All give identical output.
+std::string_view nlm_cpu_instruction_set();
+
+// For tests and benchmarks: the instruction sets this CPU can run nlm_cpu
+// with, and nlm_cpu with one of them.
+std::vector<std::string_view> nlm_cpu_instruction_sets();
+void nlm_cpu_with(ConstPlane src, Plane dst, const NlmParams &p, std::string_view isa);
 
 }  // namespace cudafilters
