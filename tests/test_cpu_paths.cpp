@@ -1,0 +1,243 @@
+/* The CPU paths below the elements: every instruction-set variant of the
+ * NLM filter against the others and the brute-force reference, the shared
+ * histogram and table look-up against plain loops, and eight pipelines
+ * filtering at once on the shared thread pool. */
+#include "cpu_histogram.h"
+#include "nlm_cpu.h"
+#include "nlm_reference.h"
+#include "thread_pool.h"
+
+#include <dirent.h>
+
+#include <thread>
+
+using namespace test;
+
+namespace {
+
+/* A host plane with `pad` poisoned bytes after each row, so reads and
+ * writes outside the width show. */
+struct PaddedPlane {
+  int width, height, stride;
+  std::vector<uint8_t> bytes;
+
+  PaddedPlane (int w, int h, int pad, uint8_t fill)
+    : width (w), height (h), stride (w + pad), bytes (size_t (w + pad) * h, fill) {}
+  PaddedPlane (const Image & img, int pad, uint8_t poison)
+    : PaddedPlane (img.width, img.height, pad, poison) {
+    for (int y = 0; y < height; ++y)
+      std::copy_n (&img.pixels[size_t (y) * width], width, &bytes[size_t (y) * stride]);
+  }
+  cudafilters::Plane plane () {
+    return cudafilters::Plane {bytes.data (), size_t (stride), width, height};
+  }
+  cudafilters::ConstPlane cplane () const {
+    return cudafilters::ConstPlane (bytes.data (), size_t (stride), width, height);
+  }
+  Image image () const {
+    Image img (width, height);
+    for (int y = 0; y < height; ++y)
+      std::copy_n (&bytes[size_t (y) * stride], width, &img.pixels[size_t (y) * width]);
+    return img;
+  }
+  void assert_padding (uint8_t poison, const char *what) const {
+    for (int y = 0; y < height; ++y)
+      for (int x = width; x < stride; ++x)
+        fail_unless (bytes[size_t (y) * stride + x] == poison,
+            "%s: byte %d after row %d was written", what, x - width, y);
+  }
+};
+
+cudafilters::NlmParams
+params_of (const NlmSettings & s)
+{
+  cudafilters::NlmParams p;
+  p.h = float (s.h);
+  p.patch_size = s.patch;
+  p.search_size = s.search;
+  p.noise_sigma = float (s.sigma);
+  p.gaussian = s.gaussian;
+  return p;
+}
+
+Image
+nlm_with (const Image & img, const NlmSettings & s, std::string_view isa)
+{
+  const PaddedPlane src (img, 5, 0xAB);
+  PaddedPlane dst (img.width, img.height, 5, 0xCD);
+  cudafilters::nlm_cpu_with (src.cplane (), dst.plane (), params_of (s), isa);
+  dst.assert_padding (0xCD, "nlm_cpu");
+  return dst.image ();
+}
+
+}  // namespace
+
+/* Variants with FMA do the same operations in the same order: identical.
+ * A variant without (plain x86-64) rounds twice: within a level. All stay
+ * within a level of the definition. Frames span several tiles and end
+ * mid-tile. */
+GST_START_TEST (test_nlm_instruction_sets)
+{
+  const auto sets = cudafilters::nlm_cpu_instruction_sets ();
+  GST_INFO ("instruction sets: %zu, default %s", sets.size (),
+      std::string (cudafilters::nlm_cpu_instruction_set ()).c_str ());
+  std::mt19937 rng (5);
+  const Image large = noisy_step_image (rng, 301, 157, 15.0);
+  const Image small = noisy_step_image (rng, 41, 29, 15.0);
+  for (const auto & s : kNlmParamSets) {
+    const Image want = reference_nlm (small, s);
+    const Image fused_large = nlm_with (large, s, cudafilters::nlm_cpu_instruction_set ());
+    for (const auto isa : sets) {
+      const std::string what = std::string (isa) + " " + s.launch ("cpu");
+      assert_images_close (nlm_with (small, s, isa), want, 1, what.c_str ());
+      const Image got = nlm_with (large, s, isa);
+      const bool fused = isa != "baseline" || sets.size () == 1;
+      if (fused)
+        assert_images_equal (got, fused_large, what.c_str ());
+      else
+        assert_images_close (got, fused_large, 1, what.c_str ());
+    }
+  }
+}
+GST_END_TEST;
+
+/* count_plane and map_plane against plain loops: frames too small to split
+ * and large enough to, widths that end mid-vector, padding after each row
+ * that must be neither counted nor written, and mapping in place. */
+GST_START_TEST (test_histogram_and_mapping)
+{
+  std::mt19937 rng (6);
+  uint8_t lut[256];
+  for (int i = 0; i < 256; ++i)
+    lut[i] = uint8_t ((i * 77 + 13) & 0xff);
+  const int sizes[][2] = { {1, 1}, {7, 3}, {63, 5}, {65, 9}, {1000, 301},
+    {1921, 1083}, {3840, 2160} };
+  for (const auto & sz : sizes) {
+    const Image img = random_image (rng, sz[0], sz[1]);
+    const PaddedPlane src (img, 13, 0xFF);
+    uint32_t got[256], want[256] = {};
+    for (uint8_t v : img.pixels)
+      ++want[v];
+    cudafilters::count_plane (src.cplane (), got);
+    for (int b = 0; b < 256; ++b)
+      fail_unless_equals_int (got[b], want[b]);
+
+    Image mapped (img.width, img.height);
+    for (size_t i = 0; i < img.pixels.size (); ++i)
+      mapped.pixels[i] = lut[img.pixels[i]];
+    PaddedPlane dst (img.width, img.height, 13, 0x5A);
+    cudafilters::map_plane (src.cplane (), dst.plane (), lut);
+    dst.assert_padding (0x5A, "map_plane");
+    assert_images_equal (dst.image (), mapped, "map_plane");
+
+    PaddedPlane in_place (img, 13, 0x5A);
+    cudafilters::map_plane (in_place.cplane (), in_place.plane (), lut);
+    in_place.assert_padding (0x5A, "map_plane in place");
+    assert_images_equal (in_place.image (), mapped, "map_plane in place");
+  }
+}
+GST_END_TEST;
+
+namespace {
+
+int
+thread_count ()
+{
+  int n = 0;
+  if (DIR * d = opendir ("/proc/self/task")) {
+    while (struct dirent * e = readdir (d))
+      n += e->d_name[0] != '.';
+    closedir (d);
+  }
+  return n;
+}
+
+struct Stream {
+  std::string launch;
+  int width, height, frames;
+};
+
+/* One harness through all of a stream's frames. */
+std::vector<Image>
+run_stream (const Stream & s, const std::vector<Image> & input)
+{
+  GstHarness *h = harness_for (s.launch.c_str (), s.width, s.height);
+  std::vector<Image> out;
+  for (const Image & img : input) {
+    GstBuffer *buf = gst_harness_push_and_pull (h, buffer_from_image (img));
+    if (!buf)
+      break;
+    out.push_back (image_from_buffer (buf, s.width, s.height));
+    gst_buffer_unref (buf);
+  }
+  gst_harness_teardown (h);
+  return out;
+}
+
+}  // namespace
+
+/* Eight pipelines at once on the CPU path, as eight streams in one process
+ * run them: the outputs equal those of each pipeline run alone, and the
+ * process gains no more threads than one shared pool. */
+GST_START_TEST (test_eight_pipelines_at_once)
+{
+  const Stream streams[8] = {
+    {"cudahisteq backend=cpu", 1280, 720, 12},
+    {"cudahisteq backend=cpu temporal-smoothing=0.8", 1920, 1080, 12},
+    {"cudaclahe backend=cpu", 1280, 720, 12},
+    {"cudaclahe backend=cpu tiles-x=4 tiles-y=3 clip-limit=3", 1920, 1080, 8},
+    {"cudanlm backend=cpu patch-size=5 search-size=11", 320, 240, 4},
+    {"cudanlm backend=cpu patch-weighting=gaussian search-size=9", 352, 288, 4},
+    {"cudahisteq backend=cpu ! cudaclahe backend=cpu", 640, 480, 12},
+    {"cudanlm backend=cpu patch-size=3 search-size=7 ! cudahisteq backend=cpu",
+          640, 360, 4},
+  };
+  std::vector<std::vector<Image>> inputs, alone;
+  std::mt19937 rng (8);
+  for (const Stream & s : streams) {
+    std::vector<Image> frames;
+    for (int i = 0; i < s.frames; ++i)
+      frames.push_back (i % 2 ? natural_image (s.width, s.height) :
+          noisy_step_image (rng, s.width, s.height, 10.0 + i));
+    inputs.push_back (frames);
+    alone.push_back (run_stream (s, frames));
+  }
+
+  const int threads_before = thread_count ();
+  std::vector<std::vector<Image>> together (8);
+  std::vector<std::thread> pipelines;
+  for (int i = 0; i < 8; ++i)
+    pipelines.emplace_back ([&, i] {
+          together[i] = run_stream (streams[i], inputs[i]);
+        });
+  for (auto & t : pipelines)
+    t.join ();
+  const int threads_after = thread_count ();
+
+  for (int i = 0; i < 8; ++i) {
+    fail_unless_equals_int (together[i].size (), alone[i].size ());
+    fail_unless_equals_int (together[i].size (), streams[i].frames);
+    for (size_t f = 0; f < alone[i].size (); ++f)
+      assert_images_equal (together[i][f], alone[i][f], streams[i].launch.c_str ());
+  }
+  /* The pool started with the single runs; eight more would be 8 x nproc. */
+  fail_unless (threads_after <= threads_before + 2,
+      "%d threads after eight pipelines, %d before (pool of %d)",
+      threads_after, threads_before, cudafilters::parallel_threads ());
+}
+GST_END_TEST;
+
+static Suite *
+cpu_paths_suite (void)
+{
+  Suite *s = suite_create ("cpu-paths");
+  TCase *tc = tcase_create ("general");
+  tcase_set_timeout (tc, 600);
+  suite_add_tcase (s, tc);
+  tcase_add_test (tc, test_nlm_instruction_sets);
+  tcase_add_test (tc, test_histogram_and_mapping);
+  tcase_add_test (tc, test_eight_pipelines_at_once);
+  return s;
+}
+
+GST_CHECK_MAIN (cpu_paths);
