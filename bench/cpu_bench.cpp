@@ -79,6 +79,22 @@ void measure_memory(Reporter &rep, int iters) {
   rep.row("memory copy (all threads, read + write)", whole, copy, 2.0 * bytes);
 }
 
+// "model name" of the first CPU in /proc/cpuinfo, where there is one.
+std::string cpu_model() {
+  FILE *f = std::fopen("/proc/cpuinfo", "r");
+  if (!f) return "CPU";
+  char line[512];
+  std::string model = "CPU";
+  while (std::fgets(line, sizeof line, f)) {
+    if (std::strncmp(line, "model name", 10)) continue;
+    const char *colon = std::strchr(line, ':');
+    if (colon) model = std::string(colon + 2, std::strcspn(colon + 2, "\n"));
+    break;
+  }
+  std::fclose(f);
+  return model;
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -89,13 +105,13 @@ int main(int argc, char **argv) {
 
   Reporter rep("cpu", opt.json);
   const int threads = parallel_threads();
-  std::printf("CPU: %u hardware threads, pool of %d threads, NLM instruction set %s\n",
-              std::thread::hardware_concurrency(), threads,
-              std::string(nlm_cpu_instruction_set()).c_str());
+  const std::string model = cpu_model(), isa(nlm_cpu_instruction_set());
+  std::printf("CPU: %s, %u hardware threads, pool of %d threads, NLM instruction set %s\n", model.c_str(),
+              std::thread::hardware_concurrency(), threads, isa.c_str());
   if (opt.json)
-    std::fprintf(opt.json, "{\"bench\":\"cpu\",\"machine\":true,\"hardware_threads\":%u,\"threads\":%d,"
-                 "\"nlm_isa\":\"%s\"}\n", std::thread::hardware_concurrency(), threads,
-                 std::string(nlm_cpu_instruction_set()).c_str());
+    std::fprintf(opt.json, "{\"bench\":\"cpu\",\"machine\":true,\"cpu\":\"%s\",\"hardware_threads\":%u,"
+                 "\"threads\":%d,\"nlm_isa\":\"%s\"}\n", model.c_str(), std::thread::hardware_concurrency(),
+                 threads, isa.c_str());
 
   measure_memory(rep, opt.frames);
 

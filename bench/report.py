@@ -3,16 +3,25 @@
 Markdown page with tables and PNG plots.
 
     bench/report.py RESULTS_DIR --out docs/benchmarks.md [--plots docs/img]
+                    [--cpu-results OTHER_DIR ...]
 
 RESULTS_DIR holds the JSON-lines files of the benchmarks (element.json,
-histeq.json, clahe.json, nlm.json, peers.json) and command.txt, the command that made
-them. Every number on the page comes from those files.
+histeq.json, clahe.json, nlm.json, cpu.json, peers.json) and command.txt, the
+command that made them. The CPU paths of RESULTS_DIR and of each OTHER_DIR
+(another machine's run, CPU rows only) get a section each, next to OpenCV on
+the same machine. Every number on the page comes from those files.
 """
 import argparse
 import json
 import os
 
 SIZES = ["720p", "1080p", "4K"]
+# The CPU paths and the OpenCV function each one is measured against.
+CPU_PEERS = [
+    ("Histogram equalization", "equalize_hist_cpu", "equalizeHist", 3),
+    ("CLAHE (clip 2, 8x8 tiles)", "ClaheCpu", "CLAHE", 3),
+    ("NLM (h 10, patch 7, search 21)", "nlm_cpu", "NlMeans", 0),
+]
 
 
 def read_rows(directory):
@@ -100,6 +109,49 @@ def plot(rows, title, path):
     plt.close(fig)
 
 
+def cpu_section(directory, heading):
+    """This plugin's CPU paths beside OpenCV on one machine (cpu.json, peers.json)."""
+    rows, machines = read_rows(directory)
+    cpu = next((m for m in machines if m.get("bench") == "cpu"), None)
+    if cpu is None:
+        return []
+    peers = next((m for m in machines if m.get("bench") == "peers"), None)
+    element = next((m for m in machines if m.get("bench") == "element"), None)
+    model = cpu.get("cpu") or (element or {}).get("cpu", "CPU")
+    lines = [f"### {model}, {cpu['hardware_threads']} hardware threads ({heading})", "",
+             f"- This plugin: one shared pool of "
+             f"{cpu['threads']} threads; NLM compiled for {cpu['nlm_isa']}.",
+             f"- OpenCV {peers['opencv']} with {peers['opencv_threads']} threads (its default)."
+             if peers else "- OpenCV: not measured on this machine.",
+             f"- Command: `{open(os.path.join(directory, 'command.txt')).read().strip()}`"
+             if os.path.exists(os.path.join(directory, "command.txt")) else "", ""]
+    mem = {r["what"]: r for r in rows if r["file"] == "cpu.json" and r["what"].startswith("memory")}
+    copy_rate = None
+    for what, r in mem.items():
+        rate = r["bytes"] / (r["median_us"] * 1e3)
+        lines.append(f"- {what}, 1 GiB buffer: {rate:.1f} GB/s")
+        if "copy" in what:
+            copy_rate = rate
+    lines += ["", "| | size | this plugin, CPU | OpenCV | OpenCV time / ours | floor (bytes at the copy rate) |",
+              "| --- | --- | --- | --- | --- | --- |"]
+    for label, ours_key, peer_key, bytes_per_px in CPU_PEERS:
+        ours = [r for r in rows if r["file"] == "cpu.json" and r["what"].startswith(ours_key)]
+        for r in ours:
+            peer = next((p for p in rows if p["file"] == "peers.json" and peer_key in p["what"]
+                         and p["width"] == r["width"] and p["height"] == r["height"]), None)
+            floor = ""
+            if bytes_per_px and copy_rate:
+                floor = fmt_us(bytes_per_px * r["width"] * r["height"] / (copy_rate * 1e3))
+            lines.append(f"| {label} | {r['size']} ({r['width']}x{r['height']}) | {fmt_us(r['median_us'])} | "
+                         + (f"{fmt_us(peer['median_us'])} | {peer['median_us'] / r['median_us']:.2f}x"
+                            if peer else " | ") + f" | {floor} |")
+    lines += ["", "Equalization moves 3 bytes per pixel (the frame read twice, written once); the floor "
+              "column is that at the machine's copy rate. Frames of a few MB stay in the last-level "
+              "cache, so the real floor is lower still. NLM's floor is its arithmetic: see "
+              "[cudanlm.md](cudanlm.md#cpu-path).", ""]
+    return lines
+
+
 def machine_lines(machines):
     out = []
     for m in machines:
@@ -120,6 +172,7 @@ def main():
     ap.add_argument("results")
     ap.add_argument("--out", required=True)
     ap.add_argument("--plots", default=None)
+    ap.add_argument("--cpu-results", nargs="*", default=[])
     args = ap.parse_args()
 
     rows, machines = read_rows(args.results)
@@ -169,6 +222,16 @@ def main():
         plot(sel, title, png)
         rel = os.path.relpath(png, os.path.dirname(args.out))
         lines += [f"![{title}]({rel})", ""]
+
+    cpu_dirs = [args.results] + args.cpu_results
+    cpu_lines = []
+    for d in cpu_dirs:
+        rel = os.path.relpath(d, os.path.dirname(os.path.abspath(args.out)))
+        cpu_lines += cpu_section(d, f"[{rel}]({rel})")
+    if cpu_lines:
+        lines += ["## CPU paths beside OpenCV", "",
+                  "The engines' CPU paths alone (bench/cpu_bench: no GStreamer, no GPU), on the "
+                  "frames the OpenCV rows use. Times are medians per frame.", ""] + cpu_lines
 
     with open(args.out, "w") as f:
         f.write("\n".join(lines))

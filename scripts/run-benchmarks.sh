@@ -8,7 +8,11 @@
 # then docs/benchmarks.md with tables and plots (needs python3-matplotlib;
 # where it is missing, run bench/report.py later on the results directory).
 #
-#   scripts/run-benchmarks.sh [RESULTS_DIR]      (default: bench-results)
+#   scripts/run-benchmarks.sh [RESULTS_DIR [OTHER_RESULTS_DIR ...]]
+#
+# RESULTS_DIR defaults to bench-results. Each OTHER_RESULTS_DIR, another
+# machine's run of this script, adds the CPU section of that machine to the
+# page (the page has the CPU paths of every machine it was given).
 #
 # Without a usable GPU the elements run with backend=cpu and the page says so.
 # FRAMES sets the frames per measurement (default 300). Build first
@@ -16,6 +20,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 results=${1:-bench-results}
+shift || true
+others=("$@")
 frames=${FRAMES:-300}
 rm -rf "$results"
 mkdir -p "$results/frames"
@@ -25,7 +31,10 @@ backend=cpu
 if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then
   backend=cuda
 fi
-echo "FRAMES=$frames scripts/run-benchmarks.sh $*   # backend=$backend, $(date -u +%F)" > "$results/command.txt"
+echo "FRAMES=$frames scripts/run-benchmarks.sh $results   # backend=$backend, $(date -u +%F)" > "$results/command.txt"
+
+# The CPU paths alone, with the memory bandwidth: on every machine.
+build/bench/cpu_bench --frames "$frames" --json "$results/cpu.json" --dump-frames "$results/frames"
 
 build/bench/element_bench --backend "$backend" --frames "$frames" \
   --json "$results/element.json" --dump-frames "$results/frames"
@@ -48,7 +57,8 @@ fi
 rm -rf "$results/frames"
 
 if [ -n "$py" ] && "$py" -c "import matplotlib" 2>/dev/null; then
-  "$py" bench/report.py "$results" --out docs/benchmarks.md --plots docs/img
+  "$py" bench/report.py "$results" --out docs/benchmarks.md --plots docs/img \
+    ${others:+--cpu-results "${others[@]}"}
 else
   echo "matplotlib is missing: run 'python3 bench/report.py $results --out docs/benchmarks.md' elsewhere"
 fi
