@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <mutex>
 #include <thread>
@@ -10,6 +11,19 @@
 namespace cudafilters {
 
 namespace {
+
+// After its last index a worker keeps looking for the next call this long
+// before it sleeps: a frame's calls (count, then map) and the next frame's
+// come in quick bursts, and waking a sleeping thread costs more than that.
+constexpr auto kWorkerSpin = std::chrono::microseconds(100);
+// The caller spins this long for workers still finishing its call.
+constexpr auto kCallerSpin = std::chrono::microseconds(2000);
+
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
 
 // One parallel_for call, on its caller's stack: workers and the caller take
 // indices until none are left. The caller returns once every index has run
@@ -20,7 +34,7 @@ struct Job {
   int count;
   std::atomic<int> next{0};
   std::atomic<int> done{0};
-  int holders = 0;  // workers inside take_indices; under the pool's mutex
+  std::atomic<int> holders{0};  // workers that took the job; changed under the pool's mutex
 };
 
 class Pool {
@@ -48,15 +62,33 @@ class Pool {
     {
       std::lock_guard<std::mutex> lock(mutex_);
       jobs_.push_back(&job);
+      listed_.store(static_cast<int>(jobs_.size()));
     }
     wake_.notify_all();
     take_indices(job);
-    std::unique_lock<std::mutex> lock(mutex_);
-    finished_.wait(lock, [&] { return job.done.load() == job.count && job.holders == 0; });
+    wait_until_finished(job);
+    std::lock_guard<std::mutex> lock(mutex_);
     jobs_.erase(std::find(jobs_.begin(), jobs_.end(), &job));
+    listed_.store(static_cast<int>(jobs_.size()));
   }
 
  private:
+  static bool finished(const Job &job) {
+    return job.done.load() == job.count && job.holders.load() == 0;
+  }
+
+  void wait_until_finished(const Job &job) {
+    const auto until = std::chrono::steady_clock::now() + kCallerSpin;
+    while (!finished(job)) {
+      if (std::chrono::steady_clock::now() > until) {
+        std::unique_lock<std::mutex> lock(mutex_);
+        finished_.wait(lock, [&] { return finished(job); });
+        return;
+      }
+      cpu_relax();
+    }
+  }
+
   void take_indices(Job &job) {
     for (int i = job.next++; i < job.count; i = job.next++) {
       job.body(job.context, i);
@@ -64,16 +96,37 @@ class Pool {
     }
   }
 
-  void work() {
+  // A job with indices left, taken (holders + 1) under the mutex, or null.
+  Job *claim() {
+    Job *job = open_job();
+    if (job) ++job->holders;
+    return job;
+  }
+
+  // Spins for a while on the list of calls, then sleeps until one comes.
+  Job *next_job() {
+    const auto until = std::chrono::steady_clock::now() + kWorkerSpin;
+    do {
+      if (listed_.load() > 0) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (Job *job = claim()) return job;
+      }
+      cpu_relax();
+    } while (std::chrono::steady_clock::now() < until);
     std::unique_lock<std::mutex> lock(mutex_);
+    Job *job = nullptr;
+    wake_.wait(lock, [&] { return (job = claim()) != nullptr; });
+    return job;
+  }
+
+  void work() {
     for (;;) {
-      Job *job = nullptr;
-      wake_.wait(lock, [&] { return (job = open_job()) != nullptr; });
-      ++job->holders;
-      lock.unlock();
+      Job *job = next_job();
       take_indices(*job);
-      lock.lock();
-      --job->holders;
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        --job->holders;
+      }
       finished_.notify_all();
     }
   }
@@ -87,7 +140,8 @@ class Pool {
   std::mutex mutex_;
   std::condition_variable wake_;
   std::condition_variable finished_;
-  std::vector<Job *> jobs_;  // open and finishing calls
+  std::vector<Job *> jobs_;     // open and finishing calls
+  std::atomic<int> listed_{0};  // jobs_.size(), for spinning workers to read without the mutex
   std::vector<std::thread> workers_;
 };
 
