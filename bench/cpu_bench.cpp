@@ -134,6 +134,18 @@ int main(int argc, char **argv) {
     rep.row("nlm_cpu (h 10, patch 7, search 21)", sz,
             time_host(iters, [&](int i) { nlm_cpu(f.src(i), f.dst(), p); }, 2), 0);
   }
+  // Each instruction set this CPU can run, box and Gaussian, at 640x480.
+  Frames vga(kNlmSizes[0]);
+  for (bool gaussian : {false, true})
+    for (std::string_view isa : nlm_cpu_instruction_sets()) {
+      NlmParams p;
+      p.gaussian = gaussian;
+      const std::string what = std::string("nlm_cpu ") + (gaussian ? "Gaussian" : "box") +
+                               " patch 7, search 21, instruction set " + std::string(isa);
+      rep.row(what.c_str(), vga.size,
+              time_host(std::max(3, opt.frames / 30), [&](int i) { nlm_cpu_with(vga.src(i), vga.dst(), p, isa); }, 1),
+              0);
+    }
   if (opt.json) std::fclose(opt.json);
   return 0;
 }

@@ -197,7 +197,7 @@ int main(int argc, char **argv) {
         equalize_hist_cpu(ConstPlane(host[i % kRotation].data(), sz.width, sz.width, sz.height),
                           Plane{out.data(), size_t(sz.width), sz.width, sz.height});
       });
-      rep.row("CPU implementation (1 thread)", sz, cpu, 2.0 * n);
+      rep.row("CPU implementation (all threads)", sz, cpu, 2.0 * n);
     }
   } catch (const std::exception &e) {
     std::fprintf(stderr, "error: %s\n", e.what());
