@@ -37,7 +37,8 @@ int band_row(int band, int bands, int height) {
 
 void count_rows(ConstPlane src, int y0, int y1, uint32_t hist[kHistBins]) {
   uint32_t sub[4][kHistBins] = {};
-  for (int y = y0; y < y1; ++y) count_span(src.data + static_cast<size_t>(y) * src.stride, src.width, sub);
+  for (int y = y0; y < y1; ++y)
+    count_span(src.data + static_cast<size_t>(y) * src.stride, src.width, sub);
   for (int b = 0; b < kHistBins; ++b) hist[b] = sub[0][b] + sub[1][b] + sub[2][b] + sub[3][b];
 }
 
@@ -87,8 +88,8 @@ void map_rows(ConstPlane src, Plane dst, int y0, int y1, const uint8_t *lut) {
   if (cpu_has_vbmi()) span = map_span_vbmi;
 #endif
   for (int y = y0; y < y1; ++y)
-    span(src.data + static_cast<size_t>(y) * src.stride, dst.data + static_cast<size_t>(y) * dst.stride,
-         src.width, lut);
+    span(src.data + static_cast<size_t>(y) * src.stride,
+         dst.data + static_cast<size_t>(y) * dst.stride, src.width, lut);
 }
 
 }  // namespace

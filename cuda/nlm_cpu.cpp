@@ -160,23 +160,24 @@ CF_INLINE void filter_tile(const TileArgs &a) {
       if constexpr (!GAUSS) {
         for (int k = 0; k < cw; ++k) cols[k] = 0.f;
         for (int r = -RP; r <= RP; ++r) {
-          const float *ref = (row0 + r * S);
+          const float *ref = row0 + r * S;
           for (int k = 0; k < cw; ++k) cols[k] += squared_diff(ref[k], ref[k + shift]);
         }
       } else {
-        for (int r = -RP; r < RP; ++r) distance_row((row0 + r * S), shift, cw, a.rows + (r + RP) * cw);
+        for (int r = -RP; r < RP; ++r)
+          distance_row(row0 + r * S, shift, cw, a.rows + (r + RP) * cw);
       }
       for (int y = 0; y < h; ++y) {
         if constexpr (!GAUSS) {
           if (y > 0) {
-            const float *add = (row0 + (y + RP) * S), *sub = (row0 + (y - RP - 1) * S);
+            const float *add = row0 + (y + RP) * S, *sub = row0 + (y - RP - 1) * S;
             for (int k = 0; k < cw; ++k)
               cols[k] = cols[k] + squared_diff(add[k], add[k + shift]) -
                         squared_diff(sub[k], sub[k + shift]);
           }
         } else {
           constexpr int kRing = 2 * RP + 1;
-          distance_row((row0 + (y + RP) * S), shift, cw, a.rows + ((y + 2 * RP) % kRing) * cw);
+          distance_row(row0 + (y + RP) * S, shift, cw, a.rows + ((y + 2 * RP) % kRing) * cw);
           const float *ring[kRing];
           for (int t = 0; t < kRing; ++t) ring[t] = a.rows + ((y + t) % kRing) * cw;
           for (int k = 0; k < cw; ++k) {
@@ -185,8 +186,8 @@ CF_INLINE void filter_tile(const TileArgs &a) {
             cols[k] = v;
           }
         }
-        accumulate_row<FUSED>(cols, RP, GAUSS, taps, origin + (y + dy) * S + dx, a.acc_w + y * w,
-                       a.acc_v + y * w, w, a.c);
+        accumulate_row<FUSED>(cols, RP, GAUSS, taps, origin + (y + dy) * S + dx,
+                              a.acc_w + y * w, a.acc_v + y * w, w, a.c);
       }
     }
   }
@@ -256,7 +257,8 @@ TileFn select_tile_fn(int rp, bool gaussian, std::string_view isa) {
 // The tile and R pixels around it as floats, borders mirrored (reflect-101).
 void load_window(ConstPlane src, const Tile &t, int R, float *window, int stride) {
   for (int r = 0; r < t.height + 2 * R; ++r) {
-    const uint8_t *row = src.data + static_cast<size_t>(reflect101(t.y0 - R + r, src.height)) * src.stride;
+    const int y = reflect101(t.y0 - R + r, src.height);
+    const uint8_t *row = src.data + static_cast<size_t>(y) * src.stride;
     float *out = window + static_cast<size_t>(r) * stride;
     for (int c = 0; c < stride; ++c) {
       const int x = t.x0 - R + c;
