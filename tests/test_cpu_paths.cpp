@@ -15,6 +15,15 @@ using namespace test;
 
 namespace {
 
+/* CUDAFILTERS_TEST_QUICK=1 (runs under valgrind or a sanitizer): smaller
+ * frames and fewer of them, the same cases. */
+bool
+quick ()
+{
+  const char *v = g_getenv ("CUDAFILTERS_TEST_QUICK");
+  return v && *v && *v != '0';
+}
+
 /* A host plane with `pad` poisoned bytes after each row, so reads and
  * writes outside the width show. */
 struct PaddedPlane {
@@ -82,8 +91,10 @@ GST_START_TEST (test_nlm_instruction_sets)
   GST_INFO ("instruction sets: %zu, default %s", sets.size (),
       std::string (cudafilters::nlm_cpu_instruction_set ()).c_str ());
   std::mt19937 rng (5);
-  const Image large = noisy_step_image (rng, 301, 157, 15.0);
-  const Image small = noisy_step_image (rng, 41, 29, 15.0);
+  const Image large = quick () ? noisy_step_image (rng, 137, 37, 15.0) :
+      noisy_step_image (rng, 301, 157, 15.0);
+  const Image small = quick () ? noisy_step_image (rng, 23, 17, 15.0) :
+      noisy_step_image (rng, 41, 29, 15.0);
   for (const auto & s : kNlmParamSets) {
     const Image want = reference_nlm (small, s);
     const Image fused_large = nlm_with (large, s, cudafilters::nlm_cpu_instruction_set ());
@@ -113,6 +124,8 @@ GST_START_TEST (test_histogram_and_mapping)
   const int sizes[][2] = { {1, 1}, {7, 3}, {63, 5}, {65, 9}, {1000, 301},
     {1921, 1083}, {3840, 2160} };
   for (const auto & sz : sizes) {
+    if (quick () && sz[0] > 1000)
+      continue;
     const Image img = random_image (rng, sz[0], sz[1]);
     const PaddedPlane src (img, 13, 0xFF);
     uint32_t got[256], want[256] = {};
@@ -181,7 +194,7 @@ run_stream (const Stream & s, const std::vector<Image> & input)
  * process gains no more threads than one shared pool. */
 GST_START_TEST (test_eight_pipelines_at_once)
 {
-  const Stream streams[8] = {
+  Stream streams[8] = {
     {"cudahisteq backend=cpu", 1280, 720, 12},
     {"cudahisteq backend=cpu temporal-smoothing=0.8", 1920, 1080, 12},
     {"cudaclahe backend=cpu", 1280, 720, 12},
@@ -192,6 +205,12 @@ GST_START_TEST (test_eight_pipelines_at_once)
     {"cudanlm backend=cpu patch-size=3 search-size=7 ! cudahisteq backend=cpu",
           640, 360, 4},
   };
+  if (quick ())
+    for (Stream & s : streams) {
+      s.width /= 2;
+      s.height /= 2;
+      s.frames = 2;
+    }
   std::vector<std::vector<Image>> inputs, alone;
   std::mt19937 rng (8);
   for (const Stream & s : streams) {
