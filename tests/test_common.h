@@ -281,6 +281,16 @@ assert_images_equal (const Image & got, const Image & want, const char *what)
             want.height, x, y, got.at (x, y), want.at (x, y));
 }
 
+/* CUDAFILTERS_TEST_QUICK=1 is for runs under valgrind, AddressSanitizer or
+ * compute-sanitizer: tests that honour it use smaller frames and fewer of
+ * them, for the same cases. */
+inline bool
+quick ()
+{
+  const char *v = g_getenv ("CUDAFILTERS_TEST_QUICK");
+  return v && *v && *v != '0';
+}
+
 /* True when a CUDA device can be opened through GStreamer's CUDA library. */
 inline bool
 gpu_available ()

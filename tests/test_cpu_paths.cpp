@@ -15,15 +15,6 @@ using namespace test;
 
 namespace {
 
-/* CUDAFILTERS_TEST_QUICK=1 (runs under valgrind or a sanitizer): smaller
- * frames and fewer of them, the same cases. */
-bool
-quick ()
-{
-  const char *v = g_getenv ("CUDAFILTERS_TEST_QUICK");
-  return v && *v && *v != '0';
-}
-
 /* A host plane with `pad` poisoned bytes after each row, so reads and
  * writes outside the width show. */
 struct PaddedPlane {

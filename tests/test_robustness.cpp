@@ -51,13 +51,6 @@ launch_of (const ElementCase & e)
   return std::string (e.factory) + " backend=" + kBackend + e.props;
 }
 
-static bool
-quick ()
-{
-  const char *v = g_getenv ("CUDAFILTERS_TEST_QUICK");
-  return v && *v && *v != '0';
-}
-
 /* What the element must output as luma: the independent references. */
 static void
 assert_luma_filtered (const ElementCase & e, const Image & got,
