@@ -279,7 +279,7 @@ void store_tile(const Tile &t, const float *acc_w, const float *acc_v, Plane dst
 }
 
 void denoise_tile(ConstPlane src, Plane dst, const NlmParams &p, const Tile &t, TileFn fn,
-                  const std::array<float, kNlmMaxPatchSize> &taps) {
+                  const std::array<float, kNlmMaxPatchSize> &taps, NlmWeightCoeffs c) {
   const int rp = p.patch_size / 2, rs = p.search_size / 2, R = rs + rp;
   const int stride = t.width + 2 * R, cw = t.width + 2 * rp;
   Scratch &s = thread_scratch();
@@ -288,7 +288,7 @@ void denoise_tile(ConstPlane src, Plane dst, const NlmParams &p, const Tile &t, 
   a.stride = stride;
   a.rs = rs;
   a.tile = t;
-  a.c = nlm_weight_coeffs(p);
+  a.c = c;
   a.taps = taps.data();
   a.acc_w = grown(s.acc_w, static_cast<size_t>(t.width) * t.height);
   a.acc_v = grown(s.acc_v, static_cast<size_t>(t.width) * t.height);
@@ -333,6 +333,7 @@ void nlm_cpu(ConstPlane src, Plane dst, const NlmParams &p) {
 void nlm_cpu_with(ConstPlane src, Plane dst, const NlmParams &p, std::string_view isa) {
   const TileFn fn = select_tile_fn(p.patch_size / 2, p.gaussian, isa);
   const auto taps = nlm_gaussian_taps(p.patch_size);
+  const NlmWeightCoeffs c = nlm_weight_coeffs(p);
   const int tiles_x = (src.width + kTileCols - 1) / kTileCols;
   const int tiles_y = (src.height + kTileRows - 1) / kTileRows;
   parallel_for(tiles_x * tiles_y, [&](int i) {
@@ -341,7 +342,7 @@ void nlm_cpu_with(ConstPlane src, Plane dst, const NlmParams &p, std::string_vie
     t.y0 = (i / tiles_x) * kTileRows;
     t.width = std::min(kTileCols, src.width - t.x0);
     t.height = std::min(kTileRows, src.height - t.y0);
-    denoise_tile(src, dst, p, t, fn, taps);
+    denoise_tile(src, dst, p, t, fn, taps, c);
   });
 }
 
