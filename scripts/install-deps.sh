@@ -2,6 +2,11 @@
 # Installs what building and testing the plugin needs on Debian 12 / Ubuntu,
 # skipping what is already there. The CUDA toolkit (nvcc) is expected under
 # /usr/local/cuda or on PATH; it is not an apt package here.
+#
+#   scripts/install-deps.sh              build, tests and examples
+#   scripts/install-deps.sh --pictures   also scikit-image's photos, OpenCV
+#                                        and matplotlib (demo, pictures,
+#                                        benchmark reports)
 set -euo pipefail
 
 packages=(
@@ -9,7 +14,14 @@ packages=(
   libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev libgstreamer-plugins-bad1.0-dev
   gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-bad
   valgrind
+  # examples/: PyGObject with GStreamer's typelibs, numpy, and an H.264
+  # encoder and decoder for the video-file example's test
+  python3-gi gir1.2-gstreamer-1.0 gir1.2-gst-plugins-base-1.0 python3-numpy
+  gstreamer1.0-plugins-ugly gstreamer1.0-libav
 )
+if [ "${1:-}" = "--pictures" ]; then
+  packages+=(python3-skimage python3-opencv python3-matplotlib)
+fi
 
 missing=()
 for p in "${packages[@]}"; do
