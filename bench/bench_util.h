@@ -1,7 +1,7 @@
 // Timing and reporting shared by the engine benchmarks.
 #pragma once
 
-#include "cuda_memory.h"
+#include <cudafilters/cuda_memory.h>
 
 #include <algorithm>
 #include <chrono>

@@ -10,10 +10,10 @@
 // several distinct frames are rotated so no cache holds a single input. The
 // GPU result is checked once against the CPU implementation per size.
 #include "bench_util.h"
-#include "clahe_cpu.h"
-#include "clahe_gpu.h"
-#include "cuda_memory.h"
-#include "gpu_frame_runner.h"
+#include <cudafilters/clahe_cpu.h>
+#include <cudafilters/clahe_gpu.h>
+#include <cudafilters/cuda_memory.h>
+#include <cudafilters/gpu_frame_runner.h>
 #include "thread_pool.h"
 
 #include <cstdio>

@@ -8,9 +8,9 @@
 // Four distinct synthetic frames are rotated per size. --dump-frames writes
 // them (NAME-WxH-K.gray) so bench/peers.py times OpenCV on the same frames.
 #include "bench_util.h"
-#include "clahe_cpu.h"
-#include "histeq_cpu.h"
-#include "nlm_cpu.h"
+#include <cudafilters/clahe_cpu.h>
+#include <cudafilters/histeq_cpu.h>
+#include <cudafilters/nlm_cpu.h>
 #include "thread_pool.h"
 
 #include <atomic>

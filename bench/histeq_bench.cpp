@@ -7,10 +7,10 @@
 //
 // Frames are synthetic but not constant (gradients, texture and noise), and
 // several distinct frames are rotated so no cache holds a single input.
-#include "cuda_memory.h"
-#include "gpu_frame_runner.h"
-#include "histeq_cpu.h"
-#include "histeq_gpu.h"
+#include <cudafilters/cuda_memory.h>
+#include <cudafilters/gpu_frame_runner.h>
+#include <cudafilters/histeq_cpu.h>
+#include <cudafilters/histeq_gpu.h>
 #include "bench_util.h"
 
 #include <algorithm>

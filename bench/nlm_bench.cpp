@@ -5,9 +5,9 @@
 //
 //   nlm_bench [--frames N] [--json FILE]
 #include "bench_util.h"
-#include "gpu_frame_runner.h"
-#include "nlm_cpu.h"
-#include "nlm_gpu.h"
+#include <cudafilters/gpu_frame_runner.h>
+#include <cudafilters/nlm_cpu.h>
+#include <cudafilters/nlm_gpu.h>
 
 #include <cstdlib>
 #include <cstring>

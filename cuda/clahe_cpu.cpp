@@ -1,4 +1,4 @@
-#include "clahe_cpu.h"
+#include <cudafilters/clahe_cpu.h>
 
 #include "cpu_histogram.h"
 #include "thread_pool.h"

@@ -1,4 +1,4 @@
-#include "clahe_gpu.h"
+#include <cudafilters/clahe_gpu.h>
 
 #include "plane_kernels.cuh"
 

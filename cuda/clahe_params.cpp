@@ -1,6 +1,6 @@
-#include "clahe_params.h"
+#include <cudafilters/clahe_params.h>
 
-#include "equalize_math.h"
+#include <cudafilters/detail/equalize_math.h>
 
 #include <algorithm>
 #include <cmath>

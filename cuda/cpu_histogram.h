@@ -3,8 +3,8 @@
 // by the CPU paths of every element.
 #pragma once
 
-#include "equalize_math.h"
-#include "plane.h"
+#include <cudafilters/detail/equalize_math.h>
+#include <cudafilters/plane.h>
 
 #include <cstdint>
 

@@ -1,4 +1,4 @@
-#include "gpu_frame_runner.h"
+#include <cudafilters/gpu_frame_runner.h>
 
 #include <algorithm>
 #include <cstdint>

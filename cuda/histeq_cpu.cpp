@@ -1,4 +1,4 @@
-#include "histeq_cpu.h"
+#include <cudafilters/histeq_cpu.h>
 
 #include "cpu_histogram.h"
 

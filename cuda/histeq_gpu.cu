@@ -1,6 +1,6 @@
-#include "histeq_gpu.h"
+#include <cudafilters/histeq_gpu.h>
 
-#include "equalize_math.h"
+#include <cudafilters/detail/equalize_math.h>
 #include "plane_kernels.cuh"
 
 #include <cooperative_groups.h>

@@ -1,4 +1,6 @@
-#include "nlm_cpu.h"
+#include <cudafilters/nlm_cpu.h>
+
+#include <cudafilters/detail/hd_math.h>
 
 #include "thread_pool.h"
 

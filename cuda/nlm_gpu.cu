@@ -1,8 +1,8 @@
-#include "nlm_gpu.h"
+#include <cudafilters/nlm_gpu.h>
 
-#include "hd_math.h"
+#include <cudafilters/detail/hd_math.h>
 
-#include "cuda_check.h"
+#include <cudafilters/cuda_check.h>
 
 #include <stdexcept>
 #include <string>

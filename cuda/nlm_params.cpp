@@ -1,4 +1,4 @@
-#include "nlm_params.h"
+#include <cudafilters/nlm_params.h>
 
 #include <cmath>
 

@@ -5,9 +5,9 @@
 // .cu files only.
 #pragma once
 
-#include "cuda_check.h"
-#include "gpu_plane_filter.h"
-#include "plane.h"
+#include <cudafilters/cuda_check.h>
+#include <cudafilters/gpu_plane_filter.h>
+#include <cudafilters/plane.h>
 
 #include <cuda_runtime.h>
 

@@ -1,4 +1,4 @@
-#include "plane_levels.h"
+#include <cudafilters/plane_levels.h>
 
 #include "plane_kernels.cuh"
 

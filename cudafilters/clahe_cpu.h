@@ -6,7 +6,7 @@
 #pragma once
 
 #include "clahe_params.h"
-#include "equalize_math.h"
+#include "detail/equalize_math.h"
 #include "plane.h"
 
 #include <cstdint>

@@ -10,7 +10,7 @@
 
 #include "clahe_params.h"
 #include "cuda_memory.h"
-#include "equalize_math.h"
+#include "detail/equalize_math.h"
 #include "gpu_plane_filter.h"
 
 namespace cudafilters {

@@ -2,7 +2,7 @@
 // cv::equalizeHist and to HistEqGpu. Used by the elements' CPU backend.
 #pragma once
 
-#include "equalize_math.h"
+#include "detail/equalize_math.h"
 #include "plane.h"
 
 #include <cstdint>

@@ -4,7 +4,7 @@
 #pragma once
 
 #include "cuda_memory.h"
-#include "equalize_math.h"
+#include "detail/equalize_math.h"
 #include "gpu_plane_filter.h"
 
 namespace cudafilters {

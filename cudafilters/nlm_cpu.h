@@ -4,7 +4,6 @@
 // Memory per band is O(width x (band + patch)), whatever the frame size.
 #pragma once
 
-#include "hd_math.h"
 #include "nlm_params.h"
 #include "plane.h"
 

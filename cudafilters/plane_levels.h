@@ -5,7 +5,7 @@
 #pragma once
 
 #include "cuda_memory.h"
-#include "equalize_math.h"
+#include "detail/equalize_math.h"
 #include "plane.h"
 
 #include <cuda_runtime.h>

@@ -36,8 +36,8 @@
 #include <new>
 #include <string>
 
-#include "clahe_cpu.h"
-#include "clahe_gpu.h"
+#include <cudafilters/clahe_cpu.h>
+#include <cudafilters/clahe_gpu.h>
 
 GST_DEBUG_CATEGORY_STATIC (gst_cuda_clahe_debug);
 #define GST_CAT_DEFAULT gst_cuda_clahe_debug

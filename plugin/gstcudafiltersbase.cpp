@@ -15,10 +15,10 @@
 #include <string>
 #include <vector>
 
-#include "cuda_check.h"
+#include <cudafilters/cuda_check.h>
 #include "gstcudafiltershostallocator.h"
-#include "gpu_frame_runner.h"
-#include "plane_levels.h"
+#include <cudafilters/gpu_frame_runner.h>
+#include <cudafilters/plane_levels.h>
 
 GST_DEBUG_CATEGORY_STATIC (gst_cuda_filters_base_debug);
 #define GST_CAT_DEFAULT gst_cuda_filters_base_debug

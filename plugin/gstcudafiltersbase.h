@@ -18,8 +18,8 @@
 
 #include <memory>
 
-#include "gpu_plane_filter.h"
-#include "plane.h"
+#include <cudafilters/gpu_plane_filter.h>
+#include <cudafilters/plane.h>
 
 #define GST_TYPE_CUDA_FILTERS_BACKEND (gst_cuda_filters_backend_get_type ())
 #define GST_TYPE_CUDA_FILTERS_BASE (gst_cuda_filters_base_get_type ())

@@ -29,8 +29,8 @@
 
 #include <new>
 
-#include "histeq_cpu.h"
-#include "histeq_gpu.h"
+#include <cudafilters/histeq_cpu.h>
+#include <cudafilters/histeq_gpu.h>
 
 GST_DEBUG_CATEGORY_STATIC (gst_cuda_hist_eq_debug);
 #define GST_CAT_DEFAULT gst_cuda_hist_eq_debug

@@ -26,8 +26,8 @@
 
 #include "gstcudanlm.h"
 
-#include "nlm_cpu.h"
-#include "nlm_gpu.h"
+#include <cudafilters/nlm_cpu.h>
+#include <cudafilters/nlm_gpu.h>
 
 GST_DEBUG_CATEGORY_STATIC (gst_cuda_nlm_debug);
 #define GST_CAT_DEFAULT gst_cuda_nlm_debug

@@ -10,6 +10,7 @@
 #include "gstcudafiltersbase.h"
 #include "gstcudahisteq.h"
 #include "gstcudanlm.h"
+#include "gstcudasharpen.h"
 
 GST_DEBUG_CATEGORY_STATIC (gst_cuda_filters_plugin_debug);
 #define GST_CAT_DEFAULT gst_cuda_filters_plugin_debug
@@ -32,9 +33,10 @@ plugin_init (GstPlugin * plugin)
   gboolean ok = GST_ELEMENT_REGISTER (cudahisteq, plugin);
   ok &= GST_ELEMENT_REGISTER (cudaclahe, plugin);
   ok &= GST_ELEMENT_REGISTER (cudanlm, plugin);
+  ok &= GST_ELEMENT_REGISTER (cudasharpen, plugin);
   return ok;
 }
 
 GST_PLUGIN_DEFINE (GST_VERSION_MAJOR, GST_VERSION_MINOR, cudafilters,
-    "Video filters on NVIDIA GPUs (histogram equalization, CLAHE, non-local means)",
+    "Video filters on NVIDIA GPUs (histogram equalization, CLAHE, non-local means, sharpening)",
     plugin_init, VERSION, "LGPL", PACKAGE_NAME, "https://gstreamer.freedesktop.org")

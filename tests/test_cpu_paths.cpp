@@ -3,7 +3,7 @@
  * histogram and table look-up against plain loops, and eight pipelines
  * filtering at once on the shared thread pool. */
 #include "cpu_histogram.h"
-#include "nlm_cpu.h"
+#include <cudafilters/nlm_cpu.h>
 #include "nlm_reference.h"
 #include "thread_pool.h"
 

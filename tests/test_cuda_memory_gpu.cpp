@@ -23,6 +23,8 @@ static const char *kFilters[] = {
   "cudahisteq backend=cuda",
   "cudanlm backend=cuda strength=12 patch-size=5 search-size=11",
   "cudaclahe backend=cuda clip-limit=3 tiles-x=6 tiles-y=5",
+  "cudasharpen backend=cuda amount=1.5 radius=2 threshold=3",
+  "cudasharpen backend=cuda kernel=laplacian-3x3",
 };
 
 /* Runs `in` through upload ! filter ! download and asserts the filter's

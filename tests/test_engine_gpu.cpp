@@ -12,12 +12,12 @@
 #include <string>
 #include <vector>
 
-#include "clahe_cpu.h"
-#include "clahe_gpu.h"
-#include "cuda_memory.h"
-#include "gpu_frame_runner.h"
-#include "histeq_cpu.h"
-#include "histeq_gpu.h"
+#include <cudafilters/clahe_cpu.h>
+#include <cudafilters/clahe_gpu.h>
+#include <cudafilters/cuda_memory.h>
+#include <cudafilters/gpu_frame_runner.h>
+#include <cudafilters/histeq_cpu.h>
+#include <cudafilters/histeq_gpu.h>
 
 #include <functional>
 

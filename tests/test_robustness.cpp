@@ -10,6 +10,7 @@
  * and find leaks directly instead. */
 #include "equalize_reference.h"
 #include "nlm_reference.h"
+#include "sharpen_reference.h"
 
 #include <gst/app/gstappsink.h>
 #include <gst/cuda/cuda-gst.h>
@@ -41,9 +42,11 @@ static const ElementCase kElements[] = {
   {"cudahisteq", ""},
   {"cudanlm", " strength=15 patch-size=3 search-size=7"},
   {"cudaclahe", " clip-limit=3 tiles-x=5 tiles-y=3"},
+  {"cudasharpen", " amount=1.5 radius=1.2 threshold=2"},
 };
 
 static const NlmSettings kNlmCase = { 15, 3, 7, 0, false };
+static const SharpenSettings kSharpenCase = { "unsharp", 1.5, 1.2, 2 };
 
 static std::string
 launch_of (const ElementCase & e)
@@ -60,6 +63,8 @@ assert_luma_filtered (const ElementCase & e, const Image & got,
     assert_images_equal (got, reference_equalize (in), what);
   else if (g_str_equal (e.factory, "cudaclahe"))
     assert_images_equal (got, reference_clahe (in, 3.0, 5, 3), what);
+  else if (g_str_equal (e.factory, "cudasharpen"))
+    assert_images_equal (got, reference_sharpen (in, kSharpenCase), what);
   else
     assert_images_close (got, reference_nlm (in, kNlmCase), 1, what);
 }

@@ -1,0 +1,274 @@
+/**
+ * SECTION:element-cudasharpen
+ * @title: cudasharpen
+ *
+ * Sharpening of 8-bit frames on an NVIDIA GPU, bit-identical to OpenCV.
+ *
+ * With `kernel=unsharp` (the default) this is unsharp masking as GIMP and
+ * ImageMagick name it: the frame is blurred with a Gaussian of standard
+ * deviation `radius`, and each pixel moves away from the blur by `amount`
+ * times their difference, unless that difference is below `threshold`
+ * levels (which keeps flat, noisy areas as they were). The blur is OpenCV's
+ * `cv::GaussianBlur(src, {0, 0}, radius)` and the result
+ * `cv::addWeighted(src, 1 + amount, blur, -amount, 0)`, exactly.
+ *
+ * With `kernel=laplacian-3x3` the frame is filtered with the classic
+ * sharpening kernel [0 -1 0; -1 5 -1; 0 -1 0], as OpenCV's `cv::filter2D`
+ * computes it; `amount`, `radius` and `threshold` do not apply.
+ *
+ * Borders are mirrored (BORDER_REFLECT_101). Luma (or gray) is sharpened;
+ * chroma is carried unchanged. All properties can change while playing and
+ * take effect at the next frame. Without a usable GPU, `backend=auto` runs
+ * the same arithmetic on the CPU.
+ *
+ * ## Example launch lines
+ * |[
+ * gst-launch-1.0 filesrc location=in.png ! pngdec ! videoconvert ! video/x-raw,format=GRAY8 ! cudasharpen amount=1.5 radius=2 ! pngenc ! filesink location=sharp.png
+ * gst-launch-1.0 v4l2src ! videoconvert ! video/x-raw,format=NV12 ! cudasharpen kernel=laplacian-3x3 ! videoconvert ! autovideosink
+ * ]|
+ */
+
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include "gstcudasharpen.h"
+
+#include <new>
+#include <string>
+
+#include <cudafilters/sharpen_cpu.h>
+#include <cudafilters/sharpen_gpu.h>
+
+GST_DEBUG_CATEGORY_STATIC (gst_cuda_sharpen_debug);
+#define GST_CAT_DEFAULT gst_cuda_sharpen_debug
+
+enum
+{
+  PROP_0,
+  PROP_KERNEL,
+  PROP_AMOUNT,
+  PROP_RADIUS,
+  PROP_THRESHOLD,
+};
+
+struct GstCudaSharpenState
+{
+  /* Under the object lock; always valid. */
+  cudafilters::SharpenParams params;
+  /* Streaming thread only. */
+  cudafilters::SharpenCpu cpu;
+};
+
+struct _GstCudaSharpen
+{
+  GstCudaFiltersBase parent;
+
+  /* C++ state: constructed in init, destroyed in finalize. */
+  GstCudaSharpenState state;
+};
+
+#define gst_cuda_sharpen_parent_class parent_class
+G_DEFINE_TYPE (GstCudaSharpen, gst_cuda_sharpen, GST_TYPE_CUDA_FILTERS_BASE);
+GST_ELEMENT_REGISTER_DEFINE (cudasharpen, "cudasharpen", GST_RANK_NONE,
+    GST_TYPE_CUDA_SHARPEN);
+
+GType
+gst_cuda_sharpen_kernel_get_type (void)
+{
+  static GType type = 0;
+  static const GEnumValue values[] = {
+    {(gint) cudafilters::SharpenKernel::kUnsharp,
+        "Unsharp masking: src + amount * (src - Gaussian blur), above threshold",
+        "unsharp"},
+    {(gint) cudafilters::SharpenKernel::kLaplacian3x3,
+        "The 3x3 sharpening kernel [0 -1 0; -1 5 -1; 0 -1 0]", "laplacian-3x3"},
+    {0, nullptr, nullptr},
+  };
+
+  if (g_once_init_enter (&type)) {
+    GType t = g_enum_register_static ("GstCudaSharpenKernel", values);
+    g_once_init_leave (&type, t);
+  }
+  return type;
+}
+
+static cudafilters::SharpenParams
+snapshot_params (GstCudaSharpen * self)
+{
+  GST_OBJECT_LOCK (self);
+  cudafilters::SharpenParams p = self->state.params;
+  GST_OBJECT_UNLOCK (self);
+  return p;
+}
+
+static std::unique_ptr < cudafilters::GpuPlaneFilter >
+gst_cuda_sharpen_create_gpu_filter (GstCudaFiltersBase *)
+{
+  return std::make_unique < cudafilters::SharpenGpu > ();
+}
+
+static void
+gst_cuda_sharpen_configure_gpu_filter (GstCudaFiltersBase * base,
+    cudafilters::GpuPlaneFilter & filter)
+{
+  static_cast < cudafilters::SharpenGpu & >(filter).set_params
+      (snapshot_params (GST_CUDA_SHARPEN (base)));
+}
+
+static void
+gst_cuda_sharpen_filter_cpu (GstCudaFiltersBase * base,
+    cudafilters::ConstPlane src, cudafilters::Plane dst)
+{
+  GstCudaSharpen *self = GST_CUDA_SHARPEN (base);
+  self->state.cpu.set_params (snapshot_params (self));
+  self->state.cpu.process (src, dst);
+}
+
+/* Applies one property change if the resulting parameters are valid;
+ * otherwise keeps the current ones and says why. */
+template < typename Change > static void
+update_params (GstCudaSharpen * self, const gchar * property, Change change)
+{
+  GST_OBJECT_LOCK (self);
+  cudafilters::SharpenParams candidate = self->state.params;
+  change (candidate);
+  const std::string error = cudafilters::sharpen_params_error (candidate);
+  if (error.empty ())
+    self->state.params = candidate;
+  GST_OBJECT_UNLOCK (self);
+
+  if (!error.empty ())
+    g_warning ("%s: refusing %s: %s", GST_OBJECT_NAME (self), property,
+        error.c_str ());
+}
+
+static void
+gst_cuda_sharpen_set_property (GObject * object, guint prop_id,
+    const GValue * value, GParamSpec * pspec)
+{
+  GstCudaSharpen *self = GST_CUDA_SHARPEN (object);
+
+  switch (prop_id) {
+    case PROP_KERNEL:{
+      const auto k = (cudafilters::SharpenKernel) g_value_get_enum (value);
+      update_params (self, "kernel",[k](cudafilters::SharpenParams & p) {
+            p.kernel = k;});
+      break;
+    }
+    case PROP_AMOUNT:{
+      const double v = g_value_get_double (value);
+      update_params (self, "amount",[v](cudafilters::SharpenParams & p) {
+            p.amount = v;});
+      break;
+    }
+    case PROP_RADIUS:{
+      const double v = g_value_get_double (value);
+      update_params (self, "radius",[v](cudafilters::SharpenParams & p) {
+            p.radius = v;});
+      break;
+    }
+    case PROP_THRESHOLD:{
+      const int v = g_value_get_int (value);
+      update_params (self, "threshold",[v](cudafilters::SharpenParams & p) {
+            p.threshold = v;});
+      break;
+    }
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      break;
+  }
+}
+
+static void
+gst_cuda_sharpen_get_property (GObject * object, guint prop_id,
+    GValue * value, GParamSpec * pspec)
+{
+  const cudafilters::SharpenParams p =
+      snapshot_params (GST_CUDA_SHARPEN (object));
+
+  switch (prop_id) {
+    case PROP_KERNEL:
+      g_value_set_enum (value, (gint) p.kernel);
+      break;
+    case PROP_AMOUNT:
+      g_value_set_double (value, p.amount);
+      break;
+    case PROP_RADIUS:
+      g_value_set_double (value, p.radius);
+      break;
+    case PROP_THRESHOLD:
+      g_value_set_int (value, p.threshold);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      break;
+  }
+}
+
+static void
+gst_cuda_sharpen_finalize (GObject * object)
+{
+  GST_CUDA_SHARPEN (object)->state.~GstCudaSharpenState ();
+  G_OBJECT_CLASS (parent_class)->finalize (object);
+}
+
+static void
+gst_cuda_sharpen_class_init (GstCudaSharpenClass * klass)
+{
+  GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
+  GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
+  GstCudaFiltersBaseClass *filter_class = GST_CUDA_FILTERS_BASE_CLASS (klass);
+  const cudafilters::SharpenParams defaults;
+  const GParamFlags controllable = (GParamFlags) (G_PARAM_READWRITE |
+      GST_PARAM_MUTABLE_PLAYING | GST_PARAM_CONTROLLABLE |
+      G_PARAM_STATIC_STRINGS);
+
+  gobject_class->set_property = gst_cuda_sharpen_set_property;
+  gobject_class->get_property = gst_cuda_sharpen_get_property;
+  gobject_class->finalize = gst_cuda_sharpen_finalize;
+
+  g_object_class_install_property (gobject_class, PROP_KERNEL,
+      g_param_spec_enum ("kernel", "Kernel",
+          "How to sharpen: unsharp masking, or the 3x3 sharpening kernel",
+          GST_TYPE_CUDA_SHARPEN_KERNEL, (gint) defaults.kernel, controllable));
+  g_object_class_install_property (gobject_class, PROP_AMOUNT,
+      g_param_spec_double ("amount", "Amount",
+          "How far each pixel moves away from the blur, in multiples of "
+          "their difference (unsharp only)", 0.0,
+          cudafilters::kSharpenMaxAmount, defaults.amount, controllable));
+  g_object_class_install_property (gobject_class, PROP_RADIUS,
+      g_param_spec_double ("radius", "Radius",
+          "Standard deviation of the Gaussian blur, in pixels; the blur "
+          "spans round(6 radius + 1) pixels (unsharp only)",
+          cudafilters::kSharpenMinRadius, cudafilters::kSharpenMaxRadius,
+          defaults.radius, controllable));
+  g_object_class_install_property (gobject_class, PROP_THRESHOLD,
+      g_param_spec_int ("threshold", "Threshold",
+          "Pixels that differ from the blur by fewer levels than this are "
+          "left as they are (unsharp only)", 0,
+          cudafilters::kSharpenMaxThreshold, defaults.threshold,
+          controllable));
+
+  gst_element_class_set_static_metadata (element_class,
+      "CUDA sharpen", "Filter/Effect/Video/Hardware",
+      "Sharpens 8-bit video frames by unsharp masking or a 3x3 kernel on an "
+      "NVIDIA GPU (bit-identical to OpenCV)", "cudafilters developers");
+  gst_cuda_filters_base_class_add_pad_templates (element_class,
+      GST_CUDA_FILTERS_FORMATS, GST_CUDA_FILTERS_CUDA_FORMATS);
+
+  filter_class->create_gpu_filter = gst_cuda_sharpen_create_gpu_filter;
+  filter_class->configure_gpu_filter = gst_cuda_sharpen_configure_gpu_filter;
+  filter_class->filter_cpu = gst_cuda_sharpen_filter_cpu;
+
+  GST_DEBUG_CATEGORY_INIT (gst_cuda_sharpen_debug, "cudasharpen", 0,
+      "CUDA sharpen");
+  gst_type_mark_as_plugin_api (GST_TYPE_CUDA_SHARPEN_KERNEL,
+      (GstPluginAPIFlags) 0);
+}
+
+static void
+gst_cuda_sharpen_init (GstCudaSharpen * self)
+{
+  new (&self->state) GstCudaSharpenState ();
+}

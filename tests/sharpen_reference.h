@@ -1,0 +1,123 @@
+/* cudasharpen's definition (docs/cudasharpen.md), written out directly: the
+ * Gaussian as one 2-D sum over the window (not two passes), its taps from
+ * OpenCV's steps in their own order, borders mirrored (reflect-101), and the
+ * unsharp formula with a fused multiply-add. For small test frames. */
+#pragma once
+
+#include "test_common.h"
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+namespace test {
+
+struct SharpenSettings {
+  const char *kernel = "unsharp";
+  double amount = 1.0;
+  double radius = 1.0;
+  int threshold = 0;
+
+  bool laplacian () const { return std::string (kernel) == "laplacian-3x3"; }
+
+  std::string launch (const char *backend) const {
+    return std::string ("cudasharpen backend=") + backend + " kernel=" +
+        kernel + " amount=" + std::to_string (amount) + " radius=" +
+        std::to_string (radius) + " threshold=" + std::to_string (threshold);
+  }
+};
+
+/* The defaults, light and strong masks, amounts whose products are inexact
+ * in float, thresholds, the narrowest and widest blurs, and the 3x3 kernel. */
+static const SharpenSettings kSharpenSets[] = {
+  {"unsharp", 1.0, 1.0, 0},
+  {"unsharp", 0.5, 3.0, 0},
+  {"unsharp", 1.5, 0.5, 5},
+  {"unsharp", 0.7, 2.2, 2},
+  {"unsharp", 20.0, 16.0, 0},
+  {"unsharp", 0.3, 0.1, 0},
+  {"unsharp", 2.0, 0.25, 0},
+  {"unsharp", 1.3, 5.5, 10},
+  {"unsharp", 0.0, 4.0, 0},
+  {"laplacian-3x3", 1.0, 1.0, 0},
+};
+
+inline int
+reflect_101 (int i, int n)
+{
+  if (n == 1)
+    return 0;
+  while (i < 0 || i >= n)
+    i = i < 0 ? -i : 2 * n - 2 - i;
+  return i;
+}
+
+/* OpenCV's getGaussianKernelBitExact then getGaussianKernelFixedPoint_ED
+ * with 8 fraction bits, step by step. */
+inline std::vector<int>
+opencv_gaussian_taps (double sigma)
+{
+  const int n = int (std::nearbyint (sigma * 3 * 2 + 1)) | 1;
+  const int half = (n - 1) / 2;
+  std::vector<double> k (n);
+  double sum = 0;
+  for (int i = 0; i < half; ++i) {
+    const double d = i - (n - 1) * 0.5;
+    k[i] = std::exp (d * d * (-0.5 / (sigma * sigma)));
+    sum += k[i];
+  }
+  sum = sum * 2 + 1;
+  const double norm = 1 / sum;
+  std::vector<int> taps (n);
+  double err = 0;
+  int outer = 0;
+  for (int i = 0; i < half; ++i) {
+    const double v = k[i] * norm * 256 + err;
+    taps[i] = taps[n - 1 - i] = int (std::nearbyint (v));
+    err = v - taps[i];
+    outer += taps[i];
+  }
+  taps[half] = 256 - 2 * outer;
+  return taps;
+}
+
+inline Image
+reference_sharpen (const Image & src, const SharpenSettings & s)
+{
+  Image out (src.width, src.height);
+  if (s.laplacian ()) {
+    for (int y = 0; y < src.height; ++y)
+      for (int x = 0; x < src.width; ++x) {
+        auto at = [&](int dx, int dy) {
+          return int (src.at (reflect_101 (x + dx, src.width),
+                  reflect_101 (y + dy, src.height)));
+        };
+        const int v = 5 * at (0, 0) - at (-1, 0) - at (1, 0) - at (0, -1) -
+            at (0, 1);
+        out.at (x, y) = uint8_t (v < 0 ? 0 : v > 255 ? 255 : v);
+      }
+    return out;
+  }
+  const std::vector<int> taps = opencv_gaussian_taps (s.radius);
+  const int r = int (taps.size ()) / 2;
+  const float w_src = float (1 + s.amount), w_blur = float (-s.amount);
+  for (int y = 0; y < src.height; ++y)
+    for (int x = 0; x < src.width; ++x) {
+      int64_t acc = 0;
+      for (int j = -r; j <= r; ++j)
+        for (int i = -r; i <= r; ++i)
+          acc += int64_t (taps[j + r]) * taps[i + r] *
+              src.at (reflect_101 (x + i, src.width), reflect_101 (y + j,
+                  src.height));
+      const int blur = int ((acc + 32768) >> 16);
+      const int level = src.at (x, y);
+      int v = int (std::nearbyint (std::fma (float (level), w_src,
+                  float (blur) * w_blur)));
+      v = v < 0 ? 0 : v > 255 ? 255 : v;
+      out.at (x, y) = uint8_t (std::abs (level - blur) < s.threshold ? level :
+          v);
+    }
+  return out;
+}
+
+}  // namespace test
