@@ -1,5 +1,5 @@
 // Engine-level benchmark of the CPU paths (no GStreamer, no GPU): the time
-// per frame of histogram equalization, CLAHE and non-local means on the
+// per frame of histogram equalization, CLAHE, sharpening and non-local means on the
 // shared thread pool, and the machine's memory bandwidth with the same
 // threads, the floor of the equalization paths.
 //
@@ -11,6 +11,7 @@
 #include <cudafilters/clahe_cpu.h>
 #include <cudafilters/histeq_cpu.h>
 #include <cudafilters/nlm_cpu.h>
+#include <cudafilters/sharpen_cpu.h>
 #include "thread_pool.h"
 
 #include <atomic>
@@ -125,6 +126,15 @@ int main(int argc, char **argv) {
     clahe.set_params(ClaheParams{2.0, 8, 8});
     rep.row("ClaheCpu (clip 2, 8x8 tiles)", sz,
             time_host(opt.frames, [&](int i) { clahe.process(f.src(i), f.dst()); }), 3 * px);
+    SharpenCpu unsharp;
+    rep.row("SharpenCpu unsharp (amount 1, radius 1)", sz,
+            time_host(opt.frames, [&](int i) { unsharp.process(f.src(i), f.dst()); }), 2 * px);
+    SharpenCpu laplacian;
+    SharpenParams lp;
+    lp.kernel = SharpenKernel::kLaplacian3x3;
+    laplacian.set_params(lp);
+    rep.row("SharpenCpu laplacian-3x3", sz,
+            time_host(opt.frames, [&](int i) { laplacian.process(f.src(i), f.dst()); }), 2 * px);
   }
   for (const Size &sz : kNlmSizes) {
     Frames f(sz);

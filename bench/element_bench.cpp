@@ -1,9 +1,9 @@
 // The elements as a GStreamer application sees them: per-frame time of
-// cudahisteq, cudaclahe and cudanlm at 720p, 1080p and 4K, and pipeline
+// cudahisteq, cudaclahe, cudanlm and cudasharpen at 720p, 1080p and 4K, and pipeline
 // throughput.
 //
 //   element_bench [--backend cuda|cpu] [--frames N] [--json FILE]
-//                 [--dump-frames DIR] [--only histeq|clahe|nlm]
+//                 [--dump-frames DIR] [--only histeq|clahe|nlm|sharpen]
 //
 // Rows, for each element and size:
 //   - system memory (GRAY8), pageable frames pushed through a GstHarness;
@@ -294,7 +294,8 @@ int main(int argc, char **argv) {
   };
   const Element elements[] = {{"cudahisteq", "", 1},
                               {"cudaclahe", " clip-limit=2 tiles-x=8 tiles-y=8", 1},
-                              {"cudanlm", " patch-size=7 search-size=21", on_gpu ? 4 : 100}};
+                              {"cudanlm", " patch-size=7 search-size=21", on_gpu ? 4 : 100},
+                              {"cudasharpen", " amount=1 radius=1", 1}};
 
   try {
     for (const Size &sz : kSizes) {

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """What a user would run instead, on the same frames: OpenCV's equalizeHist,
-CLAHE and fastNlMeansDenoising on the host CPU.
+CLAHE, unsharp masking, filter2D sharpening and fastNlMeansDenoising on the
+host CPU.
 
     bench/peers.py FRAMES_DIR [--json FILE] [--frames N]
 
@@ -46,6 +47,20 @@ def time_per_frame(fn, frames, iters, warmup=3):
     return statistics.median(samples), at(0.1), at(0.9)
 
 
+LAPLACIAN_3X3 = np.array([[0, -1, 0], [-1, 5, -1], [0, -1, 0]], np.float32)
+
+
+def unsharp(img, amount=1.0, radius=1.0, threshold=0):
+    """Unsharp masking as an OpenCV user writes it (the same function as
+    cudasharpen's default, see docs/cudasharpen.md)."""
+    blur = cv2.GaussianBlur(img, (0, 0), radius)
+    sharp = cv2.addWeighted(img, 1 + amount, blur, -amount, 0)
+    if threshold > 0:
+        keep = cv2.absdiff(img, blur) < threshold
+        sharp[keep] = img[keep]
+    return sharp
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("frames_dir")
@@ -64,6 +79,10 @@ def main():
     peers = [
         ("OpenCV equalizeHist", cv2.equalizeHist, args.frames),
         ("OpenCV CLAHE (clip 2, 8x8 tiles)", clahe.apply, args.frames),
+        ("OpenCV unsharp mask (GaussianBlur + addWeighted, amount 1, radius 1)", unsharp,
+         args.frames),
+        ("OpenCV filter2D laplacian-3x3",
+         lambda f: cv2.filter2D(f, -1, LAPLACIAN_3X3), args.frames),
         ("OpenCV fastNlMeansDenoising (h 10, patch 7, search 21)",
          lambda f: cv2.fastNlMeansDenoising(f, None, 10, 7, 21), max(3, args.frames // 20)),
     ]

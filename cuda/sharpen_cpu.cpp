@@ -34,7 +34,7 @@ T *grown(std::vector<T> &v, size_t n) {
 }
 
 // Copies source row y into `out` with `r` reflected pixels on each side.
-void pad_row(ConstPlane src, int y, int r, uint8_t *out) {
+__attribute__((always_inline)) inline void pad_row(ConstPlane src, int y, int r, uint8_t *out) {
   const uint8_t *row = src.data + static_cast<size_t>(y) * src.stride;
   for (int i = 0; i < r; ++i) {
     out[i] = row[reflect101(i - r, src.width)];
@@ -62,7 +62,7 @@ constexpr float kRoundMagic = 12582912.f;
 // explicit fused multiply-add, so they agree bit for bit. Without hardware
 // FMA the library's fma is exact too, only slower.
 template <bool kHardwareFma>
-inline void unsharp_band(const UnsharpArgs &a, int y0, int y1) {
+__attribute__((always_inline)) inline void unsharp_band(const UnsharpArgs &a, int y0, int y1) {
   const int w = a.src.width;
   const int r = a.n / 2;
   Scratch &s = thread_scratch();
@@ -113,7 +113,7 @@ inline void unsharp_band(const UnsharpArgs &a, int y0, int y1) {
 
 // dst = saturate(5 c - n - s - w - e), reflect-101 at the borders.
 template <bool /*unused: one signature for every variant*/>
-inline void laplacian_band(ConstPlane src, Plane dst, int y0, int y1) {
+__attribute__((always_inline)) inline void laplacian_band(ConstPlane src, Plane dst, int y0, int y1) {
   const int w = src.width;
   Scratch &s = thread_scratch();
   uint8_t *above = grown(s.padded, static_cast<size_t>(3 * (w + 2)));

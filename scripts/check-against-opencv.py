@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
-"""End-to-end check of cudahisteq and cudaclahe against OpenCV.
+"""End-to-end check of cudahisteq, cudaclahe and cudasharpen against OpenCV.
 
 Writes frames of many sizes and contents as raw GRAY8 (GStreamer's default
 layout: rows padded to 4 bytes), runs them through
     filesrc ! rawvideoparse ! cudahisteq backend=BACKEND ! filesink
-and through cudaclahe with several clip limits and tile grids (one tee
-branch each) with gst-launch-1.0, and compares every pixel with
-cv2.equalizeHist and cv2.createCLAHE(clip, grid).apply().
-Also times cv2.equalizeHist and CLAHE on this host for comparison.
+through cudaclahe with several clip limits and tile grids and through
+cudasharpen with several settings (one tee branch each) with
+gst-launch-1.0, and compares every pixel with cv2.equalizeHist,
+cv2.createCLAHE(clip, grid).apply() and OpenCV's sharpening
+(opencv_sharpen below). Also times cv2.equalizeHist and CLAHE on this host
+for comparison.
 
     scripts/check-against-opencv.py [--backend cuda|cpu] [--timing] [--quick]
 Needs python3 with numpy and cv2, gst-launch-1.0 and the plugin on
@@ -44,6 +46,61 @@ def frames_for(rng, w, h):
 # (plateau equalization) and the largest grid.
 CLAHE_PARAMS = [(2.0, 8, 8), (0.0, 8, 8), (40.0, 8, 8), (4.0, 3, 5), (1.0, 1, 1),
                 (2.0, 64, 64), (0.5, 7, 2)]
+
+
+# (kernel, amount, radius, threshold): the defaults, light and strong
+# unsharp masks, a threshold, amounts whose products are not exact in float
+# (ties broken by the rounding), the widest and narrowest blurs, and the
+# 3x3 kernel.
+SHARPEN_PARAMS = [("unsharp", 1.0, 1.0, 0), ("unsharp", 0.5, 3.0, 0), ("unsharp", 1.5, 0.5, 5),
+                  ("unsharp", 0.7, 2.2, 2), ("unsharp", 20.0, 16.0, 0), ("unsharp", 0.3, 0.1, 0),
+                  ("unsharp", 2.0, 0.25, 0), ("unsharp", 1.3, 5.5, 10), ("laplacian-3x3", 1, 1, 0)]
+LAPLACIAN_3X3 = np.array([[0, -1, 0], [-1, 5, -1], [0, -1, 0]], np.float32)
+
+
+def opencv_sharpen(img, kernel, amount, radius, threshold):
+    """cudasharpen's definition (docs/cudasharpen.md) in OpenCV calls."""
+    if kernel == "laplacian-3x3":
+        return cv2.filter2D(img, -1, LAPLACIAN_3X3, borderType=cv2.BORDER_REFLECT_101)
+    blur = cv2.GaussianBlur(img, (0, 0), radius, borderType=cv2.BORDER_REFLECT_101)
+    sharp = cv2.addWeighted(img, 1 + amount, blur, -amount, 0)
+    keep = cv2.absdiff(img, blur) < threshold
+    sharp[keep] = img[keep]
+    return sharp
+
+
+def sharpen_element(backend, kernel, amount, radius, threshold):
+    return (f"cudasharpen backend={backend} kernel={kernel} amount={amount} radius={radius} "
+            f"threshold={threshold}")
+
+
+def check_sharpen(backend, sizes):
+    """Every size with SHARPEN_PARAMS, then every radius from 0.1 to 16 in
+    steps of 0.1 (each its own Gaussian taps) on one frame."""
+    rng = np.random.default_rng(7)
+    failures = checked = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        for w, h in sizes:
+            named = list(frames_for(rng, w, h))
+            frames = [img for _, img in named]
+            outs = filter_frames(frames, [sharpen_element(backend, *p) for p in SHARPEN_PARAMS], tmp)
+            for params, branch in zip(SHARPEN_PARAMS, outs):
+                for (name, img), got in zip(named, branch):
+                    checked += 1
+                    failures += not compare(f"sharpen{params} {w}x{h} {name}", got,
+                                            opencv_sharpen(img, *params))
+        img = dict(frames_for(rng, 203, 151))["natural"]
+        radii = [round(0.1 * i, 1) for i in range(1, 161)]
+        for start in range(0, len(radii), 40):
+            batch = [("unsharp", 1.7, r, 0) for r in radii[start:start + 40]]
+            outs = filter_frames([img], [sharpen_element(backend, *p) for p in batch], tmp)
+            for params, branch in zip(batch, outs):
+                checked += 1
+                failures += not compare(f"sharpen{params} 203x151", branch[0],
+                                        opencv_sharpen(img, *params))
+    print(f"cudasharpen backend={backend} vs OpenCV {cv2.__version__} (GaussianBlur, addWeighted, "
+          f"filter2D): {checked - failures}/{checked} frames identical")
+    return failures == 0
 
 
 def compare(label, got, want):
@@ -113,6 +170,7 @@ def main():
     args = ap.parse_args()
     sizes = [s for s in SIZES if not args.quick or s[0] * s[1] < 3840 * 2160]
     ok = check(args.backend, sizes)
+    ok = check_sharpen(args.backend, sizes) and ok
     if args.timing:
         timing()
     sys.exit(0 if ok else 1)

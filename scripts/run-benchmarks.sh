@@ -2,9 +2,11 @@
 # The whole benchmark in one command, on the machine it runs on:
 #   - the elements through GStreamer (bench/element_bench): system memory,
 #     CUDA memory, pipelines, cvequalizehist where installed;
-#   - on a GPU, the engines (histeq_bench, clahe_bench, nlm_bench): kernel-only GPU time,
+#   - on a GPU, the engines (histeq_bench, clahe_bench, nlm_bench, sharpen_bench):
+#     kernel-only GPU time,
 #     pinned copies each way, device memory bandwidth;
-#   - OpenCV (equalizeHist, CLAHE, fastNlMeansDenoising) on the same frames;
+#   - OpenCV (equalizeHist, CLAHE, unsharp masking, filter2D,
+#     fastNlMeansDenoising) on the same frames;
 # then docs/benchmarks.md with tables and plots (needs python3-matplotlib;
 # where it is missing, run bench/report.py later on the results directory).
 #
@@ -42,6 +44,7 @@ if [ "$backend" = cuda ]; then
   build/bench/histeq_bench --frames "$frames" --json "$results/histeq.json"
   build/bench/clahe_bench --frames "$frames" --json "$results/clahe.json"
   build/bench/nlm_bench --json "$results/nlm.json"
+  build/bench/sharpen_bench --frames "$frames" --json "$results/sharpen.json"
 fi
 # The first python3 that has OpenCV (Debian's python3-opencv is for
 # /usr/bin/python3, which another python3 on PATH may hide).

@@ -1,0 +1,141 @@
+// Engine-level benchmark of sharpening (no GStreamer): GPU time of the
+// kernel on luma alone and on NV12 frames in device memory (chroma copied by
+// the kernel, or by cudaMemcpy2D), for unsharp masking at several radii and
+// the 3x3 kernel; the device memory bandwidth that bounds them; and the CPU
+// implementation on the same frames. Checks the GPU against the CPU once per
+// size.
+//
+//   sharpen_bench [--frames N] [--json FILE]
+#include <cudafilters/cuda_memory.h>
+#include <cudafilters/sharpen_cpu.h>
+#include <cudafilters/sharpen_gpu.h>
+#include "bench_util.h"
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+using namespace cudafilters;
+using namespace bench;
+
+namespace {
+
+constexpr int kRotation = 4;
+
+struct Setting {
+  const char *name;
+  SharpenParams params;
+};
+
+SharpenParams unsharp(double amount, double radius) {
+  SharpenParams p;
+  p.amount = amount;
+  p.radius = radius;
+  return p;
+}
+
+SharpenParams laplacian() {
+  SharpenParams p;
+  p.kernel = SharpenKernel::kLaplacian3x3;
+  return p;
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  const Options opt = parse_options(argc, argv, 1000);
+  Reporter rep("sharpen", opt.json);
+  const Setting settings[] = {{"unsharp radius 1 (7 taps)", unsharp(1.0, 1.0)},
+                              {"unsharp radius 3 (19 taps)", unsharp(1.0, 3.0)},
+                              {"unsharp radius 8 (49 taps)", unsharp(1.0, 8.0)},
+                              {"laplacian-3x3", laplacian()}};
+  try {
+    rep.device_info();
+    Stream stream;
+    {
+      const size_t bytes = size_t(512) << 20;
+      DeviceArray<uint8_t> a(bytes), b(bytes);
+      CUDAFILTERS_CHECK(cudaMemset(a.get(), 1, bytes));
+      const Size big{"512MB", 0, 0};
+      rep.row("d2d copy (read+write)", big, time_gpu(stream.get(), 20, [&](int) {
+                CUDAFILTERS_CHECK(cudaMemcpyAsync(b.get(), a.get(), bytes, cudaMemcpyDeviceToDevice,
+                                                  stream.get()));
+              }),
+              2.0 * bytes);
+    }
+
+    for (const Size &sz : kSizes) {
+      const size_t n = size_t(sz.width) * sz.height;
+      std::vector<std::vector<uint8_t>> host(kRotation);
+      std::vector<DevicePlane> dev_in(kRotation);
+      for (int k = 0; k < kRotation; ++k) {
+        host[k] = make_frame(sz.width, sz.height, k);
+        dev_in[k].reserve(sz.width, sz.height);
+        CUDAFILTERS_CHECK(cudaMemcpy2D(dev_in[k].data(), dev_in[k].pitch(), host[k].data(), sz.width,
+                                       sz.width, sz.height, cudaMemcpyHostToDevice));
+      }
+      DevicePlane dev_out, chroma_in, chroma_out;
+      dev_out.reserve(sz.width, sz.height);
+      chroma_in.reserve(sz.width, sz.height / 2);
+      chroma_out.reserve(sz.width, sz.height / 2);
+      CUDAFILTERS_CHECK(cudaMemset2D(chroma_in.data(), chroma_in.pitch(), 128, sz.width, sz.height / 2));
+      auto luma_in = [&](int i) {
+        const DevicePlane &in = dev_in[i % kRotation];
+        return ConstPlane(in.data(), in.pitch(), sz.width, sz.height);
+      };
+      const Plane luma_out{dev_out.data(), dev_out.pitch(), sz.width, sz.height};
+      const CarriedPlanes chroma{{ConstPlane(chroma_in.data(), chroma_in.pitch(), sz.width, sz.height / 2),
+                                  Plane{chroma_out.data(), chroma_out.pitch(), sz.width, sz.height / 2}}};
+
+      for (const Setting &s : settings) {
+        SharpenGpu gpu;
+        gpu.set_params(s.params);
+        const std::string name(s.name);
+        rep.row((name + ", luma (GPU time)").c_str(), sz, time_gpu(stream.get(), opt.frames, [&](int i) {
+                  gpu.enqueue(luma_in(i), luma_out, stream.get());
+                }),
+                2.0 * n);
+        rep.row((name + ", NV12 (GPU time)").c_str(), sz, time_gpu(stream.get(), opt.frames, [&](int i) {
+                  gpu.enqueue_carrying(luma_in(i), luma_out, chroma, stream.get());
+                }),
+                3.0 * n);
+        rep.row((name + ", NV12 back to back").c_str(), sz,
+                time_gpu_back_to_back(stream.get(), opt.frames / 10 + 1, [&](int i) {
+                  gpu.enqueue_carrying(luma_in(i), luma_out, chroma, stream.get());
+                }),
+                3.0 * n);
+        rep.row((name + ", NV12, chroma by cudaMemcpy2D").c_str(), sz,
+                time_gpu(stream.get(), opt.frames, [&](int i) {
+                  gpu.GpuPlaneFilter::enqueue_carrying(luma_in(i), luma_out, chroma, stream.get());
+                }),
+                3.0 * n);
+
+        // The GPU against the CPU implementation, once per size and setting.
+        SharpenCpu cpu;
+        cpu.set_params(s.params);
+        std::vector<uint8_t> want(n), got(n);
+        cpu.process(ConstPlane(host[1].data(), sz.width, sz.width, sz.height),
+                    Plane{want.data(), size_t(sz.width), sz.width, sz.height});
+        gpu.enqueue(luma_in(1), luma_out, stream.get());
+        stream.synchronize();
+        CUDAFILTERS_CHECK(cudaMemcpy2D(got.data(), sz.width, dev_out.data(), dev_out.pitch(), sz.width,
+                                       sz.height, cudaMemcpyDeviceToHost));
+        if (got != want) {
+          std::fprintf(stderr, "MISMATCH between GPU and CPU: %s at %s\n", s.name, sz.name);
+          return 1;
+        }
+        rep.row(("CPU implementation (all threads), " + name).c_str(), sz,
+                time_host(std::max(10, opt.frames / 20), [&](int i) {
+                  cpu.process(ConstPlane(host[i % kRotation].data(), sz.width, sz.width, sz.height),
+                              Plane{got.data(), size_t(sz.width), sz.width, sz.height});
+                }),
+                2.0 * n);
+      }
+    }
+  } catch (const std::exception &e) {
+    std::fprintf(stderr, "sharpen_bench: %s\n", e.what());
+    return 1;
+  }
+  if (opt.json) std::fclose(opt.json);
+  return 0;
+}
