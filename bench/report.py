@@ -10,6 +10,12 @@ histeq.json, clahe.json, nlm.json, cpu.json, peers.json) and command.txt, the
 command that made them. The CPU paths of RESULTS_DIR and of each OTHER_DIR
 (another machine's run, CPU rows only) get a section each, next to OpenCV on
 the same machine. Every number on the page comes from those files.
+
+Plots (PNG, in --plots): one per table, with a panel per resolution in
+which this plugin's rows and its peers' (OpenCV, GStreamer's identity, the
+bare copies) are bars one below the other, coloured per implementation
+(IMPL_COLOURS) on a logarithmic time axis; and one per CPU section, this
+plugin's CPU path and OpenCV side by side at each size.
 """
 import argparse
 import json
@@ -74,43 +80,160 @@ def table(rows, title):
     return out
 
 
-def plot(rows, title, path):
+# Colours per implementation, the same on every plot.
+IMPL_COLOURS = [
+    ("this plugin, GPU", "#1f77b4"),
+    ("this plugin, CPU", "#2ca02c"),
+    ("OpenCV (CPU)", "#d62728"),
+    ("GStreamer alone (identity)", "#b0b0b0"),
+    ("copies alone (floor)", "#6f6f6f"),
+]
+
+
+def implementation(r, backend):
+    """Which implementation a row measures (the key of IMPL_COLOURS)."""
+    what = r["what"]
+    if r["file"] == "peers.json" or what.startswith("OpenCV") or "cvequalizehist" in what:
+        return "OpenCV (CPU)"
+    if what.startswith("identity"):
+        return "GStreamer alone (identity)"
+    if r["file"] == "element.json":
+        return "this plugin, CPU" if backend == "cpu" or "[CPU backend]" in what else "this plugin, GPU"
+    if r["file"] == "cpu.json" or what.startswith("CPU implementation"):
+        return "this plugin, CPU"
+    if any(k in what for k in ("h2d", "d2h", "d2d", "memory floor")) or what.startswith("memory"):
+        return "copies alone (floor)"
+    return "this plugin, GPU"
+
+
+def fmt_time_axis(v, _pos=None):
+    """Axis label of a time in microseconds: 1 µs, 10 µs, 1 ms, 1 s."""
+    if v >= 1e6:
+        return f"{v / 1e6:g} s"
+    if v >= 1e3:
+        return f"{v / 1e3:g} ms"
+    return f"{v:g} µs"
+
+
+def fmt_time_label(v):
+    return fmt_us(v).replace(" us", " µs")
+
+
+def plot(rows, title, path, backend=None):
+    """One panel per resolution, this plugin's rows and its peers' as
+    horizontal bars one below the other, coloured per implementation, on a
+    shared logarithmic time axis."""
+    import textwrap
+
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.patches import Patch
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
+    rows = [r for r in rows if r["size"] in SIZES]
     whats = []
     for r in rows:
         if r["what"] not in whats:
             whats.append(r["what"])
     sizes = [s for s in SIZES if any(r["size"] == s for r in rows)]
     by = {(r["what"], r["size"]): r for r in rows}
-    fig, ax = plt.subplots(figsize=(10, 0.45 * len(whats) * len(sizes) + 1.5))
-    labels, values, lo, hi = [], [], [], []
-    for w in whats:
-        for s in sizes:
+    impl = {w: implementation(next(r for r in rows if r["what"] == w), backend) for w in whats}
+    colours = dict(IMPL_COLOURS)
+
+    lo = min(r["p10_us"] for r in rows)
+    hi = max(r["p90_us"] for r in rows)
+    fig, axes = plt.subplots(1, len(sizes), sharey=True, squeeze=False,
+                             figsize=(3.2 * len(sizes) + 3.6, 0.3 * len(whats) + 1.9))
+    axes = axes[0]
+    y = list(range(len(whats)))
+    for ax, s in zip(axes, sizes):
+        for i, w in enumerate(whats):
             r = by.get((w, s))
-            if r is None:
+            if r is None:  # not measured at this size: no bar
                 continue
-            labels.append(f"{w} @ {s}")
-            values.append(r["median_us"])
-            lo.append(r["median_us"] - r["p10_us"])
-            hi.append(r["p90_us"] - r["median_us"])
-    y = range(len(labels))
-    ax.barh(list(y), values, xerr=[lo, hi], color="#4c72b0")
-    ax.set_yticks(list(y))
-    ax.set_yticklabels(labels, fontsize=7)
-    ax.invert_yaxis()
-    ax.set_xscale("log")
-    ax.set_xlabel("time per frame, microseconds (log scale; bars: median, whiskers: p10 to p90)")
-    ax.set_title(title)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
+            ax.barh(i, r["median_us"], height=0.72, color=colours[impl[w]],
+                    xerr=[[r["median_us"] - r["p10_us"]], [r["p90_us"] - r["median_us"]]],
+                    error_kw={"elinewidth": 0.8, "capsize": 0, "ecolor": "black"})
+            ax.text(r["p90_us"] * 1.12, i, fmt_time_label(r["median_us"]), va="center", fontsize=7)
+        ax.set_xscale("log")
+        ax.set_xlim(lo * 0.5, hi * 10)
+        ax.xaxis.set_major_locator(LogLocator(base=10))
+        ax.xaxis.set_major_formatter(FuncFormatter(fmt_time_axis))
+        ax.xaxis.set_minor_formatter(NullFormatter())
+        ax.tick_params(axis="x", labelsize=8)
+        ax.grid(axis="x", which="major", color="0.88", linewidth=0.8)
+        ax.set_axisbelow(True)
+        ax.set_title(s, fontsize=10)
+        for side in ("top", "right"):
+            ax.spines[side].set_visible(False)
+    axes[0].set_yticks(y)
+    axes[0].set_yticklabels([textwrap.fill(w, 48) for w in whats], fontsize=7.5)
+    axes[0].invert_yaxis()
+    present = [name for name, _ in IMPL_COLOURS if name in impl.values()]
+    fig.legend(handles=[Patch(color=colours[n], label=n) for n in present], loc="lower center",
+               ncol=len(present), fontsize=8, frameon=False)
+    fig.suptitle(f"{title}\ntime per frame, log scale: bar = median, whisker = 10th to 90th "
+                 "percentile (shorter is faster)", fontsize=10)
+    fig.tight_layout(rect=(0, 0.05, 1, 1))
+    fig.savefig(path, dpi=90)
     plt.close(fig)
 
 
-def cpu_section(directory, heading):
-    """This plugin's CPU paths beside OpenCV on one machine (cpu.json, peers.json)."""
+def plot_cpu(pairs, title, path):
+    """This plugin's CPU paths beside OpenCV on one machine: one panel per
+    algorithm, the sizes along x, the two implementations side by side."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import Patch
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    labels = []
+    for label, _, _ in pairs:
+        if label not in labels:
+            labels.append(label)
+    colours = dict(IMPL_COLOURS)
+    ours_c, peer_c = colours["this plugin, CPU"], colours["OpenCV (CPU)"]
+    fig, axes = plt.subplots(1, len(labels), squeeze=False, figsize=(3.6 * len(labels), 3.9))
+    for ax, label in zip(axes[0], labels):
+        sel = [(r, p) for lab, r, p in pairs if lab == label]
+        for i, (r, p) in enumerate(sel):
+            for dx, v, c in ((-0.2, r, ours_c), (0.2, p, peer_c)):
+                if v is None:
+                    continue
+                ax.bar(i + dx, v["median_us"], width=0.38, color=c)
+                ax.text(i + dx, v["median_us"] * 1.15, fmt_time_label(v["median_us"]), ha="center",
+                        va="bottom", fontsize=7, rotation=90)
+        ax.set_xticks(range(len(sel)))
+        ax.set_xticklabels([r["size"] + (f"\n{p['median_us'] / r['median_us']:.2f}x" if p else "")
+                            for r, p in sel], fontsize=8)
+        ax.set_xlabel("size; below it, OpenCV's time / ours", fontsize=7.5)
+        values = [v["median_us"] for r, p in sel for v in (r, p) if v]
+        ax.set_yscale("log")
+        ax.set_ylim(min(values) * 0.4, max(values) * 8)
+        ax.yaxis.set_major_locator(LogLocator(base=10))
+        ax.yaxis.set_major_formatter(FuncFormatter(fmt_time_axis))
+        ax.yaxis.set_minor_formatter(NullFormatter())
+        ax.tick_params(axis="y", labelsize=8)
+        ax.grid(axis="y", which="major", color="0.88", linewidth=0.8)
+        ax.set_axisbelow(True)
+        ax.set_title(label, fontsize=9.5)
+        for side in ("top", "right"):
+            ax.spines[side].set_visible(False)
+    fig.legend(handles=[Patch(color=ours_c, label="this plugin, CPU path"),
+                        Patch(color=peer_c, label="OpenCV")], loc="lower center", ncol=2,
+               fontsize=8, frameon=False)
+    fig.suptitle(f"{title}\nmedian time per frame, log scale (shorter is faster)", fontsize=10)
+    fig.tight_layout(rect=(0, 0.06, 1, 1))
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+
+
+def cpu_section(directory, heading, plots_dir=None, out=None):
+    """This plugin's CPU paths beside OpenCV on one machine (cpu.json,
+    peers.json). With plots_dir, also a plot of them there, linked from the
+    page `out`."""
     rows, machines = read_rows(directory)
     cpu = next((m for m in machines if m.get("bench") == "cpu"), None)
     if cpu is None:
@@ -134,11 +257,13 @@ def cpu_section(directory, heading):
             copy_rate = rate
     lines += ["", "| | size | this plugin, CPU | OpenCV | OpenCV time / ours | floor (bytes at the copy rate) |",
               "| --- | --- | --- | --- | --- | --- |"]
+    pairs = []
     for label, ours_key, peer_key, bytes_per_px in CPU_PEERS:
         ours = [r for r in rows if r["file"] == "cpu.json" and r["what"].startswith(ours_key)]
         for r in ours:
             peer = next((p for p in rows if p["file"] == "peers.json" and peer_key in p["what"]
                          and p["width"] == r["width"] and p["height"] == r["height"]), None)
+            pairs.append((label, r, peer))
             floor = ""
             if bytes_per_px and copy_rate:
                 floor = fmt_us(bytes_per_px * r["width"] * r["height"] / (copy_rate * 1e3))
@@ -149,6 +274,12 @@ def cpu_section(directory, heading):
               "column is that at the machine's copy rate. Frames of a few MB stay in the last-level "
               "cache, so the real floor is lower still. NLM's floor is its arithmetic: see "
               "[cudanlm.md](cudanlm.md#cpu-path).", ""]
+    if plots_dir and pairs:
+        png = os.path.join(plots_dir, f"bench-cpu-{os.path.basename(os.path.normpath(directory))}.png")
+        plot_cpu(pairs, f"CPU paths beside OpenCV: {model}, {cpu['hardware_threads']} hardware threads",
+                 png)
+        rel = os.path.relpath(png, os.path.dirname(out))
+        lines += [f"![CPU paths beside OpenCV, {model}]({rel})", ""]
     return lines
 
 
@@ -178,7 +309,8 @@ def main():
     rows, machines = read_rows(args.results)
     plots_dir = args.plots or os.path.join(os.path.dirname(args.out), "img")
     os.makedirs(plots_dir, exist_ok=True)
-    cpu_only = any(m.get("bench") == "element" and m.get("backend") == "cpu" for m in machines)
+    backend = next((m.get("backend") for m in machines if m.get("bench") == "element"), None)
+    cpu_only = backend == "cpu"
     command = open(os.path.join(args.results, "command.txt")).read().strip() \
         if os.path.exists(os.path.join(args.results, "command.txt")) else "(not recorded)"
 
@@ -219,7 +351,7 @@ def main():
             continue
         lines += ["## " + title, ""] + table(sel, "Time per frame")
         png = os.path.join(plots_dir, f"bench-{slug}.png")
-        plot(sel, title, png)
+        plot(sel, title, png, backend)
         rel = os.path.relpath(png, os.path.dirname(args.out))
         lines += [f"![{title}]({rel})", ""]
 
@@ -227,7 +359,7 @@ def main():
     cpu_lines = []
     for d in cpu_dirs:
         rel = os.path.relpath(d, os.path.dirname(os.path.abspath(args.out)))
-        cpu_lines += cpu_section(d, f"[{rel}]({rel})")
+        cpu_lines += cpu_section(d, f"[{rel}]({rel})", plots_dir, args.out)
     if cpu_lines:
         lines += ["## CPU paths beside OpenCV", "",
                   "The engines' CPU paths alone (bench/cpu_bench: no GStreamer, no GPU), on the "
