@@ -27,6 +27,8 @@ CPU_PEERS = [
     ("Histogram equalization", "equalize_hist_cpu", "equalizeHist", 3),
     ("CLAHE (clip 2, 8x8 tiles)", "ClaheCpu", "CLAHE", 3),
     ("NLM (h 10, patch 7, search 21)", "nlm_cpu", "NlMeans", 0),
+    ("Unsharp masking (amount 1, radius 1)", "SharpenCpu unsharp", "unsharp mask", 0),
+    ("3x3 sharpening kernel", "SharpenCpu laplacian-3x3", "filter2D laplacian-3x3", 0),
 ]
 
 
@@ -195,8 +197,12 @@ def plot_cpu(pairs, title, path):
             labels.append(label)
     colours = dict(IMPL_COLOURS)
     ours_c, peer_c = colours["this plugin, CPU"], colours["OpenCV (CPU)"]
-    fig, axes = plt.subplots(1, len(labels), squeeze=False, figsize=(3.6 * len(labels), 3.9))
-    for ax, label in zip(axes[0], labels):
+    ncol = min(3, len(labels))
+    nrow = -(-len(labels) // ncol)
+    fig, axes = plt.subplots(nrow, ncol, squeeze=False, figsize=(3.6 * ncol, 3.3 * nrow + 0.6))
+    for ax in axes.flat[len(labels):]:
+        ax.set_visible(False)
+    for ax, label in zip(axes.flat, labels):
         sel = [(r, p) for lab, r, p in pairs if lab == label]
         for i, (r, p) in enumerate(sel):
             for dx, v, c in ((-0.2, r, ours_c), (0.2, p, peer_c)):
@@ -225,7 +231,7 @@ def plot_cpu(pairs, title, path):
                         Patch(color=peer_c, label="OpenCV")], loc="lower center", ncol=2,
                fontsize=8, frameon=False)
     fig.suptitle(f"{title}\nmedian time per frame, log scale (shorter is faster)", fontsize=10)
-    fig.tight_layout(rect=(0, 0.06, 1, 1))
+    fig.tight_layout(rect=(0, 0.06 / nrow, 1, 1))
     fig.savefig(path, dpi=90)
     plt.close(fig)
 
@@ -338,12 +344,18 @@ def main():
         ("cudanlm through GStreamer, and its peer",
          lambda r: r["file"] == "element.json" and "cudanlm" in r["what"]
          or r["file"] == "peers.json" and "NlMeans" in r["what"], "nlm"),
+        ("cudasharpen through GStreamer, and its peers",
+         lambda r: r["file"] == "element.json" and "cudasharpen" in r["what"]
+         or r["file"] == "peers.json" and ("unsharp mask" in r["what"] or "filter2D" in r["what"]),
+         "sharpen"),
         ("Histogram equalization engine: kernels, copies and floors",
          lambda r: r["file"] == "histeq.json", "histeq-engine"),
         ("CLAHE engine: kernels, copies and floors",
          lambda r: r["file"] == "clahe.json", "clahe-engine"),
         ("Non-local means engine: kernel",
          lambda r: r["file"] == "nlm.json", "nlm-engine"),
+        ("Sharpening engine: kernels and copies",
+         lambda r: r["file"] == "sharpen.json", "sharpen-engine"),
     ]
     for title, pick, slug in groups:
         sel = [r for r in rows if pick(r)]
