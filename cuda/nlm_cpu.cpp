@@ -2,6 +2,7 @@
 
 #include <cudafilters/detail/hd_math.h>
 
+#include "cpu_isa.h"
 #include "thread_pool.h"
 
 #include <algorithm>
@@ -210,8 +211,7 @@ void filter_tile_baseline(const TileArgs &a) {
   filter_tile<RP, GAUSS, kBaselineFma>(a);
 }
 
-#if defined(__x86_64__) && defined(__GNUC__)
-#define CUDAFILTERS_NLM_X86_VARIANTS 1
+#ifdef CUDAFILTERS_X86_VARIANTS
 template <int RP, bool GAUSS>
 __attribute__((target("avx2,fma"))) void filter_tile_avx2(const TileArgs &a) {
   filter_tile<RP, GAUSS, true>(a);
@@ -236,7 +236,7 @@ template <int RP, bool G>
 struct Baseline {
   static constexpr TileFn fn = filter_tile_baseline<RP, G>;
 };
-#ifdef CUDAFILTERS_NLM_X86_VARIANTS
+#ifdef CUDAFILTERS_X86_VARIANTS
 template <int RP, bool G>
 struct Avx2 {
   static constexpr TileFn fn = filter_tile_avx2<RP, G>;
@@ -249,7 +249,7 @@ struct Avx512 {
 
 TileFn select_tile_fn(int rp, bool gaussian, std::string_view isa) {
   const auto all = std::make_integer_sequence<int, kMaxRp + 1>{};
-#ifdef CUDAFILTERS_NLM_X86_VARIANTS
+#ifdef CUDAFILTERS_X86_VARIANTS
   if (isa == "avx512") return pick<Avx512>(rp, gaussian, all);
   if (isa == "avx2") return pick<Avx2>(rp, gaussian, all);
 #endif
@@ -303,30 +303,9 @@ void denoise_tile(ConstPlane src, Plane dst, const NlmParams &p, const Tile &t, 
 
 }  // namespace
 
-std::string_view nlm_cpu_instruction_set() {
-#ifdef CUDAFILTERS_NLM_X86_VARIANTS
-  static const char *const chosen = [] {
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
-        __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq"))
-      return "avx512";
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return "avx2";
-    return "baseline";
-  }();
-  return chosen;
-#else
-  return "baseline";
-#endif
-}
+std::string_view nlm_cpu_instruction_set() { return cpu_instruction_set(); }
 
-std::vector<std::string_view> nlm_cpu_instruction_sets() {
-  std::vector<std::string_view> sets{"baseline"};
-#ifdef CUDAFILTERS_NLM_X86_VARIANTS
-  if (nlm_cpu_instruction_set() != "baseline") sets.push_back("avx2");
-  if (nlm_cpu_instruction_set() == "avx512") sets.push_back("avx512");
-#endif
-  return sets;
-}
+std::vector<std::string_view> nlm_cpu_instruction_sets() { return cpu_instruction_sets(); }
 
 void nlm_cpu(ConstPlane src, Plane dst, const NlmParams &p) {
   nlm_cpu_with(src, dst, p, nlm_cpu_instruction_set());

@@ -2,6 +2,7 @@
 
 #include <cudafilters/detail/hd_math.h>
 
+#include "cpu_isa.h"
 #include "thread_pool.h"
 
 #include <algorithm>
@@ -152,8 +153,7 @@ void laplacian_baseline(ConstPlane s, Plane d, int y0, int y1) {
   laplacian_band<false>(s, d, y0, y1);
 }
 
-#if defined(__x86_64__) && defined(__GNUC__)
-#define CUDAFILTERS_SHARPEN_X86_VARIANTS 1
+#ifdef CUDAFILTERS_X86_VARIANTS
 __attribute__((target("avx2,fma"))) void unsharp_avx2(const UnsharpArgs &a, int y0, int y1) {
   unsharp_band<true>(a, y0, y1);
 }
@@ -173,7 +173,7 @@ __attribute__((target(CUDAFILTERS_AVX512))) void laplacian_avx512(ConstPlane s, 
 #endif
 
 Variant variant(std::string_view isa) {
-#ifdef CUDAFILTERS_SHARPEN_X86_VARIANTS
+#ifdef CUDAFILTERS_X86_VARIANTS
   if (isa == "avx512") return {unsharp_avx512, laplacian_avx512};
   if (isa == "avx2") return {unsharp_avx2, laplacian_avx2};
 #endif
@@ -208,29 +208,8 @@ void SharpenCpu::process_with(ConstPlane src, Plane dst, std::string_view isa) c
   });
 }
 
-std::string_view sharpen_cpu_instruction_set() {
-#ifdef CUDAFILTERS_SHARPEN_X86_VARIANTS
-  static const char *const chosen = [] {
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
-        __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq"))
-      return "avx512";
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return "avx2";
-    return "baseline";
-  }();
-  return chosen;
-#else
-  return "baseline";
-#endif
-}
+std::string_view sharpen_cpu_instruction_set() { return cpu_instruction_set(); }
 
-std::vector<std::string_view> sharpen_cpu_instruction_sets() {
-  std::vector<std::string_view> sets{"baseline"};
-#ifdef CUDAFILTERS_SHARPEN_X86_VARIANTS
-  if (sharpen_cpu_instruction_set() != "baseline") sets.push_back("avx2");
-  if (sharpen_cpu_instruction_set() == "avx512") sets.push_back("avx512");
-#endif
-  return sets;
-}
+std::vector<std::string_view> sharpen_cpu_instruction_sets() { return cpu_instruction_sets(); }
 
 }  // namespace cudafilters
