@@ -170,9 +170,9 @@ GST_START_TEST (test_live_property_changes)
 {
   std::mt19937 rng (6);
   GstHarness *h = harness_for ("cudasharpen backend=cpu", 61, 43);
+  GstElement *e = gst_harness_find_element (h, "cudasharpen");
   for (const SharpenSettings & s : kSharpenSets) {
-    gst_util_set_object_arg (G_OBJECT (gst_harness_find_element (h,
-                "cudasharpen")), "kernel", s.kernel);
+    gst_util_set_object_arg (G_OBJECT (e), "kernel", s.kernel);
     gst_harness_set (h, "cudasharpen", "amount", s.amount, "radius", s.radius,
         "threshold", s.threshold, NULL);
     Image img = natural_image (61, 43);
@@ -183,6 +183,7 @@ GST_START_TEST (test_live_property_changes)
     assert_images_equal (push_pull (h, noisy), reference_sharpen (noisy, s),
         label.c_str ());
   }
+  gst_object_unref (e);
   gst_harness_teardown (h);
 }
 GST_END_TEST;
