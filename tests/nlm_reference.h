@@ -49,16 +49,6 @@ run_nlm (const NlmSettings & s, const char *backend, const Image & img)
   return out;
 }
 
-inline int
-mirror (int i, int n)
-{
-  if (n == 1)
-    return 0;
-  while (i < 0 || i >= n)
-    i = i < 0 ? -i : 2 * n - 2 - i;
-  return i;
-}
-
 inline Image
 reference_nlm (const Image & src, const NlmSettings & s)
 {

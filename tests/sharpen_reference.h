@@ -42,16 +42,6 @@ static const SharpenSettings kSharpenSets[] = {
   {"laplacian-3x3", 1.0, 1.0, 0},
 };
 
-inline int
-reflect_101 (int i, int n)
-{
-  if (n == 1)
-    return 0;
-  while (i < 0 || i >= n)
-    i = i < 0 ? -i : 2 * n - 2 - i;
-  return i;
-}
-
 /* OpenCV's getGaussianKernelBitExact then getGaussianKernelFixedPoint_ED
  * with 8 fraction bits, step by step. */
 inline std::vector<int>
@@ -89,8 +79,8 @@ reference_sharpen (const Image & src, const SharpenSettings & s)
     for (int y = 0; y < src.height; ++y)
       for (int x = 0; x < src.width; ++x) {
         auto at = [&](int dx, int dy) {
-          return int (src.at (reflect_101 (x + dx, src.width),
-                  reflect_101 (y + dy, src.height)));
+          return int (src.at (mirror (x + dx, src.width),
+                  mirror (y + dy, src.height)));
         };
         const int v = 5 * at (0, 0) - at (-1, 0) - at (1, 0) - at (0, -1) -
             at (0, 1);
@@ -107,7 +97,7 @@ reference_sharpen (const Image & src, const SharpenSettings & s)
       for (int j = -r; j <= r; ++j)
         for (int i = -r; i <= r; ++i)
           acc += int64_t (taps[j + r]) * taps[i + r] *
-              src.at (reflect_101 (x + i, src.width), reflect_101 (y + j,
+              src.at (mirror (x + i, src.width), mirror (y + j,
                   src.height));
       const int blur = int ((acc + 32768) >> 16);
       const int level = src.at (x, y);

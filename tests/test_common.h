@@ -281,6 +281,18 @@ assert_images_equal (const Image & got, const Image & want, const char *what)
             want.height, x, y, got.at (x, y), want.at (x, y));
 }
 
+/* Reflect-101 index into [0, n) for any distance outside it (OpenCV's
+ * BORDER_REFLECT_101, reflected again while still outside). */
+inline int
+mirror (int i, int n)
+{
+  if (n == 1)
+    return 0;
+  while (i < 0 || i >= n)
+    i = i < 0 ? -i : 2 * n - 2 - i;
+  return i;
+}
+
 /* CUDAFILTERS_TEST_QUICK=1 is for runs under valgrind, AddressSanitizer or
  * compute-sanitizer: tests that honour it use smaller frames and fewer of
  * them, for the same cases. */
