@@ -131,6 +131,19 @@ class Reporter {
                    bench_, what, sz.name, sz.width, sz.height, st.median_us, st.p10_us, st.p90_us, bytes);
   }
 
+  // The floor of kernels that stream device memory: a 512 MB
+  // device-to-device copy, bytes read + written.
+  void device_copy_row(cudaStream_t stream) {
+    const size_t bytes = size_t(512) << 20;
+    cudafilters::DeviceArray<uint8_t> a(bytes), b(bytes);
+    CUDAFILTERS_CHECK(cudaMemset(a.get(), 1, bytes));
+    const Size big{"512MB", 0, 0};
+    row("d2d copy (read+write)", big, time_gpu(stream, 20, [&](int) {
+          CUDAFILTERS_CHECK(cudaMemcpyAsync(b.get(), a.get(), bytes, cudaMemcpyDeviceToDevice, stream));
+        }),
+        2.0 * bytes);
+  }
+
  private:
   const char *bench_;
   FILE *json_;

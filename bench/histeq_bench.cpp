@@ -41,17 +41,7 @@ int main(int argc, char **argv) {
     rep.device_info();
 
     Stream stream;
-    {
-      // Device memory bandwidth: a large device-to-device copy, bytes read + written.
-      const size_t bytes = size_t(512) << 20;
-      DeviceArray<uint8_t> a(bytes), b(bytes);
-      CUDAFILTERS_CHECK(cudaMemset(a.get(), 1, bytes));
-      Size big{"512MB", 0, 0};
-      Stats st = time_gpu(stream.get(), 20, [&](int) {
-        CUDAFILTERS_CHECK(cudaMemcpyAsync(b.get(), a.get(), bytes, cudaMemcpyDeviceToDevice, stream.get()));
-      });
-      rep.row("d2d copy (read+write)", big, st, 2.0 * bytes);
-    }
+    rep.device_copy_row(stream.get());
 
     for (const Size &sz : kSizes) {
       const size_t n = size_t(sz.width) * sz.height;

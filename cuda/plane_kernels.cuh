@@ -123,10 +123,11 @@ struct CopyJobs {
   int count;
 };
 
-// Copies this thread's share of a carried plane (grid-strided).
-__device__ __forceinline__ void copy_plane(const CopyJob &j) {
+// Copies the share of a carried plane of the thread numbered `start` among
+// `stride` threads.
+__device__ __forceinline__ void copy_plane(const CopyJob &j, int start, int stride) {
   for_each_pixel_group(
-      j.s,
+      j.s, start, stride,
       [&](int y, int x) {
         reinterpret_cast<uint4 *>(j.dst + y * j.dst_pitch)[x] =
             __ldg(reinterpret_cast<const uint4 *>(j.src + y * j.src_pitch) + x);
@@ -134,8 +135,13 @@ __device__ __forceinline__ void copy_plane(const CopyJob &j) {
       [&](int y, int x) { j.dst[y * j.dst_pitch + x] = j.src[y * j.src_pitch + x]; });
 }
 
+__device__ __forceinline__ void copy_planes(const CopyJobs &jobs, int start, int stride) {
+  for (int j = 0; j < jobs.count; ++j) copy_plane(jobs.job[j], start, stride);
+}
+
+// The same over a one-dimensional grid.
 __device__ __forceinline__ void copy_planes(const CopyJobs &jobs) {
-  for (int j = 0; j < jobs.count; ++j) copy_plane(jobs.job[j]);
+  copy_planes(jobs, blockIdx.x * blockDim.x + threadIdx.x, gridDim.x * blockDim.x);
 }
 
 // Up to kMaxCarried planes for a kernel to copy; raises `items` to the work

@@ -113,7 +113,6 @@ __attribute__((always_inline)) inline void unsharp_band(const UnsharpArgs &a, in
 }
 
 // dst = saturate(5 c - n - s - w - e), reflect-101 at the borders.
-template <bool /*unused: one signature for every variant*/>
 __attribute__((always_inline)) inline void laplacian_band(ConstPlane src, Plane dst, int y0, int y1) {
   const int w = src.width;
   Scratch &s = thread_scratch();
@@ -150,7 +149,7 @@ void unsharp_baseline(const UnsharpArgs &a, int y0, int y1) {
   unsharp_band<kBaselineFma>(a, y0, y1);
 }
 void laplacian_baseline(ConstPlane s, Plane d, int y0, int y1) {
-  laplacian_band<false>(s, d, y0, y1);
+  laplacian_band(s, d, y0, y1);
 }
 
 #ifdef CUDAFILTERS_X86_VARIANTS
@@ -158,7 +157,7 @@ __attribute__((target("avx2,fma"))) void unsharp_avx2(const UnsharpArgs &a, int 
   unsharp_band<true>(a, y0, y1);
 }
 __attribute__((target("avx2,fma"))) void laplacian_avx2(ConstPlane s, Plane d, int y0, int y1) {
-  laplacian_band<true>(s, d, y0, y1);
+  laplacian_band(s, d, y0, y1);
 }
 #define CUDAFILTERS_AVX512 "avx512f,avx512vl,avx512bw,avx512dq,avx2,fma,prefer-vector-width=512"
 __attribute__((target(CUDAFILTERS_AVX512))) void unsharp_avx512(const UnsharpArgs &a, int y0,
@@ -167,7 +166,7 @@ __attribute__((target(CUDAFILTERS_AVX512))) void unsharp_avx512(const UnsharpArg
 }
 __attribute__((target(CUDAFILTERS_AVX512))) void laplacian_avx512(ConstPlane s, Plane d, int y0,
                                                                    int y1) {
-  laplacian_band<true>(s, d, y0, y1);
+  laplacian_band(s, d, y0, y1);
 }
 #undef CUDAFILTERS_AVX512
 #endif

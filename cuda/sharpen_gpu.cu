@@ -86,21 +86,12 @@ __device__ __forceinline__ void stage_tile(const SharpenArgs &a, const TileLayou
   }
 }
 
-// This block's share of a grid-strided copy of the carried planes.
+// This block's share of a grid-strided copy of the carried planes (the grid
+// is two-dimensional).
 __device__ __forceinline__ void copy_carried(const kernels::CopyJobs &carried) {
   const int block = blockIdx.y * gridDim.x + blockIdx.x;
   const int thread = threadIdx.y * kThreadsX + threadIdx.x;
-  const int stride = gridDim.x * gridDim.y * kThreads;
-  for (int j = 0; j < carried.count; ++j) {
-    const kernels::CopyJob &job = carried.job[j];
-    kernels::for_each_pixel_group(
-        job.s, block * kThreads + thread, stride,
-        [&](int y, int x) {
-          reinterpret_cast<uint4 *>(job.dst + y * job.dst_pitch)[x] =
-              __ldg(reinterpret_cast<const uint4 *>(job.src + y * job.src_pitch) + x);
-        },
-        [&](int y, int x) { job.dst[y * job.dst_pitch + x] = job.src[y * job.src_pitch + x]; });
-  }
+  kernels::copy_planes(carried, block * kThreads + thread, gridDim.x * gridDim.y * kThreads);
 }
 
 // Writes four output pixels (packed in a word) of row y from column x.
