@@ -61,6 +61,21 @@ inline std::vector<uint8_t> make_frame(int w, int h, int seed) {
   return f;
 }
 
+// The same content at `bits` bits, stored as 16-bit words (little-endian
+// bytes) with the levels `shift` bits up: the 8-bit frame's levels with
+// finer noise filling the bits below.
+inline std::vector<uint8_t> make_frame16(int w, int h, int seed, int bits, int shift = 0) {
+  const std::vector<uint8_t> coarse = make_frame(w, h, seed);
+  std::mt19937 rng(seed + 1000);
+  std::uniform_int_distribution<int> fine(0, (1 << (bits - 8)) - 1);
+  std::vector<uint8_t> f(coarse.size() * 2);
+  for (size_t k = 0; k < coarse.size(); ++k) {
+    const uint16_t v = uint16_t(((coarse[k] << (bits - 8)) | fine(rng)) << shift);
+    std::memcpy(&f[2 * k], &v, 2);
+  }
+  return f;
+}
+
 // GPU time per frame with frames queued back to back, as a busy stream runs
 // them: events around `batch` enqueues, divided by `batch`. Unlike time_gpu,
 // the host's submission latency of a single launch is hidden.

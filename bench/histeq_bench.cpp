@@ -20,6 +20,7 @@
 #include <cstring>
 #include <functional>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,66 @@ using namespace bench;
 
 namespace {
 constexpr int kRotation = 4;
+
+// Deep frames of `bits` bits at `shift`: the kernels on a device plane,
+// with a P010-like chroma plane carried, and the CPU implementation; the
+// GPU result checked once against the CPU's.
+void bench_deep(Reporter &rep, const Size &sz, int iters, cudaStream_t stream, int bits, int shift,
+                const std::string &what) {
+  const size_t n = size_t(sz.width) * sz.height;
+  const SampleLayout layout{2, bits, shift};
+  std::vector<std::vector<uint8_t>> host(kRotation);
+  std::vector<DevicePlane> dev_in(kRotation);
+  for (int k = 0; k < kRotation; ++k) {
+    host[k] = make_frame16(sz.width, sz.height, k, bits, shift);
+    dev_in[k].reserve(2 * sz.width, sz.height);
+    CUDAFILTERS_CHECK(cudaMemcpy2D(dev_in[k].data(), dev_in[k].pitch(), host[k].data(),
+                                   2 * sz.width, 2 * sz.width, sz.height, cudaMemcpyHostToDevice));
+  }
+  DevicePlane dev_out, chroma_in, chroma_out;
+  dev_out.reserve(2 * sz.width, sz.height);
+  chroma_in.reserve(2 * sz.width, sz.height / 2);
+  chroma_out.reserve(2 * sz.width, sz.height / 2);
+  CUDAFILTERS_CHECK(
+      cudaMemset2D(chroma_in.data(), chroma_in.pitch(), 0x80, 2 * sz.width, sz.height / 2));
+  auto in = [&](int i) {
+    const DevicePlane &p = dev_in[i % kRotation];
+    return ConstPlane(p.data(), p.pitch(), sz.width, sz.height, layout);
+  };
+  const Plane out_plane(dev_out.data(), dev_out.pitch(), sz.width, sz.height, layout);
+  const CarriedPlanes chroma{
+      {ConstPlane(chroma_in.data(), chroma_in.pitch(), 2 * sz.width, sz.height / 2),
+       Plane(chroma_out.data(), chroma_out.pitch(), 2 * sz.width, sz.height / 2)}};
+
+  HistEqGpu eq;
+  Stats kern = time_gpu(stream, iters, [&](int i) { eq.enqueue(in(i), out_plane, stream); });
+  rep.row((what + " kernels only (GPU time)").c_str(), sz, kern, 4.0 * n);
+  Stats with_chroma = time_gpu(stream, iters, [&](int i) {
+    eq.enqueue_carrying(in(i), out_plane, chroma, stream);
+  });
+  rep.row((what + " 4:2:0 on the GPU (chroma carried)").c_str(), sz, with_chroma, 6.0 * n);
+  Stats b2b = time_gpu_back_to_back(stream, iters / 10 + 1, [&](int i) {
+    eq.enqueue_carrying(in(i), out_plane, chroma, stream);
+  });
+  rep.row((what + " 4:2:0, frames back to back").c_str(), sz, b2b, 6.0 * n);
+
+  std::vector<uint8_t> from_gpu(2 * n), from_cpu(2 * n);
+  eq.enqueue(in(1), out_plane, stream);
+  CUDAFILTERS_CHECK(cudaMemcpy2DAsync(from_gpu.data(), 2 * sz.width, dev_out.data(),
+                                      dev_out.pitch(), 2 * sz.width, sz.height,
+                                      cudaMemcpyDeviceToHost, stream));
+  CUDAFILTERS_CHECK(cudaStreamSynchronize(stream));
+  HistEqCpu cpu_eq;
+  auto host_in = [&](int i) {
+    return ConstPlane(host[i % kRotation].data(), 2 * size_t(sz.width), sz.width, sz.height,
+                      layout);
+  };
+  const Plane host_out(from_cpu.data(), 2 * size_t(sz.width), sz.width, sz.height, layout);
+  cpu_eq.process(host_in(1), host_out);
+  if (from_gpu != from_cpu) throw std::runtime_error("deep GPU result differs from the CPU's");
+  Stats cpu = time_host(std::max(10, iters / 20), [&](int i) { cpu_eq.process(host_in(i), host_out); });
+  rep.row((what + " CPU implementation (all threads)").c_str(), sz, cpu, 4.0 * n);
+}
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -188,6 +249,9 @@ int main(int argc, char **argv) {
                           Plane{out.data(), size_t(sz.width), sz.width, sz.height});
       });
       rep.row("CPU implementation (all threads)", sz, cpu, 2.0 * n);
+
+      bench_deep(rep, sz, iters, stream.get(), 16, 0, "16-bit (GRAY16_LE)");
+      bench_deep(rep, sz, iters, stream.get(), 10, 6, "10-bit (P010_10LE)");
     }
   } catch (const std::exception &e) {
     std::fprintf(stderr, "error: %s\n", e.what());

@@ -129,4 +129,68 @@ void map_plane(ConstPlane src, Plane dst, const uint8_t lut[kHistBins]) {
   });
 }
 
+// ---------------------------------------------------------------------------
+// Deep planes.
+
+namespace {
+
+// Bands for deep counting: each keeps a partial histogram of up to 2^16
+// bins, so fewer bands than for 8-bit planes (one per thread).
+int deep_band_count(ConstPlane p) {
+  const int64_t pixels = static_cast<int64_t>(p.width) * p.height;
+  if (pixels < kParallelPixels) return 1;
+  return static_cast<int>(std::max<int64_t>(
+      1, std::min<int64_t>({pixels / (4 * kPixelsPerBand), parallel_threads(), p.height})));
+}
+
+void count_deep_rows(ConstPlane src, SampleLayout l, int y0, int y1, uint32_t *hist) {
+  const uint32_t max_level = l.max_level();
+  const int shift = l.shift;
+  for (int y = y0; y < y1; ++y) {
+    const uint16_t *row = row16(src, y);
+    for (int x = 0; x < src.width; ++x) ++hist[sample_level(row[x], shift, max_level)];
+  }
+}
+
+}  // namespace
+
+void count_plane_deep(ConstPlane src, SampleLayout l, std::vector<uint32_t> &scratch,
+                      uint32_t *hist) {
+  const size_t levels = l.levels();
+  const int bands = deep_band_count(src);
+  std::fill(hist, hist + levels, 0u);
+  if (bands == 1) {
+    count_deep_rows(src, l, 0, src.height, hist);
+    return;
+  }
+  scratch.assign(static_cast<size_t>(bands) * levels, 0u);
+  parallel_for(bands, [&](int i) {
+    count_deep_rows(src, l, band_row(i, bands, src.height), band_row(i + 1, bands, src.height),
+                    &scratch[static_cast<size_t>(i) * levels]);
+  });
+  // Merged in slices of bins, spread over the pool too.
+  constexpr size_t kSlice = 4096;
+  const int slices = static_cast<int>((levels + kSlice - 1) / kSlice);
+  parallel_for(slices, [&](int s) {
+    const size_t b0 = s * kSlice, b1 = std::min(levels, b0 + kSlice);
+    for (int i = 0; i < bands; ++i) {
+      const uint32_t *part = &scratch[static_cast<size_t>(i) * levels];
+      for (size_t b = b0; b < b1; ++b) hist[b] += part[b];
+    }
+  });
+}
+
+void map_plane_deep(ConstPlane src, Plane dst, SampleLayout l, const uint16_t *lut) {
+  const uint32_t max_level = l.max_level();
+  const int shift = l.shift;
+  const int bands = band_count(src);
+  parallel_for(bands, [&](int i) {
+    for (int y = band_row(i, bands, src.height); y < band_row(i + 1, bands, src.height); ++y) {
+      const uint16_t *in = row16(src, y);
+      uint16_t *out = row16(dst, y);
+      for (int x = 0; x < src.width; ++x) out[x] = lut[sample_level(in[x], shift, max_level)];
+    }
+  });
+}
+
 }  // namespace cudafilters

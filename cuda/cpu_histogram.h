@@ -7,6 +7,7 @@
 #include <cudafilters/plane.h>
 
 #include <cstdint>
+#include <vector>
 
 namespace cudafilters {
 
@@ -25,5 +26,15 @@ void count_plane(ConstPlane src, uint32_t hist[kHistBins]);
 // dst = lut[src], pixel by pixel; src and dst are of equal size and may be
 // the same plane.
 void map_plane(ConstPlane src, Plane dst, const uint8_t lut[kHistBins]);
+
+// Deep planes (16-bit words, SampleLayout l): hist (l.levels() bins) = the
+// histogram of the plane's levels. scratch holds partial histograms between
+// calls, so a stream of frames does not allocate per frame.
+void count_plane_deep(ConstPlane src, SampleLayout l, std::vector<uint32_t> &scratch,
+                      uint32_t *hist);
+
+// dst = lut[level of src], word by word; the LUT holds output words (the
+// level already shifted into place).
+void map_plane_deep(ConstPlane src, Plane dst, SampleLayout l, const uint16_t *lut);
 
 }  // namespace cudafilters

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <stdexcept>
 
 namespace cudafilters {
 
@@ -29,17 +30,17 @@ bool page_locked_attributes(const void *p, cudaPointerAttributes *attr) {
 }
 
 const uint8_t *last_byte(ConstPlane plane) {
-  return plane.data + (plane.height - 1) * plane.stride + plane.width - 1;
+  return plane.data + (plane.height - 1) * plane.stride + plane.row_bytes() - 1;
 }
 
 void copy_rows(const uint8_t *src, size_t src_stride, uint8_t *dst, size_t dst_stride,
-               int width, int height) {
-  if (src_stride == dst_stride && src_stride == static_cast<size_t>(width)) {
-    std::memcpy(dst, src, static_cast<size_t>(width) * height);
+               size_t width_bytes, int height) {
+  if (src_stride == dst_stride && src_stride == width_bytes) {
+    std::memcpy(dst, src, width_bytes * height);
     return;
   }
   for (int y = 0; y < height; ++y)
-    std::memcpy(dst + y * dst_stride, src + y * src_stride, static_cast<size_t>(width));
+    std::memcpy(dst + y * dst_stride, src + y * src_stride, width_bytes);
 }
 
 // Where a host plane lives: looked up once per plane and frame, for both the
@@ -78,48 +79,49 @@ bool is_page_locked(ConstPlane plane) { return locate(plane).page_locked; }
 GpuFrameRunner::GpuFrameRunner(HostPath host_path)
     : host_path_(host_path), poison_outputs_(poison_requested()) {}
 
-void GpuFrameRunner::reserve(int width, int height) {
-  dev_in_.reserve(width, height);
-  dev_out_.reserve(width, height);
-  const size_t bytes = static_cast<size_t>(width) * height;
+void GpuFrameRunner::reserve(int width, int height, int bytes_per_sample) {
+  const int row = width * bytes_per_sample;
+  dev_in_.reserve(row, height);
+  dev_out_.reserve(row, height);
+  const size_t bytes = static_cast<size_t>(row) * height;
   stage_in_.reserve(bytes);
   stage_out_.reserve(bytes);
 }
 
 // Rows per staging chunk: about 512 KB, enough for the DMA engine to run at
 // full speed, small enough for host copies and transfers to overlap.
-static int rows_per_chunk(int width) {
+static int rows_per_chunk(size_t row_bytes) {
   constexpr size_t kChunkBytes = 512 * 1024;
-  const size_t rows = kChunkBytes / static_cast<size_t>(width);
+  const size_t rows = kChunkBytes / row_bytes;
   return rows < 1 ? 1 : static_cast<int>(rows);
 }
 
 void GpuFrameRunner::upload(ConstPlane src, bool page_locked) {
-  const size_t w = static_cast<size_t>(src.width);
+  const size_t w = src.row_bytes();
   if (page_locked) {
     CUDAFILTERS_CHECK(cudaMemcpy2DAsync(dev_in_.data(), dev_in_.pitch(), src.data, src.stride, w,
                                         src.height, cudaMemcpyHostToDevice, stream_.get()));
     return;
   }
-  const int chunk = rows_per_chunk(src.width);
+  const int chunk = rows_per_chunk(w);
   for (int y = 0; y < src.height; y += chunk) {
     const int rows = std::min(chunk, src.height - y);
     uint8_t *stage = stage_in_.data() + y * w;
-    copy_rows(src.data + y * src.stride, src.stride, stage, w, src.width, rows);
+    copy_rows(src.data + y * src.stride, src.stride, stage, w, w, rows);
     CUDAFILTERS_CHECK(cudaMemcpy2DAsync(dev_in_.data() + y * dev_in_.pitch(), dev_in_.pitch(),
                                         stage, w, w, rows, cudaMemcpyHostToDevice, stream_.get()));
   }
 }
 
 void GpuFrameRunner::download(Plane dst, bool page_locked) {
-  const size_t w = static_cast<size_t>(dst.width);
+  const size_t w = dst.row_bytes();
   if (page_locked) {
     CUDAFILTERS_CHECK(cudaMemcpy2DAsync(dst.data, dst.stride, dev_out_.data(), dev_out_.pitch(), w,
                                         dst.height, cudaMemcpyDeviceToHost, stream_.get()));
     stream_.synchronize();
     return;
   }
-  const int chunk = rows_per_chunk(dst.width);
+  const int chunk = rows_per_chunk(w);
   const size_t chunks = static_cast<size_t>((dst.height + chunk - 1) / chunk);
   while (chunk_done_.size() < chunks) chunk_done_.emplace_back(cudaEventDisableTiming);
   for (size_t c = 0; c < chunks; ++c) {
@@ -135,7 +137,7 @@ void GpuFrameRunner::download(Plane dst, bool page_locked) {
     const int y = static_cast<int>(c) * chunk;
     const int rows = std::min(chunk, dst.height - y);
     CUDAFILTERS_CHECK(cudaEventSynchronize(chunk_done_[c].get()));
-    copy_rows(stage_out_.data() + y * w, w, dst.data + y * dst.stride, dst.stride, dst.width, rows);
+    copy_rows(stage_out_.data() + y * w, w, dst.data + y * dst.stride, dst.stride, w, rows);
   }
 }
 
@@ -147,8 +149,8 @@ void GpuFrameRunner::count_levels(ConstPlane src, ConstPlane dst) {
 void GpuFrameRunner::process_device(GpuPlaneFilter &filter, ConstPlane src, Plane dst,
                                     const CarriedPlanes &carried, FrameLevels *levels) {
   if (poison_outputs_) {
-    CUDAFILTERS_CHECK(cudaMemset2DAsync(dst.data, dst.stride, kPoisonByte,
-                                        static_cast<size_t>(dst.width), dst.height, stream_.get()));
+    CUDAFILTERS_CHECK(cudaMemset2DAsync(dst.data, dst.stride, kPoisonByte, dst.row_bytes(),
+                                        dst.height, stream_.get()));
     for (const CarriedPlane &p : carried)
       CUDAFILTERS_CHECK(cudaMemset2DAsync(p.dst.data, p.dst.stride, kPoisonByte,
                                           static_cast<size_t>(p.dst.width), p.dst.height,
@@ -162,31 +164,35 @@ void GpuFrameRunner::process_device(GpuPlaneFilter &filter, ConstPlane src, Plan
 
 void GpuFrameRunner::stream_frame(GpuPlaneFilter &filter, ConstPlane src, Plane dst) {
   if (poison_outputs_)
-    CUDAFILTERS_CHECK(cudaMemset2DAsync(dst.data, dst.stride, kPoisonByte,
-                                        static_cast<size_t>(dst.width), dst.height, stream_.get()));
-  filter.enqueue_streaming(src, dst, Plane{dev_in_.data(), dev_in_.pitch(), src.width, src.height},
-                           stream_.get());
+    CUDAFILTERS_CHECK(cudaMemset2DAsync(dst.data, dst.stride, kPoisonByte, dst.row_bytes(),
+                                        dst.height, stream_.get()));
+  filter.enqueue_streaming(
+      src, dst, Plane{dev_in_.data(), dev_in_.pitch(), src.width, src.height, src.samples},
+      stream_.get());
   stream_.synchronize();
 }
 
 void GpuFrameRunner::process_host(GpuPlaneFilter &filter, ConstPlane src, Plane dst,
                                   FrameLevels *levels) {
-  reserve(src.width, src.height);
+  if (src.samples != dst.samples || src.width != dst.width || src.height != dst.height)
+    throw std::invalid_argument("source and output planes differ in size or layout");
+  reserve(src.width, src.height, src.samples.bytes);
   const HostResidence in = locate(src), out = locate(dst);
   last_streamed_ = host_path_ == HostPath::kAuto && !levels && filter.streams_host_memory() &&
                    in.device != nullptr && out.device != nullptr && rows_aligned16(src) &&
                    rows_aligned16(dst);
   if (last_streamed_) {
-    stream_frame(filter, ConstPlane(in.device, src.stride, src.width, src.height),
-                 Plane{const_cast<uint8_t *>(out.device), dst.stride, dst.width, dst.height});
+    stream_frame(filter, ConstPlane(in.device, src.stride, src.width, src.height, src.samples),
+                 Plane{const_cast<uint8_t *>(out.device), dst.stride, dst.width, dst.height,
+                       dst.samples});
     return;
   }
   upload(src, in.page_locked);
   if (poison_outputs_)
     CUDAFILTERS_CHECK(cudaMemset2DAsync(dev_out_.data(), dev_out_.pitch(), kPoisonByte,
-                                        static_cast<size_t>(dst.width), dst.height, stream_.get()));
-  const ConstPlane dev_src(dev_in_.data(), dev_in_.pitch(), src.width, src.height);
-  const Plane dev_dst{dev_out_.data(), dev_out_.pitch(), dst.width, dst.height};
+                                        dst.row_bytes(), dst.height, stream_.get()));
+  const ConstPlane dev_src(dev_in_.data(), dev_in_.pitch(), src.width, src.height, src.samples);
+  const Plane dev_dst{dev_out_.data(), dev_out_.pitch(), dst.width, dst.height, dst.samples};
   filter.enqueue(dev_src, dev_dst, stream_.get());
   if (levels) count_levels(dev_src, dev_dst);
   download(dst, out.page_locked);

@@ -2,49 +2,87 @@
 
 #include "cpu_histogram.h"
 
+#include <stdexcept>
+
 namespace cudafilters {
 
 namespace {
 
-// OpenCV's rule on a histogram of any fixed point (unit: one pixel in it).
-template <typename Count>
-void equalize_lut(const Count *hist, float unit, uint8_t lut[kHistBins]) {
-  int first = 0;
-  while (first < kHistBins - 1 && hist[first] == 0) ++first;
+// OpenCV's rule on a histogram of `levels` bins of any fixed point (unit:
+// one pixel in it); lut[b] = the output for level b, shifted into place.
+template <typename Count, typename Out>
+void equalize_lut(const Count *hist, uint32_t levels, float unit, int shift, Out *lut) {
+  uint32_t first = 0;
+  while (first < levels - 1 && hist[first] == 0) ++first;
   uint64_t total = 0;
-  for (int b = 0; b < kHistBins; ++b) total += hist[b];
+  for (uint32_t b = 0; b < levels; ++b) total += hist[b];
   uint64_t cdf = 0;
-  for (int b = 0; b < kHistBins; ++b) {
+  for (uint32_t b = 0; b < levels; ++b) {
     cdf += hist[b];
-    lut[b] = equalized_level(b, first, hist[first], total, cdf, unit);
+    lut[b] = static_cast<Out>(
+        equalized_level_of(static_cast<int>(b), static_cast<int>(first), hist[first], total, cdf,
+                           unit, levels - 1)
+        << shift);
   }
+}
+
+void check_layout(ConstPlane src, Plane dst, SampleLayout levels) {
+  if (src.samples != dst.samples || src.width != dst.width || src.height != dst.height)
+    throw std::invalid_argument("source and output planes differ in size or layout");
+  if (!levels.valid())
+    throw std::invalid_argument("significant bits do not fit the plane's samples");
 }
 
 }  // namespace
 
 void equalize_hist_cpu(ConstPlane src, Plane dst) {
-  uint32_t hist[kHistBins];
-  count_plane(src, hist);
-  uint8_t lut[kHistBins];
-  equalize_lut(hist, 1.f, lut);
-  map_plane(src, dst, lut);
-}
-
-void HistEqCpu::process(ConstPlane src, Plane dst) {
-  HistoryShape shape;
-  shape.width = src.width;
-  shape.height = src.height;
-  const HistoryMode mode = temporal_.next_frame(shape);
-  if (mode == HistoryMode::kOff) {
-    equalize_hist_cpu(src, dst);
+  if (src.samples.deep()) {
+    HistEqCpu().process(src, dst);
     return;
   }
   uint32_t hist[kHistBins];
   count_plane(src, hist);
-  for (int b = 0; b < kHistBins; ++b)
-    history_[b] = next_history_bin(mode, history_[b], hist[b], temporal_.weight());
   uint8_t lut[kHistBins];
-  equalize_lut(history_, kHistoryUnit, lut);
+  equalize_lut(hist, kHistBins, 1.f, 0, lut);
+  map_plane(src, dst, lut);
+}
+
+void HistEqCpu::process(ConstPlane src, Plane dst) {
+  const SampleLayout l = with_significant_bits(src.samples, significant_bits_);
+  check_layout(src, dst, l);
+  const uint32_t levels = l.levels();
+  HistoryShape shape;
+  shape.width = src.width;
+  shape.height = src.height;
+  shape.levels = levels;
+  const HistoryMode mode = temporal_.next_frame(shape);
+
+  hist_.resize(levels);
+  if (l.deep())
+    count_plane_deep(src, l, scratch_, hist_.data());
+  else
+    count_plane(src, hist_.data());
+
+  const float unit = mode == HistoryMode::kOff ? 1.f : kHistoryUnit;
+  if (mode != HistoryMode::kOff) {
+    history_.resize(levels);
+    for (uint32_t b = 0; b < levels; ++b)
+      history_[b] = next_history_bin(mode, history_[b], hist_[b], temporal_.weight());
+  }
+  if (l.deep()) {
+    lut16_.resize(levels);
+    if (mode == HistoryMode::kOff)
+      equalize_lut(hist_.data(), levels, unit, l.shift, lut16_.data());
+    else
+      equalize_lut(history_.data(), levels, unit, l.shift, lut16_.data());
+    map_plane_deep(src, dst, l, lut16_.data());
+    return;
+  }
+  uint8_t lut[kHistBins];
+  if (mode == HistoryMode::kOff)
+    equalize_lut(hist_.data(), levels, unit, 0, lut);
+  else
+    equalize_lut(history_.data(), levels, unit, 0, lut);
   map_plane(src, dst, lut);
 }
 

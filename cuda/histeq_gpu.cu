@@ -267,6 +267,12 @@ HistEqHistory HistEqGpu::next_history(ConstPlane src) {
 
 void HistEqGpu::enqueue_frame(ConstPlane src, const Plane *stash, Plane dst,
                               const CarriedPlanes &carried, cudaStream_t stream) {
+  if (src.samples.deep()) {
+    enqueue_deep(src, stash, dst, carried, stream);
+    return;
+  }
+  if (with_significant_bits(src.samples, significant_bits_).bits != 8)
+    throw std::invalid_argument("significant bits do not fit the plane's samples");
   if (state_dirty_) {
     CUDAFILTERS_CHECK(cudaMemsetAsync(state_.get(), 0, sizeof(HistEqState), stream));
     parity_ = 0;

@@ -2,6 +2,8 @@
 
 #include "cpu_histogram.h"
 
+#include <algorithm>
+
 namespace cudafilters {
 
 LevelSummary summarize_levels(const uint32_t hist[kHistBins]) {
@@ -20,6 +22,18 @@ LevelSummary summarize_levels(const uint32_t hist[kHistBins]) {
   return s;
 }
 
-void count_levels_cpu(ConstPlane plane, uint32_t hist[kHistBins]) { count_plane(plane, hist); }
+void count_levels_cpu(ConstPlane plane, uint32_t hist[kHistBins]) {
+  if (!plane.samples.deep()) {
+    count_plane(plane, hist);
+    return;
+  }
+  std::fill(hist, hist + kHistBins, 0u);
+  const SampleLayout l = plane.samples;
+  for (int y = 0; y < plane.height; ++y) {
+    const uint16_t *row = row16(plane, y);
+    for (int x = 0; x < plane.width; ++x)
+      ++hist[coarse_bin(sample_level(row[x], l.shift, l.max_level()), l.bits)];
+  }
+}
 
 }  // namespace cudafilters

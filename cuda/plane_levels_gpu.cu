@@ -24,6 +24,29 @@ __device__ __forceinline__ void count_plane(const uint8_t *data, size_t pitch, c
       [&](int y, int x) { count_byte(hist, data[y * pitch + x]); });
 }
 
+// A deep plane's coarse histogram (equalize_math.h), one thread per sample.
+__device__ __forceinline__ void count_deep_plane(const uint8_t *data, size_t pitch, int width,
+                                                 int height, SampleLayout l, unsigned int *hist) {
+  const uint32_t max_level = l.max_level();
+  for (int y = blockIdx.x; y < height; y += gridDim.x) {
+    const uint16_t *row = reinterpret_cast<const uint16_t *>(data + y * pitch);
+    for (int x = threadIdx.x; x < width; x += blockDim.x)
+      atomicAdd(&hist[coarse_bin(sample_level(row[x], l.shift, max_level), l.bits)], 1u);
+  }
+}
+
+__global__ void __launch_bounds__(kThreads)
+    count_deep_levels_kernel(ConstPlane in, ConstPlane out, unsigned int *counts) {
+  __shared__ unsigned int hist[2][kHistBins];
+  hist[0][threadIdx.x] = hist[1][threadIdx.x] = 0;
+  __syncthreads();
+  count_deep_plane(in.data, in.stride, in.width, in.height, in.samples, hist[0]);
+  count_deep_plane(out.data, out.stride, out.width, out.height, out.samples, hist[1]);
+  __syncthreads();
+  for (int p = 0; p < 2; ++p)
+    if (hist[p][threadIdx.x]) atomicAdd(&counts[p * kHistBins + threadIdx.x], hist[p][threadIdx.x]);
+}
+
 // Both planes' histograms: per-block counts in shared memory, merged into
 // `counts` (input bins, then output bins), which start at zero.
 __global__ void __launch_bounds__(kThreads)
@@ -54,12 +77,19 @@ LevelCounterGpu::LevelCounterGpu() : counts_(2 * kHistBins) {
 
 void LevelCounterGpu::enqueue(ConstPlane in, ConstPlane out, cudaStream_t stream) {
   CUDAFILTERS_CHECK(cudaMemsetAsync(counts_.get(), 0, sizeof(FrameLevels), stream));
-  const Split si = own_split(in), so = own_split(out);
-  const int items = std::max(work_items(si), work_items(so));
-  const int blocks = std::max(1, std::min((items + kThreads - 1) / kThreads, 2 * sm_count_));
-  count_levels_kernel<<<blocks, kThreads, 0, stream>>>(in.data, in.stride, si, out.data,
-                                                        out.stride, so, counts_.get());
-  check_launch("count_levels_kernel");
+  if (in.samples.deep()) {
+    // Statistics only: a simple kernel, one thread per sample.
+    const int blocks = std::max(1, std::min(in.height, 2 * sm_count_));
+    count_deep_levels_kernel<<<blocks, kThreads, 0, stream>>>(in, out, counts_.get());
+    check_launch("count_deep_levels_kernel");
+  } else {
+    const Split si = own_split(in), so = own_split(out);
+    const int items = std::max(work_items(si), work_items(so));
+    const int blocks = std::max(1, std::min((items + kThreads - 1) / kThreads, 2 * sm_count_));
+    count_levels_kernel<<<blocks, kThreads, 0, stream>>>(in.data, in.stride, si, out.data,
+                                                          out.stride, so, counts_.get());
+    check_launch("count_levels_kernel");
+  }
   CUDAFILTERS_CHECK(cudaMemcpyAsync(host_.data(), counts_.get(), sizeof(FrameLevels),
                                     cudaMemcpyDeviceToHost, stream));
 }

@@ -88,10 +88,11 @@ class DeviceArray {
   UniqueHandle<void *, free_device> mem_;
 };
 
-// A pitched 8-bit device plane that only ever grows, so a stream whose frames
+// A pitched device plane that only ever grows, so a stream whose frames
 // change size does not reallocate on every change.
 class DevicePlane {
  public:
+  // width in bytes.
   void reserve(int width, int height) {
     if (width <= cap_width_ && height <= cap_height_) return;
     const int w = width > cap_width_ ? width : cap_width_;

@@ -28,8 +28,9 @@ class GpuFrameRunner {
   // Creates the stream in the CUDA context current on the calling thread.
   explicit GpuFrameRunner(HostPath host_path = HostPath::kAuto);
 
-  // Allocates device and staging memory for frames up to width x height.
-  void reserve(int width, int height);
+  // Allocates device and staging memory for frames up to width x height
+  // samples of bytes_per_sample bytes.
+  void reserve(int width, int height, int bytes_per_sample = 1);
 
   // src and dst are host planes of equal size. When both are page-locked and
   // mapped for the device, with 16-byte aligned rows, and the filter streams

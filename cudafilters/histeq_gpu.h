@@ -1,6 +1,7 @@
 // Histogram equalization on the GPU: one cooperative launch per frame (two
-// where that is not available) on the caller's stream, no host round trip.
-// Output is bit-identical to equalize_hist_cpu.
+// where that is not available) on the caller's stream, no host round trip;
+// two launches for deep planes (up to 2^16 levels). Output is bit-identical
+// to HistEqCpu.
 #pragma once
 
 #include "cuda_memory.h"
@@ -37,6 +38,10 @@ class HistEqGpu final : public StreamingPlaneFilter {
   // HistEqCpu computes it. Takes effect from the next frame.
   void set_temporal_smoothing(double smoothing) { temporal_.set_smoothing(smoothing); }
   void reset_history() override { temporal_.restart(); }
+  // The levels of deep planes have this many bits (0: the plane's own);
+  // see with_significant_bits. From the next frame; a frame whose plane it
+  // does not fit throws std::invalid_argument.
+  void set_significant_bits(int bits) { significant_bits_ = bits; }
 
  protected:
   // Up to two carried planes (every supported YUV layout) are copied by the
@@ -47,6 +52,10 @@ class HistEqGpu final : public StreamingPlaneFilter {
  private:
   // How the next frame uses the history; advances it.
   HistEqHistory next_history(ConstPlane src);
+  // Deep planes (histeq_gpu_deep.cu).
+  void enqueue_deep(ConstPlane src, const Plane *stash, Plane dst, const CarriedPlanes &carried,
+                    cudaStream_t stream);
+  void reserve_deep(uint32_t levels, bool with_history);
 
   DeviceArray<HistEqState> state_;
   DeviceArray<uint8_t> lut_;
@@ -63,6 +72,20 @@ class HistEqGpu final : public StreamingPlaneFilter {
   TemporalHistory temporal_;
   // Which of the two history buffers holds the past.
   int history_parity_ = 0;
+
+  int significant_bits_ = 0;
+  // Deep planes: the histogram (levels counts, then the number of blocks
+  // done; zero between frames), the LUT of output words, and two smoothed
+  // histograms; grown, never shrunk.
+  DeviceArray<uint32_t> deep_hist_;
+  DeviceArray<uint16_t> deep_lut_;
+  DeviceArray<unsigned long long> deep_history_;
+  uint32_t deep_levels_ = 0;
+  uint32_t deep_history_levels_ = 0;
+  int deep_history_parity_ = 0;
+  bool deep_state_dirty_ = true;
+  size_t deep_shared_bytes_ = 0;
+  int deep_resident_blocks_ = 1;
 };
 
 }  // namespace cudafilters

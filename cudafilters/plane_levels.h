@@ -14,6 +14,8 @@
 
 namespace cudafilters {
 
+// Levels of planes deeper than 8 bits are counted by their top 8 significant
+// bits, so every histogram has 256 bins.
 struct FrameLevels {
   uint32_t input[kHistBins];
   uint32_t output[kHistBins];

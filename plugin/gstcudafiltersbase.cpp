@@ -142,11 +142,22 @@ gst_cuda_filters_backend_get_type (void)
   return type;
 }
 
+cudafilters::SampleLayout
+gst_cuda_filters_sample_layout (const GstVideoInfo * info)
+{
+  cudafilters::SampleLayout l;
+  l.bytes = GST_VIDEO_INFO_COMP_PSTRIDE (info, 0) > 1
+      && GST_VIDEO_INFO_COMP_DEPTH (info, 0) > 8 ? 2 : 1;
+  l.bits = GST_VIDEO_INFO_COMP_DEPTH (info, 0);
+  l.shift = GST_VIDEO_FORMAT_INFO_SHIFT (info->finfo, 0);
+  return l;
+}
+
 /* Caps fields shared by every structure of the templates. */
 static gchar *
 template_caps_fields (const gchar * formats)
 {
-  return g_strdup_printf ("format = (string) %s, "
+  return g_strdup_printf ("format = (string) { %s }, "
       "width = (int) [ 1, %d ], height = (int) [ 1, %d ], "
       "framerate = (fraction) [ 0, max ]", formats, MAX_DIMENSION,
       MAX_DIMENSION);
@@ -220,7 +231,8 @@ create_gpu_state (GstCudaFiltersBase * self, std::string & why)
     gpu->filter = klass->create_gpu_filter (self);
     if (GST_VIDEO_INFO_WIDTH (&priv->info) > 0)
       gpu->runner.reserve (GST_VIDEO_INFO_WIDTH (&priv->info),
-          GST_VIDEO_INFO_HEIGHT (&priv->info));
+          GST_VIDEO_INFO_HEIGHT (&priv->info),
+          GST_VIDEO_INFO_COMP_PSTRIDE (&priv->info, 0));
     priv->gpu = std::move (gpu);
   } catch (const std::exception & e) {
     why = e.what ();
@@ -324,12 +336,15 @@ gst_cuda_filters_base_set_caps (GstBaseTransform * trans, GstCaps * incaps,
             GST_VIDEO_INFO_HEIGHT (&info), MAX_PIXELS), (nullptr));
     return FALSE;
   }
+  GstCudaFiltersBaseClass *klass = GST_CUDA_FILTERS_BASE_GET_CLASS (self);
+  if (klass->check_format && !klass->check_format (self, &info))
+    return FALSE;
 
   if (priv->gpu) {
     ScopedCudaContext scope (priv->context);
     try {
       priv->gpu->runner.reserve (GST_VIDEO_INFO_WIDTH (&info),
-          GST_VIDEO_INFO_HEIGHT (&info));
+          GST_VIDEO_INFO_HEIGHT (&info), GST_VIDEO_INFO_COMP_PSTRIDE (&info, 0));
     } catch (const std::exception & e) {
       GST_ELEMENT_ERROR (self, RESOURCE, NO_SPACE_LEFT,
           ("Could not allocate GPU memory for %dx%d frames.",
@@ -668,15 +683,16 @@ frame_plane (const GstVideoFrame * frame, guint plane)
           GST_VIDEO_FRAME_PLANE_DATA (frame, plane)),
       GST_VIDEO_FRAME_PLANE_STRIDE (frame, plane),
       GST_VIDEO_FRAME_COMP_WIDTH (frame, plane),
-      GST_VIDEO_FRAME_COMP_HEIGHT (frame, plane));
+      GST_VIDEO_FRAME_COMP_HEIGHT (frame, plane),
+      gst_cuda_filters_sample_layout (&frame->info));
 }
 
 static cudafilters::Plane
 frame_plane_mut (GstVideoFrame * frame, guint plane)
 {
   cudafilters::ConstPlane p = frame_plane (frame, plane);
-  return cudafilters::Plane { const_cast < uint8_t * >(p.data), p.stride,
-      p.width, p.height};
+  return cudafilters::Plane (const_cast < uint8_t * >(p.data), p.stride,
+      p.width, p.height, p.samples);
 }
 
 /* Runs @work (which enqueues and waits for one frame) in the element's CUDA
@@ -740,6 +756,8 @@ filter_device_frames (GstCudaFiltersBase * self, GstVideoFrame * in_frame,
           const gint bytes = GST_VIDEO_FRAME_COMP_WIDTH (in_frame, p) *
               GST_VIDEO_FRAME_COMP_PSTRIDE (in_frame, p);
           src.width = dst.width = bytes;
+          src.samples = dst.samples = cudafilters::SampleLayout {
+          };
           gpu.carried.push_back ({src, dst});
         }
         gpu.runner.process_device (*gpu.filter, frame_plane (in_frame, 0),
@@ -872,7 +890,7 @@ gst_cuda_filters_base_transform (GstBaseTransform * trans, GstBuffer * inbuf,
     cudafilters::Plane dst = frame_plane_mut (&out_frame, 0);
     if (priv->poison_outputs) {
       for (int y = 0; y < dst.height; ++y)
-        memset (dst.data + y * dst.stride, 0xA5, dst.width);
+        memset (dst.data + y * dst.stride, 0xA5, dst.row_bytes ());
     }
     ret = GST_FLOW_OK;
     if (priv->gpu) {
@@ -880,8 +898,14 @@ gst_cuda_filters_base_transform (GstBaseTransform * trans, GstBuffer * inbuf,
     } else {
       if (priv->restart_history.exchange (false) && klass->reset_cpu_history)
         klass->reset_cpu_history (self);
-      klass->filter_cpu (self, src, dst);
-      if (want_levels) {
+      try {
+        klass->filter_cpu (self, src, dst);
+      } catch (const std::exception & e) {
+        GST_ELEMENT_ERROR (self, LIBRARY, FAILED, ("Processing failed."),
+            ("%s", e.what ()));
+        ret = GST_FLOW_ERROR;
+      }
+      if (ret == GST_FLOW_OK && want_levels) {
         cudafilters::count_levels_cpu (src, levels.input);
         cudafilters::count_levels_cpu (dst, levels.output);
       }

@@ -48,7 +48,13 @@ struct _GstCudaFiltersBaseClass
   void (*configure_gpu_filter) (GstCudaFiltersBase * self,
       cudafilters::GpuPlaneFilter & filter);
 
-  /* Filters one plane on the CPU (backend=cpu, or auto without a GPU). */
+  /* Whether the subclass can filter frames of @info with its current
+   * properties; posts an element error saying why not and returns FALSE
+   * otherwise. Called when caps are set. Optional. */
+  gboolean (*check_format) (GstCudaFiltersBase * self, const GstVideoInfo * info);
+
+  /* Filters one plane on the CPU (backend=cpu, or auto without a GPU); may
+   * throw std::exception, which becomes an element error. */
   void (*filter_cpu) (GstCudaFiltersBase * self, cudafilters::ConstPlane src,
       cudafilters::Plane dst);
 
@@ -62,14 +68,26 @@ struct _GstCudaFiltersBaseClass
 
 /* 8-bit formats whose first plane is luma (or gray): the elements filter
  * that plane and carry the others over unchanged. */
-#define GST_CUDA_FILTERS_FORMATS "{ GRAY8, I420, YV12, NV12, NV21, Y42B, Y444 }"
+#define GST_CUDA_FILTERS_FORMATS "GRAY8, I420, YV12, NV12, NV21, Y42B, Y444"
 /* The same in CUDA memory, less GRAY8: GStreamer's CUDA allocator has no
  * layout for it (1.22 aborts the process when asked for one), so no CUDA
  * element can produce or pool such frames. */
-#define GST_CUDA_FILTERS_CUDA_FORMATS "{ I420, YV12, NV12, NV21, Y42B, Y444 }"
+#define GST_CUDA_FILTERS_CUDA_FORMATS "I420, YV12, NV12, NV21, Y42B, Y444"
+
+/* Deeper formats, 10 to 16 bits in 16-bit words: luma (or gray) is filtered
+ * at full precision, the other planes are carried. */
+#define GST_CUDA_FILTERS_DEEP_FORMATS "GRAY16_LE, P010_10LE, P016_LE, " \
+    "I420_10LE, I420_12LE, Y444_10LE, Y444_12LE, Y444_16LE"
+/* The same in CUDA memory: those GStreamer's CUDA allocator lays out in
+ * every supported version (not GRAY16_LE). */
+#define GST_CUDA_FILTERS_DEEP_CUDA_FORMATS "P010_10LE, P016_LE, I420_10LE, " \
+    "Y444_16LE"
+
+/* How the first plane of frames of @info stores its samples. */
+cudafilters::SampleLayout gst_cuda_filters_sample_layout (const GstVideoInfo * info);
 
 /* Adds the sink and src pad templates: @cuda_formats in CUDA memory, then
- * @formats in system memory. */
+ * @formats in system memory; each a comma-separated list of format names. */
 void gst_cuda_filters_base_class_add_pad_templates (GstElementClass * klass,
     const gchar * formats, const gchar * cuda_formats);
 

@@ -2,10 +2,16 @@
  * SECTION:element-cudahisteq
  * @title: cudahisteq
  *
- * Global histogram equalization of 8-bit frames on an NVIDIA GPU. The
+ * Global histogram equalization of video frames on an NVIDIA GPU. The
  * histogram, its prefix sum and the equalization run as kernels chained on
- * one CUDA stream; the host waits once per frame. The output is bit-identical
- * to OpenCV's cv::equalizeHist.
+ * one CUDA stream; the host waits once per frame. On 8-bit frames the output
+ * is bit-identical to OpenCV's cv::equalizeHist.
+ *
+ * Frames of 10 to 16 bits (GRAY16_LE, P010_10LE, I420_10LE, ...) are
+ * equalized over all 2^b levels of their format with the same rule, 2^b - 1
+ * in place of 255. `significant-bits` says how many bits the data really
+ * uses, for example 14 for a thermal camera's GRAY16_LE frames: they are
+ * then equalized over 16384 levels.
  *
  * With `temporal-smoothing` above 0 the mapping of each frame comes from its
  * histogram blended with those of earlier frames, so a sudden change of
@@ -18,6 +24,7 @@
  * |[
  * gst-launch-1.0 filesrc location=in.png ! pngdec ! videoconvert ! video/x-raw,format=GRAY8 ! cudahisteq ! pngenc ! filesink location=out.png
  * gst-launch-1.0 v4l2src ! videoconvert ! video/x-raw,format=GRAY8 ! cudahisteq temporal-smoothing=0.9 ! videoconvert ! autovideosink
+ * gst-launch-1.0 filesrc location=thermal.raw ! rawvideoparse format=gray16-le width=640 height=512 ! cudahisteq significant-bits=14 ! videoconvert ! autovideosink
  * ]|
  */
 
@@ -39,12 +46,16 @@ enum
 {
   PROP_0,
   PROP_TEMPORAL_SMOOTHING,
+  PROP_SIGNIFICANT_BITS,
 };
+
+#define DEFAULT_SIGNIFICANT_BITS 0
 
 struct GstCudaHistEqState
 {
   /* Under the object lock. */
   double temporal_smoothing = 0.0;
+  int significant_bits = DEFAULT_SIGNIFICANT_BITS;
   /* Streaming thread only. */
   cudafilters::HistEqCpu cpu;
 };
@@ -71,6 +82,32 @@ snapshot_smoothing (GstCudaHistEq * self)
   return s;
 }
 
+static int
+snapshot_significant_bits (GstCudaHistEq * self)
+{
+  GST_OBJECT_LOCK (self);
+  const int bits = self->state.significant_bits;
+  GST_OBJECT_UNLOCK (self);
+  return bits;
+}
+
+static gboolean
+gst_cuda_hist_eq_check_format (GstCudaFiltersBase * base,
+    const GstVideoInfo * info)
+{
+  GstCudaHistEq *self = GST_CUDA_HIST_EQ (base);
+  const int bits = snapshot_significant_bits (self);
+  const cudafilters::SampleLayout format = gst_cuda_filters_sample_layout (info);
+  if (cudafilters::with_significant_bits (format, bits).valid ())
+    return TRUE;
+  GST_ELEMENT_ERROR (self, STREAM, FORMAT,
+      ("significant-bits=%d does not fit %s frames.", bits,
+          GST_VIDEO_INFO_NAME (info)),
+      ("the format has %d bits per sample; significant-bits must be 0 or at "
+          "most that (8-bit formats: 0 or 8)", format.bits));
+  return FALSE;
+}
+
 static std::unique_ptr<cudafilters::GpuPlaneFilter>
 gst_cuda_hist_eq_create_gpu_filter (GstCudaFiltersBase *)
 {
@@ -81,8 +118,10 @@ static void
 gst_cuda_hist_eq_configure_gpu_filter (GstCudaFiltersBase * base,
     cudafilters::GpuPlaneFilter & filter)
 {
-  static_cast<cudafilters::HistEqGpu &> (filter).set_temporal_smoothing
-      (snapshot_smoothing (GST_CUDA_HIST_EQ (base)));
+  GstCudaHistEq *self = GST_CUDA_HIST_EQ (base);
+  auto &gpu = static_cast<cudafilters::HistEqGpu &> (filter);
+  gpu.set_temporal_smoothing (snapshot_smoothing (self));
+  gpu.set_significant_bits (snapshot_significant_bits (self));
 }
 
 static void
@@ -91,6 +130,7 @@ gst_cuda_hist_eq_filter_cpu (GstCudaFiltersBase * base,
 {
   GstCudaHistEq *self = GST_CUDA_HIST_EQ (base);
   self->state.cpu.set_temporal_smoothing (snapshot_smoothing (self));
+  self->state.cpu.set_significant_bits (snapshot_significant_bits (self));
   self->state.cpu.process (src, dst);
 }
 
@@ -112,6 +152,11 @@ gst_cuda_hist_eq_set_property (GObject * object, guint prop_id,
       self->state.temporal_smoothing = g_value_get_double (value);
       GST_OBJECT_UNLOCK (self);
       break;
+    case PROP_SIGNIFICANT_BITS:
+      GST_OBJECT_LOCK (self);
+      self->state.significant_bits = g_value_get_int (value);
+      GST_OBJECT_UNLOCK (self);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -127,6 +172,9 @@ gst_cuda_hist_eq_get_property (GObject * object, guint prop_id,
   switch (prop_id) {
     case PROP_TEMPORAL_SMOOTHING:
       g_value_set_double (value, snapshot_smoothing (self));
+      break;
+    case PROP_SIGNIFICANT_BITS:
+      g_value_set_int (value, snapshot_significant_bits (self));
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -154,17 +202,28 @@ gst_cuda_hist_eq_class_init (GstCudaHistEqClass * klass)
 
   g_object_class_install_property (gobject_class, PROP_TEMPORAL_SMOOTHING,
       gst_cuda_filters_param_spec_temporal_smoothing ());
+  g_object_class_install_property (gobject_class, PROP_SIGNIFICANT_BITS,
+      g_param_spec_int ("significant-bits", "Significant bits",
+          "Bits per sample the data really uses, counted from the least "
+          "significant bit of the format's samples: frames are equalized over "
+          "2^bits levels (14 for 14-bit thermal data in GRAY16_LE). 0 takes "
+          "the format's depth. Levels above the range are treated as its "
+          "highest. At most the format's depth; 8-bit formats take 0 or 8",
+          0, 16, DEFAULT_SIGNIFICANT_BITS, (GParamFlags) (G_PARAM_READWRITE |
+              GST_PARAM_MUTABLE_READY | G_PARAM_STATIC_STRINGS)));
 
   gst_element_class_set_static_metadata (element_class,
       "CUDA histogram equalization", "Filter/Effect/Video/Hardware",
-      "Equalizes the histogram of 8-bit video frames on an NVIDIA GPU "
-      "(bit-identical to OpenCV's equalizeHist)",
+      "Equalizes the histogram of 8- to 16-bit video frames on an NVIDIA GPU "
+      "(8-bit: bit-identical to OpenCV's equalizeHist)",
       "cudafilters developers");
   gst_cuda_filters_base_class_add_pad_templates (element_class,
-      GST_CUDA_FILTERS_FORMATS, GST_CUDA_FILTERS_CUDA_FORMATS);
+      GST_CUDA_FILTERS_FORMATS ", " GST_CUDA_FILTERS_DEEP_FORMATS,
+      GST_CUDA_FILTERS_CUDA_FORMATS ", " GST_CUDA_FILTERS_DEEP_CUDA_FORMATS);
 
   filter_class->create_gpu_filter = gst_cuda_hist_eq_create_gpu_filter;
   filter_class->configure_gpu_filter = gst_cuda_hist_eq_configure_gpu_filter;
+  filter_class->check_format = gst_cuda_hist_eq_check_format;
   filter_class->filter_cpu = gst_cuda_hist_eq_filter_cpu;
   filter_class->reset_cpu_history = gst_cuda_hist_eq_reset_cpu_history;
 

@@ -2,6 +2,7 @@
  * every format cudaupload takes, and a decode through nvh264dec, each
  * compared with the system-memory path. Exits 77 (skipped) where no GPU is
  * usable. */
+#include "deep_frames.h"
 #include "nlm_reference.h"
 
 #include <gst/app/gstappsink.h>
@@ -17,6 +18,18 @@ using namespace test;
 static const GstVideoFormat kCudaFormats[] = {
   GST_VIDEO_FORMAT_I420, GST_VIDEO_FORMAT_YV12, GST_VIDEO_FORMAT_NV12,
   GST_VIDEO_FORMAT_NV21, GST_VIDEO_FORMAT_Y42B, GST_VIDEO_FORMAT_Y444,
+};
+
+/* Deeper formats GStreamer's CUDA allocator lays out (the elements' CUDA
+ * caps), and the elements that take them. */
+static const GstVideoFormat kDeepCudaFormats[] = {
+  GST_VIDEO_FORMAT_P010_10LE, GST_VIDEO_FORMAT_P016_LE,
+  GST_VIDEO_FORMAT_I420_10LE, GST_VIDEO_FORMAT_Y444_16LE,
+};
+
+static const char *kDeepFilters[] = {
+  "cudahisteq backend=cuda",
+  "cudahisteq backend=cuda significant-bits=9",
 };
 
 static const char *kFilters[] = {
@@ -78,6 +91,29 @@ GST_START_TEST (test_cuda_memory_matches_system_memory)
             gst_video_format_to_string (fmt);
         assert_images_equal (on_gpu.planes[0], in_sysmem.planes[0],
             what.c_str ());
+        assert_chroma_carried (on_gpu, in);
+      }
+}
+GST_END_TEST;
+
+/* Deep frames in CUDA memory: the same as in system memory, bit for bit. */
+GST_START_TEST (test_deep_cuda_memory_matches_system_memory)
+{
+  std::mt19937 rng (13);
+  const int sizes[][2] = { {320, 240}, {333, 119}, {1920, 1080} };
+  for (const char *filter : kDeepFilters)
+    for (GstVideoFormat fmt : kDeepCudaFormats)
+      for (const auto & sz : sizes) {
+        const DeepLayout l = deep_layout (fmt);
+        PlanarFrame in = deep_frame (rng, fmt, random_deep_image (rng, sz[0],
+                sz[1], l, 0, (1 << l.bits) - 1));
+        PlanarFrame on_gpu = through_cuda_memory (filter, in);
+        PlanarFrame in_sysmem = push_pull_frame (filter, in);
+        const std::string what = std::string (filter) + " " +
+            gst_video_format_to_string (fmt);
+        for (size_t p = 0; p < in.planes.size (); ++p)
+          assert_images_equal (on_gpu.planes[p], in_sysmem.planes[p],
+              what.c_str ());
         assert_chroma_carried (on_gpu, in);
       }
 }
@@ -176,6 +212,7 @@ cuda_memory_gpu_suite (void)
   tcase_set_timeout (tc, 600);
   suite_add_tcase (s, tc);
   tcase_add_test (tc, test_cuda_memory_matches_system_memory);
+  tcase_add_test (tc, test_deep_cuda_memory_matches_system_memory);
   tcase_add_test (tc, test_decode_through_nvh264dec);
   return s;
 }

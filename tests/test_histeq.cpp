@@ -1,4 +1,5 @@
 /* cudahisteq on the CPU backend: runs everywhere, no GPU needed. */
+#include "deep_frames.h"
 #include "test_common.h"
 
 using namespace test;
@@ -247,6 +248,172 @@ GST_START_TEST (test_formats_filter_luma_only)
 }
 GST_END_TEST;
 
+/* Deeper formats: luma equalized over the format's 2^b levels, as the
+ * reference computes it, every other plane byte-identical. */
+static PlanarFrame
+push_pull_in (GstHarness * h, const PlanarFrame & in)
+{
+  GstBuffer *out = gst_harness_push_and_pull (h, buffer_from_frame (in));
+  fail_unless (out != NULL);
+  PlanarFrame result = frame_from_buffer (out, in.info);
+  gst_buffer_unref (out);
+  return result;
+}
+
+static void
+check_deep_frame (const char *launch, const PlanarFrame & in, int bits,
+    const std::string & what)
+{
+  const DeepLayout l = deep_layout (GST_VIDEO_INFO_FORMAT (&in.info));
+  PlanarFrame out = push_pull_frame (launch, in);
+  assert_images16_equal (words_of (out.planes[0]),
+      reference_equalize_deep (words_of (in.planes[0]), bits, l.shift), what);
+  assert_chroma_carried (out, in);
+}
+
+GST_START_TEST (test_deep_formats_match_reference)
+{
+  std::mt19937 rng (1010);
+  const int sizes[][2] = { {1, 1}, {2, 3}, {17, 5}, {33, 17}, {385, 289} };
+  for (GstVideoFormat fmt : kDeepFormats) {
+    const DeepLayout l = deep_layout (fmt);
+    const int top = (1 << l.bits) - 1;
+    for (const auto & sz : sizes) {
+      const std::string what = std::string (gst_video_format_to_string (fmt)) +
+          " " + std::to_string (sz[0]) + "x" + std::to_string (sz[1]);
+      /* Full range, a narrow band, and a thermal-like scene. */
+      check_deep_frame (kCpu, deep_frame (rng, fmt, random_deep_image (rng,
+                  sz[0], sz[1], l, 0, top)), l.bits, what + " full range");
+      check_deep_frame (kCpu, deep_frame (rng, fmt, random_deep_image (rng,
+                  sz[0], sz[1], l, top / 3, top / 3 + top / 50)), l.bits,
+          what + " narrow");
+      Image16 scene = thermal_like_image (rng, sz[0], sz[1], l.bits);
+      for (auto &p : scene.pixels)
+        p = uint16_t (p << l.shift);
+      check_deep_frame (kCpu, deep_frame (rng, fmt, scene), l.bits,
+          what + " scene");
+    }
+  }
+}
+GST_END_TEST;
+
+GST_START_TEST (test_deep_hd_frame)
+{
+  std::mt19937 rng (1011);
+  const DeepLayout l = deep_layout (GST_VIDEO_FORMAT_P010_10LE);
+  check_deep_frame (kCpu, deep_frame (rng, GST_VIDEO_FORMAT_P010_10LE,
+          random_deep_image (rng, 1920, 1080, l, 100, 700)), 10, "P010 1080p");
+  check_deep_frame (kCpu, deep_frame (rng, GST_VIDEO_FORMAT_GRAY16_LE,
+          thermal_like_image (rng, 1920, 1080, 16)), 16, "GRAY16 1080p");
+}
+GST_END_TEST;
+
+/* 14-bit data in GRAY16_LE: equalized over 16384 levels, words above the
+ * range read as the highest level. */
+GST_START_TEST (test_significant_bits)
+{
+  std::mt19937 rng (1014);
+  const char *launch = "cudahisteq backend=cpu significant-bits=14";
+  for (int bits : {14, 12, 9}) {
+    const std::string l = std::string ("cudahisteq backend=cpu significant-bits=") +
+        std::to_string (bits);
+    Image16 scene = thermal_like_image (rng, 321, 243, bits);
+    check_deep_frame (l.c_str (), deep_frame (rng, GST_VIDEO_FORMAT_GRAY16_LE,
+            scene), bits, l);
+  }
+  Image16 over = thermal_like_image (rng, 64, 48, 14);
+  over.at (3, 3) = 16384;
+  over.at (4, 3) = 65535;
+  check_deep_frame (launch, deep_frame (rng, GST_VIDEO_FORMAT_GRAY16_LE, over),
+      14, "words above 14 bits");
+  /* P010: the significant bits count from bit 6. */
+  Image16 p010 = random_deep_image (rng, 66, 40, DeepLayout { 10, 6 }, 0, 1023);
+  check_deep_frame ("cudahisteq backend=cpu significant-bits=8",
+      deep_frame (rng, GST_VIDEO_FORMAT_P010_10LE, p010), 8, "P010 at 8 bits");
+  /* 8 on an 8-bit format is the format's own depth. */
+  Image img = random_image (rng, 33, 17);
+  GstHarness *h = harness_for ("cudahisteq backend=cpu significant-bits=8", 33, 17);
+  assert_images_equal (push_pull (h, img), reference_equalize (img), "GRAY8, 8 bits");
+  gst_harness_teardown (h);
+}
+GST_END_TEST;
+
+static void
+check_refused (const char *launch, GstVideoFormat fmt)
+{
+  BusHarness bh (launch);
+  gst_harness_set_src_caps_str (bh.h, video_caps (fmt, 64, 48).c_str ());
+  GstVideoInfo info;
+  gst_video_info_set_format (&info, fmt, 64, 48);
+  GstBuffer *buf = gst_buffer_new_allocate (NULL, GST_VIDEO_INFO_SIZE (&info), NULL);
+  gst_buffer_memset (buf, 0, 0, GST_VIDEO_INFO_SIZE (&info));
+  fail_unless (gst_harness_push (bh.h, buf) != GST_FLOW_OK, "%s", launch);
+  const std::string err = bh.first_error ();
+  fail_unless (err.find ("significant-bits") != std::string::npos,
+      "%s: error was '%s'", launch, err.c_str ());
+}
+
+GST_START_TEST (test_significant_bits_that_do_not_fit_are_refused)
+{
+  check_refused ("cudahisteq backend=cpu significant-bits=12",
+      GST_VIDEO_FORMAT_I420_10LE);
+  check_refused ("cudahisteq backend=cpu significant-bits=11",
+      GST_VIDEO_FORMAT_P010_10LE);
+  check_refused ("cudahisteq backend=cpu significant-bits=10",
+      GST_VIDEO_FORMAT_GRAY8);
+  check_refused ("cudahisteq backend=cpu significant-bits=6",
+      GST_VIDEO_FORMAT_NV12);
+}
+GST_END_TEST;
+
+/* Depth changes mid-stream: 8-bit, 16-bit, 10-bit and back, with
+ * temporal smoothing on, which restarts at each change. */
+GST_START_TEST (test_renegotiation_between_depths)
+{
+  std::mt19937 rng (1016);
+  GstHarness *h = gst_harness_new_parse ("cudahisteq backend=cpu");
+  const GstVideoFormat fmts[] = { GST_VIDEO_FORMAT_GRAY8,
+    GST_VIDEO_FORMAT_GRAY16_LE, GST_VIDEO_FORMAT_P010_10LE,
+    GST_VIDEO_FORMAT_NV12, GST_VIDEO_FORMAT_Y444_12LE, GST_VIDEO_FORMAT_GRAY8
+  };
+  for (GstVideoFormat fmt : fmts) {
+    gst_harness_set_src_caps_str (h, video_caps (fmt, 45, 31).c_str ());
+    for (int i = 0; i < 2; ++i) {
+      const std::string what = std::string ("after switching to ") +
+          gst_video_format_to_string (fmt);
+      if (fmt == GST_VIDEO_FORMAT_GRAY8 || fmt == GST_VIDEO_FORMAT_NV12) {
+        PlanarFrame in = frame_with_luma (rng, fmt, random_image (rng, 45, 31, 10, 200));
+        PlanarFrame out = push_pull_in (h, in);
+        assert_images_equal (out.planes[0], reference_equalize (in.planes[0]),
+            what.c_str ());
+        continue;
+      }
+      const DeepLayout l = deep_layout (fmt);
+      PlanarFrame in = deep_frame (rng, fmt, random_deep_image (rng, 45, 31, l,
+              5, (1 << l.bits) - 9));
+      PlanarFrame out = push_pull_in (h, in);
+      assert_images16_equal (words_of (out.planes[0]),
+          reference_equalize_deep (words_of (in.planes[0]), l.bits, l.shift),
+          what);
+    }
+  }
+  gst_harness_teardown (h);
+}
+GST_END_TEST;
+
+GST_START_TEST (test_deep_short_buffer_is_an_error)
+{
+  BusHarness bh ("cudahisteq backend=cpu");
+  gst_harness_set_src_caps_str (bh.h,
+      video_caps (GST_VIDEO_FORMAT_GRAY16_LE, 64, 64).c_str ());
+  /* Enough bytes for a GRAY8 frame, half of a GRAY16_LE one. */
+  GstBuffer *buf = gst_buffer_new_allocate (NULL, 64 * 64, NULL);
+  gst_buffer_memset (buf, 0, 7, 64 * 64);
+  fail_unless_equals_int (gst_harness_push (bh.h, buf), GST_FLOW_ERROR);
+  fail_unless_equals_int (bh.count (GST_MESSAGE_ERROR), 1);
+}
+GST_END_TEST;
+
 static Suite *
 cudahisteq_cpu_suite (void)
 {
@@ -266,6 +433,12 @@ cudahisteq_cpu_suite (void)
   tcase_add_test (tc, test_backend_auto_falls_back_with_one_warning);
   tcase_add_test (tc, test_short_buffer_is_an_error);
   tcase_add_test (tc, test_formats_filter_luma_only);
+  tcase_add_test (tc, test_deep_formats_match_reference);
+  tcase_add_test (tc, test_deep_hd_frame);
+  tcase_add_test (tc, test_significant_bits);
+  tcase_add_test (tc, test_significant_bits_that_do_not_fit_are_refused);
+  tcase_add_test (tc, test_renegotiation_between_depths);
+  tcase_add_test (tc, test_deep_short_buffer_is_an_error);
   return s;
 }
 

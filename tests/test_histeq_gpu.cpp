@@ -1,5 +1,6 @@
 /* cudahisteq on the GPU, bit for bit against the CPU backend and the
  * reference. Exits 77 (skipped) where no GPU is usable. */
+#include "deep_frames.h"
 #include "test_common.h"
 
 using namespace test;
@@ -121,6 +122,178 @@ GST_START_TEST (test_gpu_proposed_pinned_pool)
 }
 GST_END_TEST;
 
+/* Deeper formats: the GPU equals the reference (and so the CPU backend,
+ * which the cpu suite checks against it) bit for bit. */
+static PlanarFrame
+push_pull_in (GstHarness * h, const PlanarFrame & in)
+{
+  gst_harness_set_src_caps_str (h, video_caps (GST_VIDEO_INFO_FORMAT (&in.info),
+          GST_VIDEO_INFO_WIDTH (&in.info),
+          GST_VIDEO_INFO_HEIGHT (&in.info)).c_str ());
+  GstBuffer *out = gst_harness_push_and_pull (h, buffer_from_frame (in));
+  fail_unless (out != NULL);
+  PlanarFrame result = frame_from_buffer (out, in.info);
+  gst_buffer_unref (out);
+  return result;
+}
+
+static void
+check_deep (GstHarness * h, const PlanarFrame & in, int bits,
+    const std::string & what)
+{
+  const DeepLayout l = deep_layout (GST_VIDEO_INFO_FORMAT (&in.info));
+  PlanarFrame out = push_pull_in (h, in);
+  assert_images16_equal (words_of (out.planes[0]),
+      reference_equalize_deep (words_of (in.planes[0]), bits, l.shift), what);
+  assert_chroma_carried (out, in);
+}
+
+GST_START_TEST (test_gpu_deep_formats)
+{
+  std::mt19937 rng (4040);
+  const int sizes[][2] = { {1, 1}, {7, 3}, {17, 5}, {385, 289}, {1920, 1080},
+    {1921, 1081} };
+  /* One harness: every format and size renegotiates the same element. */
+  GstHarness *h = gst_harness_new_parse (kCuda);
+  for (GstVideoFormat fmt : kDeepFormats) {
+    const DeepLayout l = deep_layout (fmt);
+    const int top = (1 << l.bits) - 1;
+    for (const auto & sz : sizes) {
+      const std::string what = std::string (gst_video_format_to_string (fmt)) +
+          " " + std::to_string (sz[0]) + "x" + std::to_string (sz[1]);
+      check_deep (h, deep_frame (rng, fmt, random_deep_image (rng, sz[0], sz[1],
+                  l, 0, top)), l.bits, what + " full range");
+      check_deep (h, deep_frame (rng, fmt, random_deep_image (rng, sz[0], sz[1],
+                  l, top / 2, top / 2 + 3)), l.bits, what + " four levels");
+      Image16 scene = thermal_like_image (rng, sz[0], sz[1], l.bits);
+      for (auto &p : scene.pixels)
+        p = uint16_t (p << l.shift);
+      check_deep (h, deep_frame (rng, fmt, scene), l.bits, what + " scene");
+    }
+  }
+  gst_harness_teardown (h);
+}
+GST_END_TEST;
+
+GST_START_TEST (test_gpu_deep_8k)
+{
+  std::mt19937 rng (4041);
+  GstHarness *h = gst_harness_new_parse (kCuda);
+  check_deep (h, deep_frame (rng, GST_VIDEO_FORMAT_GRAY16_LE,
+          thermal_like_image (rng, 7680, 4320, 16)), 16, "GRAY16_LE 8K");
+  /* A block's packed counters hold 65535 samples: one level everywhere
+   * checks that no counter overflows into its neighbour. */
+  check_deep (h, deep_frame (rng, GST_VIDEO_FORMAT_GRAY16_LE,
+          random_deep_image (rng, 7680, 4320, DeepLayout { 16, 0 }, 1000,
+              1001)), 16, "GRAY16_LE 8K, two levels");
+  check_deep (h, deep_frame (rng, GST_VIDEO_FORMAT_P010_10LE,
+          random_deep_image (rng, 7680, 4320, DeepLayout { 10, 6 }, 0, 1023)),
+      10, "P010 8K");
+  gst_harness_teardown (h);
+}
+GST_END_TEST;
+
+GST_START_TEST (test_gpu_significant_bits)
+{
+  std::mt19937 rng (4042);
+  for (int bits : {14, 12}) {
+    const std::string launch = std::string (kCuda) + " significant-bits=" +
+        std::to_string (bits);
+    GstHarness *h = gst_harness_new_parse (launch.c_str ());
+    Image16 scene = thermal_like_image (rng, 1280, 1024, bits);
+    scene.at (5, 5) = 65535;  /* above the range: the highest level */
+    check_deep (h, deep_frame (rng, GST_VIDEO_FORMAT_GRAY16_LE, scene), bits,
+        launch);
+    gst_harness_teardown (h);
+  }
+}
+GST_END_TEST;
+
+/* Temporal smoothing on deep frames, with a depth change and a size change
+ * on the way: GPU and CPU backends agree frame by frame. */
+GST_START_TEST (test_gpu_deep_smoothing_matches_cpu)
+{
+  std::mt19937 rng (4043);
+  GstHarness *gpu = gst_harness_new_parse ("cudahisteq backend=cuda temporal-smoothing=0.8");
+  GstHarness *cpu = gst_harness_new_parse ("cudahisteq backend=cpu temporal-smoothing=0.8");
+  const GstVideoFormat fmts[] = { GST_VIDEO_FORMAT_GRAY16_LE,
+    GST_VIDEO_FORMAT_GRAY16_LE, GST_VIDEO_FORMAT_GRAY16_LE,
+    GST_VIDEO_FORMAT_P010_10LE, GST_VIDEO_FORMAT_P010_10LE,
+    GST_VIDEO_FORMAT_GRAY8, GST_VIDEO_FORMAT_I420_12LE,
+    GST_VIDEO_FORMAT_I420_12LE };
+  int i = 0;
+  for (GstVideoFormat fmt : fmts) {
+    const int w = i < 6 ? 640 : 333, hgt = i < 6 ? 480 : 251;
+    PlanarFrame in;
+    if (fmt == GST_VIDEO_FORMAT_GRAY8) {
+      in = frame_with_luma (rng, fmt, random_image (rng, w, hgt, 20 + i, 120 + 10 * i));
+    } else {
+      const DeepLayout l = deep_layout (fmt);
+      const int top = (1 << l.bits) - 1;
+      in = deep_frame (rng, fmt, random_deep_image (rng, w, hgt, l,
+              top / 10 * (i % 3), top / 2 + top / 20 * i));
+    }
+    PlanarFrame a = push_pull_in (gpu, in), b = push_pull_in (cpu, in);
+    const std::string what = std::string ("frame ") + std::to_string (i) + " " +
+        gst_video_format_to_string (fmt);
+    assert_images_equal (a.planes[0], b.planes[0], what.c_str ());
+    ++i;
+  }
+  gst_harness_teardown (gpu);
+  gst_harness_teardown (cpu);
+}
+GST_END_TEST;
+
+/* Pinned frames from the proposed pool: 16-byte aligned rows are streamed
+ * by the kernels, others copied; both equal the reference. */
+GST_START_TEST (test_gpu_deep_proposed_pinned_pool)
+{
+  std::mt19937 rng (4044);
+  for (int w : {1280, 1283}) {
+    const int hgt = 720;
+    GstHarness *h = gst_harness_new_parse (kCuda);
+    const std::string caps_str = video_caps (GST_VIDEO_FORMAT_GRAY16_LE, w, hgt);
+    gst_harness_set_src_caps_str (h, caps_str.c_str ());
+    GstCaps *caps = gst_caps_from_string (caps_str.c_str ());
+    GstQuery *query = gst_query_new_allocation (caps, TRUE);
+    fail_unless (gst_pad_peer_query (h->srcpad, query));
+    fail_unless (gst_query_get_n_allocation_pools (query) > 0);
+    GstBufferPool *pool = NULL;
+    gst_query_parse_nth_allocation_pool (query, 0, &pool, NULL, NULL, NULL);
+    gst_query_unref (query);
+    GstStructure *config = gst_buffer_pool_get_config (pool);
+    gst_buffer_pool_config_add_option (config, GST_BUFFER_POOL_OPTION_VIDEO_META);
+    fail_unless (gst_buffer_pool_set_config (pool, config));
+    fail_unless (gst_buffer_pool_set_active (pool, TRUE));
+    GstVideoInfo info;
+    gst_video_info_from_caps (&info, caps);
+    for (int i = 0; i < 3; ++i) {
+      Image16 img = thermal_like_image (rng, w, hgt, 16);
+      GstBuffer *buf = NULL;
+      fail_unless_equals_int (gst_buffer_pool_acquire_buffer (pool, &buf, NULL),
+          GST_FLOW_OK);
+      GstVideoFrame frame;
+      fail_unless (gst_video_frame_map (&frame, &info, buf, GST_MAP_WRITE));
+      for (int y = 0; y < hgt; ++y)
+        memcpy ((uint8_t *) GST_VIDEO_FRAME_PLANE_DATA (&frame, 0) +
+            size_t (y) * GST_VIDEO_FRAME_PLANE_STRIDE (&frame, 0),
+            &img.pixels[size_t (y) * w], size_t (w) * 2);
+      gst_video_frame_unmap (&frame);
+      GstBuffer *out = gst_harness_push_and_pull (h, buf);
+      fail_unless (out != NULL);
+      PlanarFrame got = frame_from_buffer (out, info);
+      assert_images16_equal (words_of (got.planes[0]),
+          reference_equalize_deep (img, 16, 0), "pinned GRAY16_LE");
+      gst_buffer_unref (out);
+    }
+    gst_harness_teardown (h);
+    gst_buffer_pool_set_active (pool, FALSE);
+    gst_object_unref (pool);
+    gst_caps_unref (caps);
+  }
+}
+GST_END_TEST;
+
 static Suite *
 cudahisteq_gpu_suite (void)
 {
@@ -135,6 +308,11 @@ cudahisteq_gpu_suite (void)
   tcase_add_test (tc, test_gpu_state_cycling);
   tcase_add_test (tc, test_gpu_auto_uses_gpu_without_warning);
   tcase_add_test (tc, test_gpu_proposed_pinned_pool);
+  tcase_add_test (tc, test_gpu_deep_formats);
+  tcase_add_test (tc, test_gpu_deep_8k);
+  tcase_add_test (tc, test_gpu_significant_bits);
+  tcase_add_test (tc, test_gpu_deep_smoothing_matches_cpu);
+  tcase_add_test (tc, test_gpu_deep_proposed_pinned_pool);
   return s;
 }
 

@@ -14,6 +14,20 @@ namespace cudafilters {
 constexpr int kHistBins = 256;
 
 // ---------------------------------------------------------------------------
+// Deep samples (SampleLayout): the level a 16-bit word holds, (word >> shift)
+// clamped to max_level = 2^bits - 1, and its bin among 256 coarse bins (the
+// top 8 of `bits` bits) for statistics.
+
+CUDAFILTERS_HD uint32_t sample_level(uint32_t word, int shift, uint32_t max_level) {
+  const uint32_t v = word >> shift;
+  return v > max_level ? max_level : v;
+}
+
+CUDAFILTERS_HD uint32_t coarse_bin(uint32_t level, int bits) {
+  return bits >= 8 ? level >> (bits - 8) : level << (8 - bits);
+}
+
+// ---------------------------------------------------------------------------
 // Temporal smoothing. A smoothed histogram holds each bin in units of
 // 2^-16 pixel (48.16 fixed point), so blending is exact integer arithmetic:
 // CPU and GPU agree bit for bit, and a histogram of whole counts (a fresh
@@ -54,8 +68,10 @@ enum class HistoryMode : int {
 // starts a new history.
 struct HistoryShape {
   int width = 0, height = 0, tiles_x = 1, tiles_y = 1;
+  uint32_t levels = kHistBins;
   bool operator==(const HistoryShape &o) const {
-    return width == o.width && height == o.height && tiles_x == o.tiles_x && tiles_y == o.tiles_y;
+    return width == o.width && height == o.height && tiles_x == o.tiles_x &&
+           tiles_y == o.tiles_y && levels == o.levels;
   }
 };
 
@@ -101,16 +117,26 @@ CUDAFILTERS_HD uint64_t next_history_bin(HistoryMode mode, uint64_t past, uint32
 // histogram's sum, `cdf` the inclusive running sum at `bin`; all in the same
 // unit, `unit` the size of one pixel in floats (1 for plain counts).
 
-CUDAFILTERS_HD uint8_t equalized_level(int bin, int first, uint64_t first_count, uint64_t total,
-                                       uint64_t cdf, float unit) {
+CUDAFILTERS_HD uint32_t equalized_level_of(int bin, int first, uint64_t first_count,
+                                           uint64_t total, uint64_t cdf, float unit,
+                                           uint32_t max_level) {
   // A one-level frame maps to itself.
-  if (first_count == total) return static_cast<uint8_t>(bin);
+  if (first_count == total) return static_cast<uint32_t>(bin);
   if (bin <= first) return 0;
   // OpenCV: scale = 255.f / (float)(N - h0); lut = round(sum * scale), sum
-  // excluding the first level. Scaling by a power of two (unit) commutes
-  // with the rounding of each conversion.
-  const float scale = div_rn(255.f, mul_rn(to_float_rn(total - first_count), unit));
-  return saturate_u8(round_even(mul_rn(mul_rn(to_float_rn(cdf - first_count), unit), scale)));
+  // excluding the first level; 2^b - 1 in place of 255 for b-bit levels.
+  // Scaling by a power of two (unit) commutes with the rounding of each
+  // conversion.
+  const float scale =
+      div_rn(static_cast<float>(max_level), mul_rn(to_float_rn(total - first_count), unit));
+  const int level = round_even(mul_rn(mul_rn(to_float_rn(cdf - first_count), unit), scale));
+  return level < 0 ? 0u : static_cast<uint32_t>(level) > max_level ? max_level
+                                                                    : static_cast<uint32_t>(level);
+}
+
+CUDAFILTERS_HD uint8_t equalized_level(int bin, int first, uint64_t first_count, uint64_t total,
+                                       uint64_t cdf, float unit) {
+  return static_cast<uint8_t>(equalized_level_of(bin, first, first_count, total, cdf, unit, 255));
 }
 
 // ---------------------------------------------------------------------------

@@ -1,0 +1,164 @@
+/* Frames of 10- to 16-bit formats for the tests, and an independent
+ * reference of histogram equalization over 2^b levels, written from
+ * docs/cudahisteq.md ("Deeper frames"): OpenCV's cv::equalizeHist with
+ * 2^b - 1 in place of 255. */
+#pragma once
+
+#include "test_common.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace test {
+
+/* The deep formats every element takes, in system memory. */
+static const GstVideoFormat kDeepFormats[] = {
+  GST_VIDEO_FORMAT_GRAY16_LE, GST_VIDEO_FORMAT_P010_10LE,
+  GST_VIDEO_FORMAT_P016_LE, GST_VIDEO_FORMAT_I420_10LE,
+  GST_VIDEO_FORMAT_I420_12LE, GST_VIDEO_FORMAT_Y444_10LE,
+  GST_VIDEO_FORMAT_Y444_12LE, GST_VIDEO_FORMAT_Y444_16LE,
+};
+
+/* A plane of 16-bit words stored tightly. */
+struct Image16 {
+  int width = 0;
+  int height = 0;
+  std::vector<uint16_t> pixels;
+
+  Image16 () = default;
+  Image16 (int w, int h) : width (w), height (h), pixels (size_t (w) * h) {}
+  uint16_t & at (int x, int y) { return pixels[size_t (y) * width + x]; }
+  uint16_t at (int x, int y) const { return pixels[size_t (y) * width + x]; }
+};
+
+/* Where a format keeps luma: bits and shift of its samples. */
+struct DeepLayout {
+  int bits;
+  int shift;
+};
+
+inline DeepLayout
+deep_layout (GstVideoFormat fmt)
+{
+  const GstVideoFormatInfo *finfo = gst_video_format_get_info (fmt);
+  return DeepLayout { (int) GST_VIDEO_FORMAT_INFO_DEPTH (finfo, 0),
+      (int) GST_VIDEO_FORMAT_INFO_SHIFT (finfo, 0)};
+}
+
+/* Random levels in [lo, hi] of a layout, stored as its words. */
+inline Image16
+random_deep_image (std::mt19937 & rng, int w, int h, DeepLayout l, int lo,
+    int hi)
+{
+  std::uniform_int_distribution<int> d (lo, hi);
+  Image16 img (w, h);
+  for (auto &p : img.pixels)
+    p = uint16_t (d (rng) << l.shift);
+  return img;
+}
+
+/* A smooth scene with a few hot spots, like a thermal camera's: levels
+ * spread over part of the range, most of it empty. */
+inline Image16
+thermal_like_image (std::mt19937 & rng, int w, int h, int bits)
+{
+  const int top = (1 << bits) - 1;
+  std::normal_distribution<double> noise (0.0, top / 800.0);
+  Image16 img (w, h);
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x) {
+      double v = top * (0.30 + 0.05 * std::sin (x * 0.05) + 0.04 * y / std::max (h, 1));
+      const double dx = x - 0.7 * w, dy = y - 0.4 * h;
+      if (dx * dx + dy * dy < 0.01 * w * h)
+        v = top * 0.85;
+      v += noise (rng);
+      img.at (x, y) = uint16_t (std::clamp (v, 0.0, double (top)));
+    }
+  return img;
+}
+
+/* Equalization over 2^bits levels of samples (word >> shift), levels above
+ * the range read as the highest; the output shifted back. */
+inline Image16
+reference_equalize_deep (const Image16 & src, int bits, int shift)
+{
+  const int levels = 1 << bits, top = levels - 1;
+  auto level = [&](uint16_t w) { return std::min (int (w >> shift), top); };
+  std::vector<int> hist (levels, 0);
+  for (uint16_t p : src.pixels)
+    hist[level (p)]++;
+  int i = 0;
+  while (!hist[i])
+    ++i;
+  const int total = src.width * src.height;
+  std::vector<uint16_t> lut (levels, 0);
+  if (hist[i] == total) {
+    for (int j = 0; j < levels; ++j)
+      lut[j] = uint16_t (j << shift);
+  } else {
+    const float scale = float (top) / float (total - hist[i]);
+    int sum = 0;
+    for (int j = i + 1; j < levels; ++j) {
+      sum += hist[j];
+      const int r = int (std::nearbyint (float (sum) * scale));
+      lut[j] = uint16_t (std::clamp (r, 0, top) << shift);
+    }
+  }
+  Image16 dst (src.width, src.height);
+  for (size_t k = 0; k < src.pixels.size (); ++k)
+    dst.pixels[k] = lut[level (src.pixels[k])];
+  return dst;
+}
+
+/* Plane images (bytes) to and from words, little-endian. */
+inline Image
+bytes_of (const Image16 & img)
+{
+  Image b (img.width * 2, img.height);
+  for (size_t k = 0; k < img.pixels.size (); ++k) {
+    b.pixels[2 * k] = uint8_t (img.pixels[k] & 0xFF);
+    b.pixels[2 * k + 1] = uint8_t (img.pixels[k] >> 8);
+  }
+  return b;
+}
+
+inline Image16
+words_of (const Image & b)
+{
+  Image16 img (b.width / 2, b.height);
+  for (size_t k = 0; k < img.pixels.size (); ++k)
+    img.pixels[k] = uint16_t (b.pixels[2 * k] | (b.pixels[2 * k + 1] << 8));
+  return img;
+}
+
+/* A frame of `fmt` with luma `luma` and random chroma of the format's
+ * layout. */
+inline PlanarFrame
+deep_frame (std::mt19937 & rng, GstVideoFormat fmt, const Image16 & luma)
+{
+  const DeepLayout l = deep_layout (fmt);
+  PlanarFrame f;
+  gst_video_info_set_format (&f.info, fmt, luma.width, luma.height);
+  for (guint p = 0; p < GST_VIDEO_INFO_N_PLANES (&f.info); ++p) {
+    Image shape = plane_shape (f.info, p);
+    f.planes.push_back (p == 0 ? bytes_of (luma) :
+        bytes_of (random_deep_image (rng, shape.width / 2, shape.height, l, 0,
+                (1 << l.bits) - 1)));
+  }
+  return f;
+}
+
+inline void
+assert_images16_equal (const Image16 & got, const Image16 & want,
+    const std::string & what)
+{
+  fail_unless_equals_int (got.width, want.width);
+  fail_unless_equals_int (got.height, want.height);
+  for (int y = 0; y < want.height; ++y)
+    for (int x = 0; x < want.width; ++x)
+      if (got.at (x, y) != want.at (x, y))
+        fail ("%s: %dx%d differs at (%d, %d): got %u, want %u", what.c_str (),
+            want.width, want.height, x, y, got.at (x, y), want.at (x, y));
+}
+
+}  // namespace test
