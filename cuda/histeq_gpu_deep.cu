@@ -1,9 +1,11 @@
-// HistEqGpu on deep planes (16-bit words, up to 2^16 levels): a histogram
-// kernel whose last block builds the LUT, then a mapping kernel. The 8-bit
-// path (histeq_gpu.cu) keeps a per-warp histogram per block; 2^16 bins do
-// not fit that, so each block counts into one histogram of packed 16-bit
-// counters in shared memory (128 KB at 16 bits) and merges its non-zero
-// bins into the frame's.
+// HistEqGpu on deep planes (16-bit words, up to 2^16 levels), four kernels
+// on the caller's stream: the histogram; per tile of 1024 bins, their sum
+// and first occupied bin (and the blend with the past, when smoothing); the
+// LUT, one thread per bin, from the tile sums and a scan of its tile; the
+// mapping. The 8-bit path (histeq_gpu.cu) keeps a histogram per warp and
+// builds its LUT in one block; 2^16 bins fit neither, so here each block
+// counts into packed 16-bit counters in shared memory (128 KB at 16 bits)
+// and the LUT is built by 64 blocks at once.
 #include <cudafilters/histeq_gpu.h>
 
 #include <cudafilters/detail/equalize_math.h>
@@ -85,101 +87,130 @@ __device__ __forceinline__ void visit_group(const DeepPlane &p, int item, uint8_
   }
 }
 
-// The LUT over `levels` bins, in the last block to finish counting: each
-// thread takes a run of consecutive bins, the block finds the first
-// occupied one and scans the run sums, then each thread writes its run's
-// LUT entries and clears its bins for the next frame.
-__device__ void build_deep_lut(unsigned int *hist, DeepLevels l, const DeepHistory &history,
-                               uint16_t *lut) {
-  using Reduce = cub::BlockReduce<uint32_t, kThreads>;
-  using Scan = cub::BlockScan<unsigned long long, kThreads>;
-  __shared__ union {
-    typename Reduce::TempStorage reduce;
-    typename Scan::TempStorage scan;
-  } tmp;
-  __shared__ uint32_t first;
-  __shared__ unsigned long long first_count;
-
-  const uint32_t per = (l.levels + kThreads - 1) / kThreads;
-  const uint32_t b0 = min(threadIdx.x * per, l.levels), b1 = min(b0 + per, l.levels);
-  const bool smoothing = history.mode != HistoryMode::kOff;
-  // The bin as equalization sees it: the count, or the blended history
-  // (stored for the next frame on the first pass, read back on the second).
-  auto bin_value = [&](uint32_t b, bool first_pass) -> unsigned long long {
-    const unsigned int c = __ldcg(&hist[b]);
-    if (!smoothing) return c;
-    if (!first_pass) return history.next[b];
-    const unsigned long long past =
-        history.mode == HistoryMode::kBlend ? __ldcg(&history.past[b]) : 0;
-    const unsigned long long v = next_history_bin(history.mode, past, c, history.weight);
-    history.next[b] = v;
-    return v;
-  };
-
-  unsigned long long run = 0;
-  uint32_t lowest = l.levels;
-  for (uint32_t b = b0; b < b1; ++b) {
-    const unsigned long long v = bin_value(b, true);
-    if (v != 0 && lowest == l.levels) lowest = b;
-    run += v;
-  }
-  const uint32_t found = Reduce(tmp.reduce).Reduce(lowest, cuda::minimum<>{});
-  if (threadIdx.x == 0) first = found < l.levels ? found : l.levels - 1;
-  __syncthreads();
-  if (first >= b0 && first < b1) first_count = bin_value(first, false);
-  unsigned long long cdf = 0, total = 0;
-  Scan(tmp.scan).ExclusiveSum(run, cdf, total);
-  __syncthreads();
-
-  const float unit = smoothing ? kHistoryUnit : 1.f;
-  for (uint32_t b = b0; b < b1; ++b) {
-    cdf += bin_value(b, false);
-    lut[b] = static_cast<uint16_t>(
-        equalized_level_of(static_cast<int>(b), static_cast<int>(first), first_count, total, cdf,
-                           unit, l.levels - 1)
-        << l.shift);
-    hist[b] = 0;
-  }
+// Sub-histograms per block: as many copies of the packed counters as fit
+// in 64 KB (up to one per warp), so warps counting the same levels collide
+// less; 2^15 and 2^16 levels get one copy (64 and 128 KB).
+__host__ __device__ inline uint32_t deep_copies(uint32_t levels) {
+  const uint32_t words = levels / 2 > 1 ? levels / 2 : 1;
+  const uint32_t fit = 16384 / words;
+  return fit < 1 ? 1 : fit > kThreads / 32 ? kThreads / 32 : fit;
 }
 
-// hist holds l.levels counts and then the number of blocks done; all zero
-// between frames.
+// Counts the block's share of the plane into packed 16-bit counters in
+// shared memory, merges them into `hist` (zero at the start of the frame)
+// and clears `next_hist`, which the next frame counts into.
 __global__ void __launch_bounds__(kThreads)
     deep_histogram_kernel(DeepPlane src, uint8_t *stash, size_t stash_pitch, int groups_per_block,
-                          DeepLevels l, unsigned int *hist, DeepHistory history, uint16_t *lut) {
+                          DeepLevels l, unsigned int *hist, unsigned int *next_hist) {
   extern __shared__ unsigned int packed[];
   const uint32_t words = max(l.levels / 2, 1u);
-  for (uint32_t w = threadIdx.x; w < words; w += blockDim.x) packed[w] = 0;
+  const uint32_t copies = deep_copies(l.levels);
+  for (uint32_t w = threadIdx.x; w < words * copies; w += blockDim.x) packed[w] = 0;
+  for (uint32_t b = blockIdx.x * blockDim.x + threadIdx.x; b < l.levels;
+       b += gridDim.x * blockDim.x)
+    next_hist[b] = 0;
   __syncthreads();
 
+  unsigned int *mine = packed + (threadIdx.x / 32) % copies * words;
   const uint32_t max_level = l.levels - 1;
   const int items = src.height * src.groups_per_row;
   const int end = min(items, (blockIdx.x + 1) * groups_per_block);
   for (int i = blockIdx.x * groups_per_block + threadIdx.x; i < end; i += blockDim.x)
     visit_group(src, i, stash, stash_pitch, [&](uint32_t word) {
       const uint32_t level = sample_level(word, l.shift, max_level);
-      atomicAdd(&packed[level >> 1], 1u << ((level & 1u) * 16));
+      atomicAdd(&mine[level >> 1], 1u << ((level & 1u) * 16));
       return word;
     });
   __syncthreads();
 
+  // A block counts at most 65535 samples, so the packed sums of its copies
+  // cannot carry from one half into the other.
   for (uint32_t w = threadIdx.x; w < words; w += blockDim.x) {
-    const unsigned int v = packed[w];
+    unsigned int v = 0;
+    for (uint32_t c = 0; c < copies; ++c) v += packed[c * words + w];
     if (v & 0xFFFFu) atomicAdd(&hist[2 * w], v & 0xFFFFu);
     if (v >> 16) atomicAdd(&hist[2 * w + 1], v >> 16);
   }
+}
 
-  // The last block to finish builds the LUT: every merge must be visible
-  // device-wide (fence) and done (barrier) before the block counts itself.
-  __threadfence();
+// Per tile of kThreads bins: the bins as equalization sees them (counts, or
+// with smoothing the blend with the past, stored as the next history), their
+// sum and the first occupied bin (l.levels if none).
+__global__ void __launch_bounds__(kThreads)
+    deep_tiles_kernel(const unsigned int *hist, DeepLevels l, DeepHistory history,
+                      unsigned long long *tile_sum, uint32_t *tile_first) {
+  using SumReduce = cub::BlockReduce<unsigned long long, kThreads>;
+  using MinReduce = cub::BlockReduce<uint32_t, kThreads>;
+  __shared__ union {
+    typename SumReduce::TempStorage sum;
+    typename MinReduce::TempStorage min;
+  } tmp;
+  const uint32_t bin = blockIdx.x * kThreads + threadIdx.x;
+  unsigned long long v = 0;
+  if (bin < l.levels) {
+    v = hist[bin];
+    if (history.mode != HistoryMode::kOff) {
+      const unsigned long long past = history.mode == HistoryMode::kBlend ? history.past[bin] : 0;
+      v = next_history_bin(history.mode, past, static_cast<uint32_t>(v), history.weight);
+      history.next[bin] = v;
+    }
+  }
+  const unsigned long long sum = SumReduce(tmp.sum).Sum(v);
   __syncthreads();
-  __shared__ bool is_last;
-  unsigned int *blocks_done = hist + l.levels;
-  if (threadIdx.x == 0) is_last = atomicAdd(blocks_done, 1u) == gridDim.x - 1;
+  const uint32_t first = MinReduce(tmp.min).Reduce(v != 0 ? bin : l.levels, cuda::minimum<>{});
+  if (threadIdx.x == 0) {
+    tile_sum[blockIdx.x] = sum;
+    tile_first[blockIdx.x] = first;
+  }
+}
+
+// The LUT, one thread per bin: the frame's total, first occupied bin and
+// the sum before this tile from the tile sums, then a scan of the tile.
+__global__ void __launch_bounds__(kThreads)
+    deep_lut_kernel(const unsigned int *hist, DeepLevels l, DeepHistory history,
+                    const unsigned long long *tile_sum, const uint32_t *tile_first,
+                    uint16_t *lut) {
+  using SumReduce = cub::BlockReduce<unsigned long long, kThreads>;
+  using MinReduce = cub::BlockReduce<uint32_t, kThreads>;
+  using Scan = cub::BlockScan<unsigned long long, kThreads>;
+  __shared__ union {
+    typename SumReduce::TempStorage sum;
+    typename MinReduce::TempStorage min;
+    typename Scan::TempStorage scan;
+  } tmp;
+  __shared__ unsigned long long total, before, first_count;
+  __shared__ uint32_t first;
+
+  const bool smoothing = history.mode != HistoryMode::kOff;
+  auto value = [&](uint32_t b) -> unsigned long long {
+    return smoothing ? history.next[b] : hist[b];
+  };
+  const uint32_t tiles = gridDim.x;
+  const uint32_t t = threadIdx.x;
+  const unsigned long long s = t < tiles ? tile_sum[t] : 0;
+  const unsigned long long all = SumReduce(tmp.sum).Sum(s);
   __syncthreads();
-  if (!is_last) return;
-  build_deep_lut(hist, l, history, lut);
-  if (threadIdx.x == 0) *blocks_done = 0;
+  const unsigned long long pre = SumReduce(tmp.sum).Sum(t < blockIdx.x ? s : 0ull);
+  __syncthreads();
+  const uint32_t lowest =
+      MinReduce(tmp.min).Reduce(t < tiles ? tile_first[t] : l.levels, cuda::minimum<>{});
+  if (t == 0) {
+    total = all;
+    before = pre;
+    first = lowest < l.levels ? lowest : l.levels - 1;
+    first_count = value(first);
+  }
+  __syncthreads();
+
+  const uint32_t bin = blockIdx.x * kThreads + t;
+  const unsigned long long v = bin < l.levels ? value(bin) : 0;
+  unsigned long long cdf = 0;
+  Scan(tmp.scan).InclusiveSum(v, cdf);
+  if (bin < l.levels)
+    lut[bin] = static_cast<uint16_t>(
+        equalized_level_of(static_cast<int>(bin), static_cast<int>(first), first_count, total,
+                           before + cdf, smoothing ? kHistoryUnit : 1.f, l.levels - 1)
+        << l.shift);
 }
 
 __global__ void __launch_bounds__(kThreads)
@@ -198,11 +229,14 @@ __global__ void __launch_bounds__(kThreads)
 
 void HistEqGpu::reserve_deep(uint32_t levels, bool with_history) {
   if (deep_levels_ < levels) {
-    deep_hist_ = DeviceArray<uint32_t>(levels + 1);
+    deep_hist_ = DeviceArray<uint32_t>(2 * static_cast<size_t>(levels));
     deep_lut_ = DeviceArray<uint16_t>(levels);
+    const size_t tiles = (levels + kThreads - 1) / kThreads;
+    deep_tile_sum_ = DeviceArray<unsigned long long>(tiles);
+    deep_tile_first_ = DeviceArray<uint32_t>(tiles);
     deep_levels_ = levels;
-    deep_state_dirty_ = true;
     deep_history_levels_ = 0;
+    deep_state_dirty_ = true;
   }
   if (with_history && deep_history_levels_ < levels) {
     deep_history_ = DeviceArray<unsigned long long>(2 * static_cast<size_t>(levels));
@@ -218,9 +252,14 @@ void HistEqGpu::enqueue_deep(ConstPlane src, const Plane *stash, Plane dst,
   const DeepLevels l{layout.shift, layout.levels()};
 
   reserve_deep(l.levels, temporal_.weight() != 0);
+  // The histograms lie at offsets that depend on the level count: a frame
+  // of another count finds stale counts where it reads.
+  if (l.levels != deep_frame_levels_) deep_state_dirty_ = true;
+  deep_frame_levels_ = l.levels;
   if (deep_state_dirty_) {
     CUDAFILTERS_CHECK(
-        cudaMemsetAsync(deep_hist_.get(), 0, (deep_levels_ + 1) * sizeof(uint32_t), stream));
+        cudaMemsetAsync(deep_hist_.get(), 0, 2 * deep_levels_ * sizeof(uint32_t), stream));
+    deep_parity_ = 0;
     deep_history_parity_ = 0;
     temporal_.restart();
   }
@@ -234,7 +273,7 @@ void HistEqGpu::enqueue_deep(ConstPlane src, const Plane *stash, Plane dst,
     history.next = deep_history_.get() + (deep_history_parity_ ^ 1) * static_cast<size_t>(l.levels);
     deep_history_parity_ ^= 1;
   }
-  // Until both launches are queued the counters may be left half-used.
+  // Until every launch is queued the histograms may be left half-used.
   deep_state_dirty_ = true;
 
   const bool src_vec = aligned16(src.data, src.stride) &&
@@ -246,7 +285,8 @@ void HistEqGpu::enqueue_deep(ConstPlane src, const Plane *stash, Plane dst,
       deep_plane(map_from, aligned16(map_from.data, map_from.stride) &&
                                aligned16(dst.data, dst.stride));
 
-  const size_t shared = std::max<uint32_t>(l.levels / 2, 1u) * sizeof(unsigned int);
+  const size_t shared =
+      std::max<uint32_t>(l.levels / 2, 1u) * deep_copies(l.levels) * sizeof(unsigned int);
   if (shared != deep_shared_bytes_) {
     CUDAFILTERS_CHECK(cudaFuncSetAttribute(deep_histogram_kernel,
                                            cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -255,10 +295,15 @@ void HistEqGpu::enqueue_deep(ConstPlane src, const Plane *stash, Plane dst,
     CUDAFILTERS_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
         &resident, deep_histogram_kernel, kThreads, shared));
     if (resident < 1)
-      throw CudaError("deep histogram: no block fits in shared memory", cudaErrorInvalidConfiguration);
+      throw CudaError("deep histogram: no block fits in shared memory",
+                      cudaErrorInvalidConfiguration);
     deep_resident_blocks_ = resident * sm_count_;
     deep_shared_bytes_ = shared;
   }
+  unsigned int *hist = deep_hist_.get() + deep_parity_ * static_cast<size_t>(l.levels);
+  unsigned int *next_hist = deep_hist_.get() + (deep_parity_ ^ 1) * static_cast<size_t>(l.levels);
+  deep_parity_ ^= 1;
+
   const int items = count_src.height * count_src.groups_per_row;
   // One wave of resident blocks, or more where a block would count more
   // samples than its packed counters hold.
@@ -266,9 +311,17 @@ void HistEqGpu::enqueue_deep(ConstPlane src, const Plane *stash, Plane dst,
       1, std::min(kMaxGroupsPerBlock, (items + deep_resident_blocks_ - 1) / deep_resident_blocks_));
   const int count_blocks = (items + per_block - 1) / per_block;
   deep_histogram_kernel<<<count_blocks, kThreads, shared, stream>>>(
-      count_src, stash ? stash->data : nullptr, stash ? stash->stride : 0, per_block, l,
-      deep_hist_.get(), history, deep_lut_.get());
+      count_src, stash ? stash->data : nullptr, stash ? stash->stride : 0, per_block, l, hist,
+      next_hist);
   check_launch("deep_histogram_kernel");
+
+  const int tiles = static_cast<int>((l.levels + kThreads - 1) / kThreads);
+  deep_tiles_kernel<<<tiles, kThreads, 0, stream>>>(hist, l, history, deep_tile_sum_.get(),
+                                                    deep_tile_first_.get());
+  check_launch("deep_tiles_kernel");
+  deep_lut_kernel<<<tiles, kThreads, 0, stream>>>(hist, l, history, deep_tile_sum_.get(),
+                                                  deep_tile_first_.get(), deep_lut_.get());
+  check_launch("deep_lut_kernel");
 
   int map_items = map_src.height * map_src.groups_per_row;
   const CopyJobs jobs = carried_jobs(carried, map_items);

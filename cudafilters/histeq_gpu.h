@@ -1,6 +1,6 @@
 // Histogram equalization on the GPU: one cooperative launch per frame (two
 // where that is not available) on the caller's stream, no host round trip;
-// two launches for deep planes (up to 2^16 levels). Output is bit-identical
+// four launches for deep planes (up to 2^16 levels). Output is bit-identical
 // to HistEqCpu.
 #pragma once
 
@@ -74,14 +74,18 @@ class HistEqGpu final : public StreamingPlaneFilter {
   int history_parity_ = 0;
 
   int significant_bits_ = 0;
-  // Deep planes: the histogram (levels counts, then the number of blocks
-  // done; zero between frames), the LUT of output words, and two smoothed
-  // histograms; grown, never shrunk.
+  // Deep planes: two histograms (a frame counts into one and clears the
+  // other), per-tile sums and first occupied bins, the LUT of output words,
+  // and two smoothed histograms; grown, never shrunk.
   DeviceArray<uint32_t> deep_hist_;
+  DeviceArray<unsigned long long> deep_tile_sum_;
+  DeviceArray<uint32_t> deep_tile_first_;
   DeviceArray<uint16_t> deep_lut_;
   DeviceArray<unsigned long long> deep_history_;
-  uint32_t deep_levels_ = 0;
+  uint32_t deep_levels_ = 0;        // allocated
+  uint32_t deep_frame_levels_ = 0;  // of the last frame
   uint32_t deep_history_levels_ = 0;
+  int deep_parity_ = 0;
   int deep_history_parity_ = 0;
   bool deep_state_dirty_ = true;
   size_t deep_shared_bytes_ = 0;

@@ -36,13 +36,14 @@ static const char *const kBackend = TEST_GPU ? "cuda" : "cpu";
 struct ElementCase {
   const char *factory;
   const char *props;
+  bool deep;  /* takes 10- to 16-bit formats */
 };
 
 static const ElementCase kElements[] = {
-  {"cudahisteq", ""},
-  {"cudanlm", " strength=15 patch-size=3 search-size=7"},
-  {"cudaclahe", " clip-limit=3 tiles-x=5 tiles-y=3"},
-  {"cudasharpen", " amount=1.5 radius=1.2 threshold=2"},
+  {"cudahisteq", "", true},
+  {"cudanlm", " strength=15 patch-size=3 search-size=7", false},
+  {"cudaclahe", " clip-limit=3 tiles-x=5 tiles-y=3", false},
+  {"cudasharpen", " amount=1.5 radius=1.2 threshold=2", false},
 };
 
 static const NlmSettings kNlmCase = { 15, 3, 7, 0, false };
@@ -193,16 +194,32 @@ GST_START_TEST (test_unsupported_caps_are_refused)
 {
   const char *refused[] = {
     "video/x-raw,format=RGB,width=64,height=48,framerate=30/1",
-    "video/x-raw,format=P010_10LE,width=64,height=48,framerate=30/1",
-    "video/x-raw,format=GRAY16_LE,width=64,height=48,framerate=30/1",
+    "video/x-raw,format=GRAY16_BE,width=64,height=48,framerate=30/1",
+    "video/x-raw,format=P012_LE,width=64,height=48,framerate=30/1",
     "audio/x-raw,format=S16LE,rate=48000,channels=2,layout=interleaved",
     /* Larger than the pad templates allow (32768 per side). */
     "video/x-raw,format=GRAY8,width=40000,height=40000,framerate=30/1",
-    /* GStreamer's CUDA allocator has no GRAY8 layout. */
+    /* GStreamer's CUDA allocator has no GRAY8 or GRAY16 layout. */
     "video/x-raw(memory:CUDAMemory),format=GRAY8,width=64,height=48,framerate=30/1",
+    "video/x-raw(memory:CUDAMemory),format=GRAY16_LE,width=64,height=48,framerate=30/1",
+  };
+  /* Refused by the elements that take only 8-bit frames. */
+  const char *deep[] = {
+    "video/x-raw,format=P010_10LE,width=64,height=48,framerate=30/1",
+    "video/x-raw,format=GRAY16_LE,width=64,height=48,framerate=30/1",
   };
   for (const ElementCase & e : kElements)
     for (const char *caps : refused) {
+      BusHarness c (launch_of (e));
+      gst_harness_set_src_caps_str (c.h, caps);
+      fail_unless_equals_int (gst_harness_push (c.h,
+              gst_buffer_new_allocate (NULL, 64 * 48 * 4, NULL)),
+          GST_FLOW_NOT_NEGOTIATED);
+    }
+  for (const ElementCase & e : kElements)
+    for (const char *caps : deep) {
+      if (e.deep)
+        continue;
       BusHarness c (launch_of (e));
       gst_harness_set_src_caps_str (c.h, caps);
       fail_unless_equals_int (gst_harness_push (c.h,
