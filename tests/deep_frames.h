@@ -148,6 +148,21 @@ deep_frame (std::mt19937 & rng, GstVideoFormat fmt, const Image16 & luma)
   return f;
 }
 
+/* One frame through a harness that stays open (renegotiating to the
+ * frame's caps where they changed). */
+inline PlanarFrame
+push_pull_in (GstHarness * h, const PlanarFrame & in)
+{
+  gst_harness_set_src_caps_str (h, video_caps (GST_VIDEO_INFO_FORMAT (&in.info),
+          GST_VIDEO_INFO_WIDTH (&in.info),
+          GST_VIDEO_INFO_HEIGHT (&in.info)).c_str ());
+  GstBuffer *out = gst_harness_push_and_pull (h, buffer_from_frame (in));
+  fail_unless (out != NULL);
+  PlanarFrame result = frame_from_buffer (out, in.info);
+  gst_buffer_unref (out);
+  return result;
+}
+
 inline void
 assert_images16_equal (const Image16 & got, const Image16 & want,
     const std::string & what)

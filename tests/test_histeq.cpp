@@ -250,16 +250,6 @@ GST_END_TEST;
 
 /* Deeper formats: luma equalized over the format's 2^b levels, as the
  * reference computes it, every other plane byte-identical. */
-static PlanarFrame
-push_pull_in (GstHarness * h, const PlanarFrame & in)
-{
-  GstBuffer *out = gst_harness_push_and_pull (h, buffer_from_frame (in));
-  fail_unless (out != NULL);
-  PlanarFrame result = frame_from_buffer (out, in.info);
-  gst_buffer_unref (out);
-  return result;
-}
-
 static void
 check_deep_frame (const char *launch, const PlanarFrame & in, int bits,
     const std::string & what)
@@ -377,7 +367,6 @@ GST_START_TEST (test_renegotiation_between_depths)
     GST_VIDEO_FORMAT_NV12, GST_VIDEO_FORMAT_Y444_12LE, GST_VIDEO_FORMAT_GRAY8
   };
   for (GstVideoFormat fmt : fmts) {
-    gst_harness_set_src_caps_str (h, video_caps (fmt, 45, 31).c_str ());
     for (int i = 0; i < 2; ++i) {
       const std::string what = std::string ("after switching to ") +
           gst_video_format_to_string (fmt);

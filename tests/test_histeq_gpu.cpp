@@ -124,19 +124,6 @@ GST_END_TEST;
 
 /* Deeper formats: the GPU equals the reference (and so the CPU backend,
  * which the cpu suite checks against it) bit for bit. */
-static PlanarFrame
-push_pull_in (GstHarness * h, const PlanarFrame & in)
-{
-  gst_harness_set_src_caps_str (h, video_caps (GST_VIDEO_INFO_FORMAT (&in.info),
-          GST_VIDEO_INFO_WIDTH (&in.info),
-          GST_VIDEO_INFO_HEIGHT (&in.info)).c_str ());
-  GstBuffer *out = gst_harness_push_and_pull (h, buffer_from_frame (in));
-  fail_unless (out != NULL);
-  PlanarFrame result = frame_from_buffer (out, in.info);
-  gst_buffer_unref (out);
-  return result;
-}
-
 static void
 check_deep (GstHarness * h, const PlanarFrame & in, int bits,
     const std::string & what)
