@@ -176,4 +176,17 @@ assert_images16_equal (const Image16 & got, const Image16 & want,
             want.width, want.height, x, y, got.at (x, y), want.at (x, y));
 }
 
+/* `in` through harness `h`: luma must equal the reference equalization over
+ * 2^bits levels, every other plane must be byte-identical. */
+inline void
+assert_equalized_deep (GstHarness * h, const PlanarFrame & in, int bits,
+    const std::string & what)
+{
+  const DeepLayout l = deep_layout (GST_VIDEO_INFO_FORMAT (&in.info));
+  PlanarFrame out = push_pull_in (h, in);
+  assert_images16_equal (words_of (out.planes[0]),
+      reference_equalize_deep (words_of (in.planes[0]), bits, l.shift), what);
+  assert_chroma_carried (out, in);
+}
+
 }  // namespace test

@@ -392,6 +392,30 @@ struct BusHarness {
   }
 };
 
+/* The pool the element behind harness `h` proposes for `caps`, configured
+ * with video meta (so it may pad strides) and active, as an upstream that
+ * takes it would use it. */
+inline GstBufferPool *
+take_proposed_pool (GstHarness * h, GstCaps * caps)
+{
+  GstQuery *query = gst_query_new_allocation (caps, TRUE);
+  fail_unless (gst_pad_peer_query (h->srcpad, query));
+  fail_unless (gst_query_get_n_allocation_pools (query) > 0,
+      "no pool proposed on the GPU path");
+  GstBufferPool *pool = NULL;
+  gst_query_parse_nth_allocation_pool (query, 0, &pool, NULL, NULL, NULL);
+  fail_unless (pool != NULL);
+  fail_unless (gst_query_find_allocation_meta (query, GST_VIDEO_META_API_TYPE,
+          NULL));
+  gst_query_unref (query);
+
+  GstStructure *config = gst_buffer_pool_get_config (pool);
+  gst_buffer_pool_config_add_option (config, GST_BUFFER_POOL_OPTION_VIDEO_META);
+  fail_unless (gst_buffer_pool_set_config (pool, config));
+  fail_unless (gst_buffer_pool_set_active (pool, TRUE));
+  return pool;
+}
+
 /* Upstream that takes the pool the element proposes writes into pinned
  * memory; frames must come out the same, with padded strides from the video
  * meta, and pool buffers may outlive the element. A width that is a multiple
@@ -406,21 +430,7 @@ check_proposed_pinned_pool (const char *launch, int w, int hgt,
   GstHarness *gpu = harness_for (launch, w, hgt);
 
   GstCaps *caps = gst_caps_from_string (gray_caps (w, hgt).c_str ());
-  GstQuery *query = gst_query_new_allocation (caps, TRUE);
-  fail_unless (gst_pad_peer_query (gpu->srcpad, query));
-  fail_unless (gst_query_get_n_allocation_pools (query) > 0,
-      "no pool proposed on the GPU path");
-  GstBufferPool *pool = NULL;
-  gst_query_parse_nth_allocation_pool (query, 0, &pool, NULL, NULL, NULL);
-  fail_unless (pool != NULL);
-  fail_unless (gst_query_find_allocation_meta (query, GST_VIDEO_META_API_TYPE,
-          NULL));
-  gst_query_unref (query);
-
-  GstStructure *config = gst_buffer_pool_get_config (pool);
-  gst_buffer_pool_config_add_option (config, GST_BUFFER_POOL_OPTION_VIDEO_META);
-  fail_unless (gst_buffer_pool_set_config (pool, config));
-  fail_unless (gst_buffer_pool_set_active (pool, TRUE));
+  GstBufferPool *pool = take_proposed_pool (gpu, caps);
 
   GstVideoInfo info;
   gst_video_info_from_caps (&info, caps);

@@ -124,17 +124,6 @@ GST_END_TEST;
 
 /* Deeper formats: the GPU equals the reference (and so the CPU backend,
  * which the cpu suite checks against it) bit for bit. */
-static void
-check_deep (GstHarness * h, const PlanarFrame & in, int bits,
-    const std::string & what)
-{
-  const DeepLayout l = deep_layout (GST_VIDEO_INFO_FORMAT (&in.info));
-  PlanarFrame out = push_pull_in (h, in);
-  assert_images16_equal (words_of (out.planes[0]),
-      reference_equalize_deep (words_of (in.planes[0]), bits, l.shift), what);
-  assert_chroma_carried (out, in);
-}
-
 GST_START_TEST (test_gpu_deep_formats)
 {
   std::mt19937 rng (4040);
@@ -148,14 +137,14 @@ GST_START_TEST (test_gpu_deep_formats)
     for (const auto & sz : sizes) {
       const std::string what = std::string (gst_video_format_to_string (fmt)) +
           " " + std::to_string (sz[0]) + "x" + std::to_string (sz[1]);
-      check_deep (h, deep_frame (rng, fmt, random_deep_image (rng, sz[0], sz[1],
+      assert_equalized_deep (h, deep_frame (rng, fmt, random_deep_image (rng, sz[0], sz[1],
                   l, 0, top)), l.bits, what + " full range");
-      check_deep (h, deep_frame (rng, fmt, random_deep_image (rng, sz[0], sz[1],
+      assert_equalized_deep (h, deep_frame (rng, fmt, random_deep_image (rng, sz[0], sz[1],
                   l, top / 2, top / 2 + 3)), l.bits, what + " four levels");
       Image16 scene = thermal_like_image (rng, sz[0], sz[1], l.bits);
       for (auto &p : scene.pixels)
         p = uint16_t (p << l.shift);
-      check_deep (h, deep_frame (rng, fmt, scene), l.bits, what + " scene");
+      assert_equalized_deep (h, deep_frame (rng, fmt, scene), l.bits, what + " scene");
     }
   }
   gst_harness_teardown (h);
@@ -166,14 +155,14 @@ GST_START_TEST (test_gpu_deep_8k)
 {
   std::mt19937 rng (4041);
   GstHarness *h = gst_harness_new_parse (kCuda);
-  check_deep (h, deep_frame (rng, GST_VIDEO_FORMAT_GRAY16_LE,
+  assert_equalized_deep (h, deep_frame (rng, GST_VIDEO_FORMAT_GRAY16_LE,
           thermal_like_image (rng, 7680, 4320, 16)), 16, "GRAY16_LE 8K");
   /* A block's packed counters hold 65535 samples: one level everywhere
    * checks that no counter overflows into its neighbour. */
-  check_deep (h, deep_frame (rng, GST_VIDEO_FORMAT_GRAY16_LE,
+  assert_equalized_deep (h, deep_frame (rng, GST_VIDEO_FORMAT_GRAY16_LE,
           random_deep_image (rng, 7680, 4320, DeepLayout { 16, 0 }, 1000,
               1001)), 16, "GRAY16_LE 8K, two levels");
-  check_deep (h, deep_frame (rng, GST_VIDEO_FORMAT_P010_10LE,
+  assert_equalized_deep (h, deep_frame (rng, GST_VIDEO_FORMAT_P010_10LE,
           random_deep_image (rng, 7680, 4320, DeepLayout { 10, 6 }, 0, 1023)),
       10, "P010 8K");
   gst_harness_teardown (h);
@@ -189,7 +178,7 @@ GST_START_TEST (test_gpu_significant_bits)
     GstHarness *h = gst_harness_new_parse (launch.c_str ());
     Image16 scene = thermal_like_image (rng, 1280, 1024, bits);
     scene.at (5, 5) = 65535;  /* above the range: the highest level */
-    check_deep (h, deep_frame (rng, GST_VIDEO_FORMAT_GRAY16_LE, scene), bits,
+    assert_equalized_deep (h, deep_frame (rng, GST_VIDEO_FORMAT_GRAY16_LE, scene), bits,
         launch);
     gst_harness_teardown (h);
   }
@@ -242,16 +231,7 @@ GST_START_TEST (test_gpu_deep_proposed_pinned_pool)
     const std::string caps_str = video_caps (GST_VIDEO_FORMAT_GRAY16_LE, w, hgt);
     gst_harness_set_src_caps_str (h, caps_str.c_str ());
     GstCaps *caps = gst_caps_from_string (caps_str.c_str ());
-    GstQuery *query = gst_query_new_allocation (caps, TRUE);
-    fail_unless (gst_pad_peer_query (h->srcpad, query));
-    fail_unless (gst_query_get_n_allocation_pools (query) > 0);
-    GstBufferPool *pool = NULL;
-    gst_query_parse_nth_allocation_pool (query, 0, &pool, NULL, NULL, NULL);
-    gst_query_unref (query);
-    GstStructure *config = gst_buffer_pool_get_config (pool);
-    gst_buffer_pool_config_add_option (config, GST_BUFFER_POOL_OPTION_VIDEO_META);
-    fail_unless (gst_buffer_pool_set_config (pool, config));
-    fail_unless (gst_buffer_pool_set_active (pool, TRUE));
+    GstBufferPool *pool = take_proposed_pool (h, caps);
     GstVideoInfo info;
     gst_video_info_from_caps (&info, caps);
     for (int i = 0; i < 3; ++i) {
