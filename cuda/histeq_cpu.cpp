@@ -69,20 +69,21 @@ void HistEqCpu::process(ConstPlane src, Plane dst) {
     for (uint32_t b = 0; b < levels; ++b)
       history_[b] = next_history_bin(mode, history_[b], hist_[b], temporal_.weight());
   }
+  // The LUT from this frame's counts, or from the blended history.
+  auto build_lut = [&](auto *lut, int shift) {
+    if (mode == HistoryMode::kOff)
+      equalize_lut(hist_.data(), levels, unit, shift, lut);
+    else
+      equalize_lut(history_.data(), levels, unit, shift, lut);
+  };
   if (l.deep()) {
     lut16_.resize(levels);
-    if (mode == HistoryMode::kOff)
-      equalize_lut(hist_.data(), levels, unit, l.shift, lut16_.data());
-    else
-      equalize_lut(history_.data(), levels, unit, l.shift, lut16_.data());
+    build_lut(lut16_.data(), l.shift);
     map_plane_deep(src, dst, l, lut16_.data());
     return;
   }
   uint8_t lut[kHistBins];
-  if (mode == HistoryMode::kOff)
-    equalize_lut(hist_.data(), levels, unit, 0, lut);
-  else
-    equalize_lut(history_.data(), levels, unit, 0, lut);
+  build_lut(lut, 0);
   map_plane(src, dst, lut);
 }
 
