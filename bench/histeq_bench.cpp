@@ -64,6 +64,10 @@ void bench_deep(Reporter &rep, const Size &sz, int iters, cudaStream_t stream, i
   HistEqGpu eq;
   Stats kern = time_gpu(stream, iters, [&](int i) { eq.enqueue(in(i), out_plane, stream); });
   rep.row((what + " kernels only (GPU time)").c_str(), sz, kern, 4.0 * n);
+  // As on GPUs without cooperative launch: a launch per step.
+  HistEqGpu eq_steps(HistEqGpu::Launch::kTwoPass);
+  Stats steps = time_gpu(stream, iters, [&](int i) { eq_steps.enqueue(in(i), out_plane, stream); });
+  rep.row((what + " kernels only, a launch per step").c_str(), sz, steps, 4.0 * n);
   Stats with_chroma = time_gpu(stream, iters, [&](int i) {
     eq.enqueue_carrying(in(i), out_plane, chroma, stream);
   });

@@ -1,16 +1,27 @@
-// HistEqGpu on deep planes (16-bit words, up to 2^16 levels), four kernels
-// on the caller's stream: the histogram; per tile of 1024 bins, their sum
-// and first occupied bin (and the blend with the past, when smoothing); the
-// LUT, one thread per bin, from the tile sums and a scan of its tile; the
-// mapping. The 8-bit path (histeq_gpu.cu) keeps a histogram per warp and
-// builds its LUT in one block; 2^16 bins fit neither, so here each block
-// counts into packed 16-bit counters in shared memory (128 KB at 16 bits)
-// and the LUT is built by 64 blocks at once.
+// HistEqGpu on deep planes (16-bit words, up to 2^16 levels): one
+// cooperative kernel on the caller's stream whose steps are separated by
+// grid barriers (or, without cooperative launch, one launch per step):
+// partial histograms; the frame's histogram summed from them, with per-tile
+// (1024 levels) sums and first occupied levels; with smoothing, the blend
+// with the past; the LUT, one thread per level, from the tile sums and a
+// scan of its tile; the mapping. The 8-bit path (histeq_gpu.cu) keeps a
+// histogram per warp and builds its LUT in every block; 2^16 levels fit
+// neither, so here each block counts into packed 16-bit counters in shared
+// memory (128 KB at 16 bits) and the LUT is built by 64 blocks at once.
+//
+// The partial histograms are stored whole rather than added into one with
+// atomics: on noisy 16-bit frames a block occupies about as many levels as
+// it counts samples, so an atomic merge costs about one global atomic per
+// sample (measured on an H100: 22 us of a 1080p frame's 46), while storing
+// and summing 32 partials of 128 KB moves 8 MB through L2. Merging through
+// a cluster's distributed shared memory measured slower still (60-75 us):
+// its remote atomics are slower than the L2's.
 #include <cudafilters/histeq_gpu.h>
 
 #include <cudafilters/detail/equalize_math.h>
 #include "plane_kernels.cuh"
 
+#include <cooperative_groups.h>
 #include <cub/block/block_reduce.cuh>
 #include <cub/block/block_scan.cuh>
 #include <cuda/functional>
@@ -31,6 +42,11 @@ constexpr int kGroup = 8;
 // counter can carry into its neighbour.
 constexpr int kMaxBlockSamples = 65535;
 constexpr int kMaxGroupsPerBlock = kMaxBlockSamples / kGroup;
+// What the partial histograms may take, where the frame's size does not
+// need more: 32 of 2^16 levels.
+constexpr size_t kPartialBytes = size_t(4) << 20;
+// Partials one thread sums, where there are threads enough for the slices.
+constexpr int kPartialsPerSlice = 8;
 
 // A deep plane as the kernels walk it: rows of groups of kGroup samples,
 // read as one vector where rows are 16-byte aligned.
@@ -96,140 +112,261 @@ __host__ __device__ inline uint32_t deep_copies(uint32_t levels) {
   return fit < 1 ? 1 : fit > kThreads / 32 ? kThreads / 32 : fit;
 }
 
-// Counts the block's share of the plane into packed 16-bit counters in
-// shared memory, merges them into `hist` (zero at the start of the frame)
-// and clears `next_hist`, which the next frame counts into.
-__global__ void __launch_bounds__(kThreads)
-    deep_histogram_kernel(DeepPlane src, uint8_t *stash, size_t stash_pitch, int groups_per_block,
-                          DeepLevels l, unsigned int *hist, unsigned int *next_hist) {
-  extern __shared__ unsigned int packed[];
-  const uint32_t words = max(l.levels / 2, 1u);
-  const uint32_t copies = deep_copies(l.levels);
-  for (uint32_t w = threadIdx.x; w < words * copies; w += blockDim.x) packed[w] = 0;
-  for (uint32_t b = blockIdx.x * blockDim.x + threadIdx.x; b < l.levels;
-       b += gridDim.x * blockDim.x)
-    next_hist[b] = 0;
-  __syncthreads();
+// Words of packed counters in one partial histogram: two levels per word.
+__host__ __device__ inline uint32_t deep_words(uint32_t levels) { return levels > 1 ? levels / 2 : 1; }
 
-  unsigned int *mine = packed + (threadIdx.x / 32) % copies * words;
-  const uint32_t max_level = l.levels - 1;
-  const int items = src.height * src.groups_per_row;
-  const int end = min(items, (blockIdx.x + 1) * groups_per_block);
-  for (int i = blockIdx.x * groups_per_block + threadIdx.x; i < end; i += blockDim.x)
-    visit_group(src, i, stash, stash_pitch, [&](uint32_t word) {
-      const uint32_t level = sample_level(word, l.shift, max_level);
-      atomicAdd(&mine[level >> 1], 1u << ((level & 1u) * 16));
-      return word;
-    });
-  __syncthreads();
+// The steps of a frame, in order. The cooperative launch runs them all with
+// a grid barrier between steps; otherwise each is a launch of its own.
+enum DeepStep : uint32_t {
+  kCount,  // partial histograms (and the carried planes' copies)
+  kSum,    // the frame's histogram from the partials; tile sums unless smoothing
+  kBlend,  // smoothing only: the blend with the past; tile sums
+  kLut,
+  kMap,
+  kSteps
+};
 
-  // A block counts at most 65535 samples, so the packed sums of its copies
-  // cannot carry from one half into the other.
-  for (uint32_t w = threadIdx.x; w < words; w += blockDim.x) {
-    unsigned int v = 0;
-    for (uint32_t c = 0; c < copies; ++c) v += packed[c * words + w];
-    if (v & 0xFFFFu) atomicAdd(&hist[2 * w], v & 0xFFFFu);
-    if (v >> 16) atomicAdd(&hist[2 * w + 1], v >> 16);
-  }
-}
+// Everything the steps of one frame read and write.
+struct DeepFrame {
+  DeepPlane count_src;
+  uint8_t *stash;
+  size_t stash_pitch;
+  DeepPlane map_src;
+  uint8_t *dst;
+  size_t dst_pitch;
+  DeepLevels l;
+  DeepHistory history;
+  // Partial histograms: 16-bit counts at partials[p * 2 * words + level].
+  unsigned int *partials;
+  int partial_count;
+  int groups_per_partial;
+  // The sums over the partials are split into this many slices of them,
+  // each added into `hist` (which is then cleared first), so that few
+  // levels still keep many threads busy.
+  int slices;
+  unsigned int *hist;
+  unsigned long long *tile_sum;
+  uint32_t *tile_first;
+  uint16_t *lut;
+  CopyJobs carried;
+};
 
-// Per tile of kThreads bins: the bins as equalization sees them (counts, or
-// with smoothing the blend with the past, stored as the next history), their
-// sum and the first occupied bin (l.levels if none).
-__global__ void __launch_bounds__(kThreads)
-    deep_tiles_kernel(const unsigned int *hist, DeepLevels l, DeepHistory history,
-                      unsigned long long *tile_sum, uint32_t *tile_first) {
-  using SumReduce = cub::BlockReduce<unsigned long long, kThreads>;
-  using MinReduce = cub::BlockReduce<uint32_t, kThreads>;
-  __shared__ union {
-    typename SumReduce::TempStorage sum;
-    typename MinReduce::TempStorage min;
-  } tmp;
-  const uint32_t bin = blockIdx.x * kThreads + threadIdx.x;
-  unsigned long long v = 0;
-  if (bin < l.levels) {
-    v = hist[bin];
-    if (history.mode != HistoryMode::kOff) {
-      const unsigned long long past = history.mode == HistoryMode::kBlend ? history.past[bin] : 0;
-      v = next_history_bin(history.mode, past, static_cast<uint32_t>(v), history.weight);
-      history.next[bin] = v;
-    }
-  }
-  const unsigned long long sum = SumReduce(tmp.sum).Sum(v);
-  __syncthreads();
-  const uint32_t first = MinReduce(tmp.min).Reduce(v != 0 ? bin : l.levels, cuda::minimum<>{});
-  if (threadIdx.x == 0) {
-    tile_sum[blockIdx.x] = sum;
-    tile_first[blockIdx.x] = first;
-  }
-}
-
-// The LUT, one thread per bin: the frame's total, first occupied bin and
-// the sum before this tile from the tile sums, then a scan of the tile.
-__global__ void __launch_bounds__(kThreads)
-    deep_lut_kernel(const unsigned int *hist, DeepLevels l, DeepHistory history,
-                    const unsigned long long *tile_sum, const uint32_t *tile_first,
-                    uint16_t *lut) {
+struct DeepShared {
   using SumReduce = cub::BlockReduce<unsigned long long, kThreads>;
   using MinReduce = cub::BlockReduce<uint32_t, kThreads>;
   using Scan = cub::BlockScan<unsigned long long, kThreads>;
-  __shared__ union {
+  union {
     typename SumReduce::TempStorage sum;
     typename MinReduce::TempStorage min;
     typename Scan::TempStorage scan;
   } tmp;
-  __shared__ unsigned long long total, before, first_count;
-  __shared__ uint32_t first;
+  unsigned long long total, before, first_count;
+  uint32_t first;
+};
 
-  const bool smoothing = history.mode != HistoryMode::kOff;
-  auto value = [&](uint32_t b) -> unsigned long long {
-    return smoothing ? history.next[b] : hist[b];
-  };
-  const uint32_t tiles = gridDim.x;
-  const uint32_t t = threadIdx.x;
-  const unsigned long long s = t < tiles ? tile_sum[t] : 0;
-  const unsigned long long all = SumReduce(tmp.sum).Sum(s);
-  __syncthreads();
-  const unsigned long long pre = SumReduce(tmp.sum).Sum(t < blockIdx.x ? s : 0ull);
-  __syncthreads();
-  const uint32_t lowest =
-      MinReduce(tmp.min).Reduce(t < tiles ? tile_first[t] : l.levels, cuda::minimum<>{});
-  if (t == 0) {
-    total = all;
-    before = pre;
-    first = lowest < l.levels ? lowest : l.levels - 1;
-    first_count = value(first);
-  }
-  __syncthreads();
-
-  const uint32_t bin = blockIdx.x * kThreads + t;
-  const unsigned long long v = bin < l.levels ? value(bin) : 0;
-  unsigned long long cdf = 0;
-  Scan(tmp.scan).InclusiveSum(v, cdf);
-  if (bin < l.levels)
-    lut[bin] = static_cast<uint16_t>(
-        equalized_level_of(static_cast<int>(bin), static_cast<int>(first), first_count, total,
-                           before + cdf, smoothing ? kHistoryUnit : 1.f, l.levels - 1)
-        << l.shift);
+__device__ __forceinline__ bool smoothing(const DeepFrame &f) {
+  return f.history.mode != HistoryMode::kOff;
 }
 
-__global__ void __launch_bounds__(kThreads)
-    deep_map_kernel(DeepPlane src, uint8_t *dst, size_t dst_pitch,
-                    DeepLevels l, const uint16_t *__restrict__ lut, CopyJobs carried) {
-  copy_planes(carried);
-  const uint32_t max_level = l.levels - 1;
-  const int items = src.height * src.groups_per_row;
+// The block's tile: its sum and first occupied bin (l.levels if none), as
+// thread 0 sees them.
+__device__ __forceinline__ void reduce_tile(DeepShared &sh, unsigned long long v, uint32_t bin,
+                                            uint32_t levels, unsigned long long &sum,
+                                            uint32_t &first) {
+  sum = DeepShared::SumReduce(sh.tmp.sum).Sum(v);
+  __syncthreads();
+  first = DeepShared::MinReduce(sh.tmp.min).Reduce(v != 0 ? bin : levels, cuda::minimum<>{});
+  __syncthreads();
+}
+
+// Counts partial histograms into packed 16-bit counters in shared memory
+// and stores them; clears what the next steps add into.
+__device__ void count_step(const DeepFrame &f, unsigned int *packed) {
+  copy_planes(f.carried);
+  const uint32_t levels = f.l.levels;
+  const int tiles = (levels + kThreads - 1) / kThreads;
+  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < max(levels, kThreads);
+       i += gridDim.x * blockDim.x) {
+    if (f.slices > 1 && i < levels) f.hist[i] = 0;
+    if (!smoothing(f) && i < tiles) {
+      f.tile_sum[i] = 0;
+      f.tile_first[i] = levels;
+    }
+  }
+
+  const uint32_t words = deep_words(levels);
+  const uint32_t copies = deep_copies(levels);
+  unsigned int *mine = packed + (threadIdx.x / 32) % copies * words;
+  const uint32_t max_level = levels - 1;
+  const int items = f.count_src.height * f.count_src.groups_per_row;
+  for (int p = blockIdx.x; p < f.partial_count; p += gridDim.x) {
+    for (uint32_t w = threadIdx.x; w < words * copies; w += blockDim.x) packed[w] = 0;
+    __syncthreads();
+    const int end = min(items, (p + 1) * f.groups_per_partial);
+    for (int i = p * f.groups_per_partial + threadIdx.x; i < end; i += blockDim.x)
+      visit_group(f.count_src, i, f.stash, f.stash_pitch, [&](uint32_t word) {
+        const uint32_t level = sample_level(word, f.l.shift, max_level);
+        atomicAdd(&mine[level >> 1], 1u << ((level & 1u) * 16));
+        return word;
+      });
+    __syncthreads();
+    // A partial counts at most 65535 samples, so the packed sums of its
+    // copies cannot carry from one half into the other.
+    unsigned int *out = f.partials + static_cast<size_t>(p) * words;
+    for (uint32_t w = threadIdx.x; w < words; w += blockDim.x) {
+      unsigned int v = 0;
+      for (uint32_t c = 0; c < copies; ++c) v += packed[c * words + w];
+      out[w] = v;
+    }
+    __syncthreads();
+  }
+}
+
+// One thread per level and slice of the partials: the slice's sum, stored
+// in (or with several slices, added into) `hist`. Without smoothing the
+// tile sums and first occupied bins are added up here too; each block of
+// kThreads consecutive (slice, level) pairs lies in one tile.
+__device__ void sum_step(const DeepFrame &f, DeepShared &sh) {
+  const uint32_t levels = f.l.levels;
+  const uint32_t pairs = levels * f.slices;
+  const int per_slice = (f.partial_count + f.slices - 1) / f.slices;
+  const uint16_t *counts = reinterpret_cast<const uint16_t *>(f.partials);
+  const size_t stride = 2 * static_cast<size_t>(deep_words(levels));
+  for (uint32_t base = blockIdx.x * kThreads; base < pairs; base += gridDim.x * kThreads) {
+    const uint32_t q = base + threadIdx.x;
+    uint32_t n = 0, bin = levels;
+    if (q < pairs) {
+      const uint32_t slice = q / levels;
+      bin = q - slice * levels;
+      const int p0 = slice * per_slice, p1 = min(p0 + per_slice, f.partial_count);
+#pragma unroll 8
+      for (int p = p0; p < p1; ++p) n += counts[p * stride + bin];
+      if (f.slices == 1)
+        f.hist[bin] = n;
+      else if (n != 0)
+        atomicAdd(&f.hist[bin], n);
+    }
+    if (smoothing(f)) continue;
+    unsigned long long sum;
+    uint32_t first;
+    reduce_tile(sh, n, bin, levels, sum, first);
+    if (threadIdx.x == 0 && sum != 0) {
+      const uint32_t tile = (base % levels) / kThreads;
+      atomicAdd(&f.tile_sum[tile], sum);
+      atomicMin(&f.tile_first[tile], first);
+    }
+  }
+}
+
+// Smoothing only, one thread per level: the blend of the frame's counts with
+// the past, stored as the next history; the tile sums and first bins.
+__device__ void blend_step(const DeepFrame &f, DeepShared &sh) {
+  const uint32_t levels = f.l.levels;
+  for (uint32_t base = blockIdx.x * kThreads; base < levels; base += gridDim.x * kThreads) {
+    const uint32_t bin = base + threadIdx.x;
+    unsigned long long v = 0;
+    if (bin < levels) {
+      const unsigned long long past =
+          f.history.mode == HistoryMode::kBlend ? f.history.past[bin] : 0;
+      v = next_history_bin(f.history.mode, past, f.hist[bin], f.history.weight);
+      f.history.next[bin] = v;
+    }
+    unsigned long long sum;
+    uint32_t first;
+    reduce_tile(sh, v, bin, levels, sum, first);
+    if (threadIdx.x == 0) {
+      f.tile_sum[base / kThreads] = sum;
+      f.tile_first[base / kThreads] = first;
+    }
+  }
+}
+
+// The LUT, one thread per level: the frame's total, first occupied bin and
+// the sum before the tile from the tile sums, then a scan of the tile.
+__device__ void lut_step(const DeepFrame &f, DeepShared &sh) {
+  const uint32_t levels = f.l.levels;
+  const uint32_t tiles = (levels + kThreads - 1) / kThreads;
+  const bool smooth = smoothing(f);
+  auto value = [&](uint32_t b) -> unsigned long long {
+    return smooth ? f.history.next[b] : f.hist[b];
+  };
+  const uint32_t t = threadIdx.x;
+  const unsigned long long s = t < tiles ? f.tile_sum[t] : 0;
+  const uint32_t tile_first = t < tiles ? f.tile_first[t] : levels;
+  for (uint32_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    const unsigned long long all = DeepShared::SumReduce(sh.tmp.sum).Sum(s);
+    __syncthreads();
+    const unsigned long long pre = DeepShared::SumReduce(sh.tmp.sum).Sum(t < tile ? s : 0ull);
+    __syncthreads();
+    const uint32_t lowest = DeepShared::MinReduce(sh.tmp.min).Reduce(tile_first, cuda::minimum<>{});
+    if (t == 0) {
+      sh.total = all;
+      sh.before = pre;
+      sh.first = lowest < levels ? lowest : levels - 1;
+      sh.first_count = value(sh.first);
+    }
+    __syncthreads();
+
+    const uint32_t bin = tile * kThreads + t;
+    const unsigned long long v = bin < levels ? value(bin) : 0;
+    unsigned long long cdf = 0;
+    DeepShared::Scan(sh.tmp.scan).InclusiveSum(v, cdf);
+    if (bin < levels)
+      f.lut[bin] = static_cast<uint16_t>(
+          equalized_level_of(static_cast<int>(bin), static_cast<int>(sh.first), sh.first_count,
+                             sh.total, sh.before + cdf, smooth ? kHistoryUnit : 1.f, levels - 1)
+          << f.l.shift);
+    __syncthreads();
+  }
+}
+
+__device__ void map_step(const DeepFrame &f) {
+  const uint32_t max_level = f.l.levels - 1;
+  const int items = f.map_src.height * f.map_src.groups_per_row;
   for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < items; i += gridDim.x * blockDim.x)
-    visit_group(src, i, dst, dst_pitch, [&](uint32_t word) {
-      return static_cast<uint32_t>(__ldg(&lut[sample_level(word, l.shift, max_level)]));
+    visit_group(f.map_src, i, f.dst, f.dst_pitch, [&](uint32_t word) {
+      return static_cast<uint32_t>(f.lut[sample_level(word, f.l.shift, max_level)]);
     });
+}
+
+// Runs the steps in `steps` (a bit per DeepStep) in order, with a grid
+// barrier between two steps: more than one step only in a cooperative
+// launch. What a step reads from another block it loads through the
+// barrier's fence, never through the read-only cache.
+__global__ void __launch_bounds__(kThreads) deep_equalize_kernel(DeepFrame f, uint32_t steps) {
+  extern __shared__ unsigned int packed[];
+  __shared__ DeepShared sh;
+  bool first = true;
+  for (uint32_t step = 0; step < kSteps; ++step) {
+    if (!(steps & (1u << step))) continue;
+    if (!first) cooperative_groups::this_grid().sync();
+    first = false;
+    switch (step) {
+      case kCount: count_step(f, packed); break;
+      case kSum: sum_step(f, sh); break;
+      case kBlend: blend_step(f, sh); break;
+      case kLut: lut_step(f, sh); break;
+      case kMap: map_step(f); break;
+    }
+  }
 }
 
 }  // namespace
 
+int HistEqGpu::deep_partial_count(int items, uint32_t levels) const {
+  // Enough partials that none counts more samples than its packed counters
+  // hold; beyond that, up to one per resident block, as long as they all
+  // fit in kPartialBytes (each is stored and read back once more).
+  const int needed = (items + kMaxGroupsPerBlock - 1) / kMaxGroupsPerBlock;
+  const size_t bytes = deep_words(levels) * sizeof(unsigned int);
+  int wanted = static_cast<int>(
+      std::min<size_t>(deep_resident_blocks_, std::max<size_t>(1, kPartialBytes / bytes)));
+  return std::max({1, needed, std::min(wanted, items)});
+}
+
 void HistEqGpu::reserve_deep(uint32_t levels, bool with_history) {
   if (deep_levels_ < levels) {
-    deep_hist_ = DeviceArray<uint32_t>(2 * static_cast<size_t>(levels));
+    deep_hist_ = DeviceArray<uint32_t>(levels);
     deep_lut_ = DeviceArray<uint16_t>(levels);
     const size_t tiles = (levels + kThreads - 1) / kThreads;
     deep_tile_sum_ = DeviceArray<unsigned long long>(tiles);
@@ -252,14 +389,11 @@ void HistEqGpu::enqueue_deep(ConstPlane src, const Plane *stash, Plane dst,
   const DeepLevels l{layout.shift, layout.levels()};
 
   reserve_deep(l.levels, temporal_.weight() != 0);
-  // The histograms lie at offsets that depend on the level count: a frame
-  // of another count finds stale counts where it reads.
+  // The history is laid out by level count: a frame of another count
+  // starts a new one.
   if (l.levels != deep_frame_levels_) deep_state_dirty_ = true;
   deep_frame_levels_ = l.levels;
   if (deep_state_dirty_) {
-    CUDAFILTERS_CHECK(
-        cudaMemsetAsync(deep_hist_.get(), 0, 2 * deep_levels_ * sizeof(uint32_t), stream));
-    deep_parity_ = 0;
     deep_history_parity_ = 0;
     temporal_.restart();
   }
@@ -273,7 +407,7 @@ void HistEqGpu::enqueue_deep(ConstPlane src, const Plane *stash, Plane dst,
     history.next = deep_history_.get() + (deep_history_parity_ ^ 1) * static_cast<size_t>(l.levels);
     deep_history_parity_ ^= 1;
   }
-  // Until every launch is queued the histograms may be left half-used.
+  // Until every launch is queued the history may be left half-advanced.
   deep_state_dirty_ = true;
 
   const bool src_vec = aligned16(src.data, src.stride) &&
@@ -285,50 +419,72 @@ void HistEqGpu::enqueue_deep(ConstPlane src, const Plane *stash, Plane dst,
       deep_plane(map_from, aligned16(map_from.data, map_from.stride) &&
                                aligned16(dst.data, dst.stride));
 
-  const size_t shared =
-      std::max<uint32_t>(l.levels / 2, 1u) * deep_copies(l.levels) * sizeof(unsigned int);
+  const size_t words = deep_words(l.levels);
+  const size_t shared = words * deep_copies(l.levels) * sizeof(unsigned int);
   if (shared != deep_shared_bytes_) {
-    CUDAFILTERS_CHECK(cudaFuncSetAttribute(deep_histogram_kernel,
+    CUDAFILTERS_CHECK(cudaFuncSetAttribute(deep_equalize_kernel,
                                            cudaFuncAttributeMaxDynamicSharedMemorySize,
                                            static_cast<int>(shared)));
     int resident = 0;
     CUDAFILTERS_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-        &resident, deep_histogram_kernel, kThreads, shared));
+        &resident, deep_equalize_kernel, kThreads, shared));
     if (resident < 1)
       throw CudaError("deep histogram: no block fits in shared memory",
                       cudaErrorInvalidConfiguration);
     deep_resident_blocks_ = resident * sm_count_;
     deep_shared_bytes_ = shared;
   }
-  unsigned int *hist = deep_hist_.get() + deep_parity_ * static_cast<size_t>(l.levels);
-  unsigned int *next_hist = deep_hist_.get() + (deep_parity_ ^ 1) * static_cast<size_t>(l.levels);
-  deep_parity_ ^= 1;
 
+  DeepFrame f{};
+  f.count_src = count_src;
+  f.stash = stash ? stash->data : nullptr;
+  f.stash_pitch = stash ? stash->stride : 0;
+  f.map_src = map_src;
+  f.dst = dst.data;
+  f.dst_pitch = dst.stride;
+  f.l = l;
+  f.history = history;
   const int items = count_src.height * count_src.groups_per_row;
-  // One wave of resident blocks, or more where a block would count more
-  // samples than its packed counters hold.
-  const int per_block = std::max(
-      1, std::min(kMaxGroupsPerBlock, (items + deep_resident_blocks_ - 1) / deep_resident_blocks_));
-  const int count_blocks = (items + per_block - 1) / per_block;
-  deep_histogram_kernel<<<count_blocks, kThreads, shared, stream>>>(
-      count_src, stash ? stash->data : nullptr, stash ? stash->stride : 0, per_block, l, hist,
-      next_hist);
-  check_launch("deep_histogram_kernel");
-
-  const int tiles = static_cast<int>((l.levels + kThreads - 1) / kThreads);
-  deep_tiles_kernel<<<tiles, kThreads, 0, stream>>>(hist, l, history, deep_tile_sum_.get(),
-                                                    deep_tile_first_.get());
-  check_launch("deep_tiles_kernel");
-  deep_lut_kernel<<<tiles, kThreads, 0, stream>>>(hist, l, history, deep_tile_sum_.get(),
-                                                  deep_tile_first_.get(), deep_lut_.get());
-  check_launch("deep_lut_kernel");
-
+  f.partial_count = deep_partial_count(items, l.levels);
+  f.groups_per_partial = (items + f.partial_count - 1) / f.partial_count;
+  const size_t partial_words = static_cast<size_t>(f.partial_count) * words;
+  if (deep_partials_.size() < partial_words) deep_partials_ = DeviceArray<uint32_t>(partial_words);
+  f.partials = deep_partials_.get();
+  // Slices of kPartialsPerSlice partials, as long as there are threads to
+  // spare for them.
+  const int step_blocks = single_pass_ ? deep_resident_blocks_ : 2 * sm_count_;
+  const int spare = std::max<int>(1, static_cast<int>(int64_t(step_blocks) * kThreads / l.levels));
+  f.slices = std::min((f.partial_count + kPartialsPerSlice - 1) / kPartialsPerSlice, spare);
+  f.hist = deep_hist_.get();
+  f.tile_sum = deep_tile_sum_.get();
+  f.tile_first = deep_tile_first_.get();
+  f.lut = deep_lut_.get();
   int map_items = map_src.height * map_src.groups_per_row;
-  const CopyJobs jobs = carried_jobs(carried, map_items);
-  const int map_blocks = std::max(1, std::min((map_items + kThreads - 1) / kThreads, 4 * sm_count_));
-  deep_map_kernel<<<map_blocks, kThreads, 0, stream>>>(map_src, dst.data, dst.stride, l,
-                                                        deep_lut_.get(), jobs);
-  check_launch("deep_map_kernel");
+  f.carried = carried_jobs(carried, map_items);
+
+  uint32_t steps = 1u << kCount | 1u << kSum | 1u << kLut | 1u << kMap;
+  if (history.mode != HistoryMode::kOff) steps |= 1u << kBlend;
+  if (single_pass_) {
+    cudaLaunchAttribute cooperative{};
+    cooperative.id = cudaLaunchAttributeCooperative;
+    cooperative.val.cooperative = 1;
+    const cudaLaunchConfig_t config =
+        launch_config(deep_resident_blocks_, kThreads, stream, &cooperative, shared);
+    CUDAFILTERS_CHECK(cudaLaunchKernelEx(&config, deep_equalize_kernel, f, steps));
+  } else {
+    const int tiles = static_cast<int>((l.levels + kThreads - 1) / kThreads);
+    for (uint32_t step = 0; step < kSteps; ++step) {
+      if (!(steps & (1u << step))) continue;
+      int blocks = tiles;
+      if (step == kCount) blocks = f.partial_count;
+      if (step == kSum)
+        blocks = static_cast<int>((int64_t(l.levels) * f.slices + kThreads - 1) / kThreads);
+      if (step == kMap) blocks = std::min((map_items + kThreads - 1) / kThreads, 4 * sm_count_);
+      deep_equalize_kernel<<<std::max(blocks, 1), kThreads, step == kCount ? shared : 0,
+                             stream>>>(f, 1u << step);
+      check_launch("deep_equalize_kernel");
+    }
+  }
   deep_state_dirty_ = false;
   copy_planes(carried, kMaxCarried, stream);
 }

@@ -81,11 +81,14 @@ class DeviceArray {
     void *p = nullptr;
     CUDAFILTERS_CHECK(cudaMalloc(&p, count * sizeof(T)));
     mem_ = UniqueHandle<void *, free_device>(p);
+    count_ = count;
   }
   T *get() const { return static_cast<T *>(mem_.get()); }
+  size_t size() const { return count_; }
 
  private:
   UniqueHandle<void *, free_device> mem_;
+  size_t count_ = 0;
 };
 
 // A pitched device plane that only ever grows, so a stream whose frames

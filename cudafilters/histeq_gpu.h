@@ -1,7 +1,7 @@
 // Histogram equalization on the GPU: one cooperative launch per frame (two
-// where that is not available) on the caller's stream, no host round trip;
-// four launches for deep planes (up to 2^16 levels). Output is bit-identical
-// to HistEqCpu.
+// where that is not available, four or five for deep planes of up to 2^16
+// levels) on the caller's stream, no host round trip. Output is
+// bit-identical to HistEqCpu.
 #pragma once
 
 #include "cuda_memory.h"
@@ -26,6 +26,7 @@ class HistEqGpu final : public StreamingPlaneFilter {
     kTwoPass,
     // kTwoPass without the overlap, as it runs on GPUs before compute
     // capability 9.0: lets the tests cover that path on newer GPUs.
+    // Deep planes take one launch per step in both two-pass modes.
     kTwoPassSerial,
   };
 
@@ -56,6 +57,8 @@ class HistEqGpu final : public StreamingPlaneFilter {
   void enqueue_deep(ConstPlane src, const Plane *stash, Plane dst, const CarriedPlanes &carried,
                     cudaStream_t stream);
   void reserve_deep(uint32_t levels, bool with_history);
+  // Partial histograms of a plane of `items` groups of samples.
+  int deep_partial_count(int items, uint32_t levels) const;
 
   DeviceArray<HistEqState> state_;
   DeviceArray<uint8_t> lut_;
@@ -74,9 +77,10 @@ class HistEqGpu final : public StreamingPlaneFilter {
   int history_parity_ = 0;
 
   int significant_bits_ = 0;
-  // Deep planes: two histograms (a frame counts into one and clears the
-  // other), per-tile sums and first occupied bins, the LUT of output words,
-  // and two smoothed histograms; grown, never shrunk.
+  // Deep planes: the partial histograms of the counting blocks, the frame's
+  // histogram, per-tile sums and first occupied bins, the LUT of output
+  // words, and two smoothed histograms; grown, never shrunk.
+  DeviceArray<uint32_t> deep_partials_;
   DeviceArray<uint32_t> deep_hist_;
   DeviceArray<unsigned long long> deep_tile_sum_;
   DeviceArray<uint32_t> deep_tile_first_;
@@ -85,7 +89,6 @@ class HistEqGpu final : public StreamingPlaneFilter {
   uint32_t deep_levels_ = 0;        // allocated
   uint32_t deep_frame_levels_ = 0;  // of the last frame
   uint32_t deep_history_levels_ = 0;
-  int deep_parity_ = 0;
   int deep_history_parity_ = 0;
   bool deep_state_dirty_ = true;
   size_t deep_shared_bytes_ = 0;

@@ -375,6 +375,68 @@ check_levels (const FrameLevels & got, ConstPlane in, ConstPlane out,
       "%s: output histogram differs", what);
 }
 
+/* Deep planes in every launch mode (one cooperative launch, one launch per
+ * step with and without overlap) equal the CPU path: 16-bit, 14 significant
+ * bits, 12-bit and P010-like 10-bit at shift 6; sizes from 1x1 to 1921x1081
+ * (cudahisteq-gpu's 8K frames cover more partial histograms than a
+ * cooperative grid has blocks); smooth and noisy content; with temporal smoothing too. One instance per
+ * mode filters every frame, so state carried between frames (and between
+ * level counts) is covered. Outputs are poisoned first. */
+GST_START_TEST (test_deep_launch_modes)
+{
+  struct Layout { int bits, shift, significant; };
+  const Layout layouts[] = { {16, 0, 0}, {16, 0, 14}, {12, 0, 0}, {10, 6, 0} };
+  const int sizes[][2] = { {1, 1}, {7, 3}, {33, 17}, {1921, 1081} };
+  for (double smoothing : {0.0, 0.75}) {
+    for (HistEqGpu::Launch mode : {HistEqGpu::Launch::kSinglePass,
+            HistEqGpu::Launch::kTwoPass, HistEqGpu::Launch::kTwoPassSerial}) {
+      std::mt19937 rng (21);
+      HistEqGpu eq (mode);
+      HistEqCpu cpu;
+      eq.set_temporal_smoothing (smoothing);
+      cpu.set_temporal_smoothing (smoothing);
+      GpuFrameRunner runner;
+      for (const Layout & l : layouts) {
+        eq.set_significant_bits (l.significant);
+        cpu.set_significant_bits (l.significant);
+        const int bits = l.significant ? l.significant : l.bits;
+        const SampleLayout samples { 2, l.bits, l.shift };
+        for (const auto & sz : sizes) {
+          for (int frame = 0; frame < 2; ++frame) {
+            const int w = sz[0], h = sz[1];
+            const size_t stride = 2 * size_t (w) + 6;
+            std::vector<uint8_t> src (stride * h), gpu (stride * h, 0xA5),
+                ref (stride * h, 0xA5);
+            const int top = (1 << bits) - 1;
+            const int lo = int (rng () % (top / 2 + 1));
+            const int span = 1 + int (rng () % (top - lo + 1));
+            for (int y = 0; y < h; ++y)
+              for (int x = 0; x < w; ++x) {
+                /* Smooth ramps on the first frame, noise on the second. */
+                const int v = frame == 0 ? lo + (x + 3 * y) % span :
+                    lo + int (rng () % span);
+                const uint16_t word = uint16_t (v << l.shift);
+                memcpy (&src[y * stride + 2 * x], &word, 2);
+              }
+            const ConstPlane in (src.data (), stride, w, h, samples);
+            runner.process_host (eq, in, Plane (gpu.data (), stride, w, h,
+                    samples));
+            cpu.process (in, Plane (ref.data (), stride, w, h, samples));
+            for (int y = 0; y < h; ++y)
+              fail_unless (memcmp (&gpu[y * stride], &ref[y * stride],
+                      2 * size_t (w)) == 0,
+                  "launch mode %d, smoothing %.2f, %d of %d bits at %d, "
+                  "%dx%d frame %d: row %d differs from the CPU",
+                  int (mode), smoothing, bits, l.bits, l.shift, w, h, frame,
+                  y);
+          }
+        }
+      }
+    }
+  }
+}
+GST_END_TEST;
+
 /* Level histograms counted on the device for the statistics messages: for
  * host frames (which then go by copies, never streamed) and device frames,
  * equal to counting on the CPU. */
@@ -463,6 +525,7 @@ engine_gpu_suite (void)
   tcase_add_test (tc, test_runner_streams_pinned_frames);
   tcase_add_test (tc, test_device_frames_carry_planes);
   tcase_add_test (tc, test_clahe_engine_paths);
+  tcase_add_test (tc, test_deep_launch_modes);
   tcase_add_test (tc, test_frame_levels);
   tcase_add_test (tc, test_errors_are_reported);
   tcase_add_test (tc, test_failed_allocation_does_not_poison_later_frames);
