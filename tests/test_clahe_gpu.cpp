@@ -30,15 +30,6 @@ launch_for (const char *backend, const Settings & s)
       " tiles-y=" + std::to_string (s.tiles_y);
 }
 
-/* Under compute-sanitizer (CUDAFILTERS_TEST_SKIP_LARGE) frames above 1080p
- * take minutes each and are left out. */
-static bool
-skip_large ()
-{
-  const char *v = g_getenv ("CUDAFILTERS_TEST_SKIP_LARGE");
-  return v && *v && *v != '0';
-}
-
 /* One GPU harness for every frame (renegotiating on the way), one CPU
  * harness per frame: GPU output equals CPU output and the reference. */
 static void
@@ -68,13 +59,7 @@ GST_START_TEST (test_gpu_random_and_natural_frames)
 {
   std::mt19937 rng (2024);
   for (const Settings & s : kSettings) {
-    std::vector<Image> frames;
-    for (const auto & sz : kSizes) {
-      if (skip_large () && sz[0] * sz[1] > 1921 * 1081)
-        continue;
-      frames.push_back (random_image (rng, sz[0], sz[1]));
-      frames.push_back (natural_image (sz[0], sz[1]));
-    }
+    std::vector<Image> frames = random_and_natural_frames (rng, kSizes);
     check_gpu_matches_cpu (s, frames, "random/natural");
   }
 }

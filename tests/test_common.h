@@ -75,6 +75,31 @@ natural_image (int w, int h)
   return img;
 }
 
+/* Under compute-sanitizer (CUDAFILTERS_TEST_SKIP_LARGE) frames above 1080p
+ * take minutes each and are left out. */
+inline bool
+skip_large ()
+{
+  const char *v = g_getenv ("CUDAFILTERS_TEST_SKIP_LARGE");
+  return v && *v && *v != '0';
+}
+
+/* A random and a natural frame of each size, those above 1080p only where
+ * skip_large () allows. */
+template <size_t N>
+inline std::vector<Image>
+random_and_natural_frames (std::mt19937 & rng, const int (&sizes)[N][2])
+{
+  std::vector<Image> frames;
+  for (const auto & sz : sizes) {
+    if (skip_large () && sz[0] * sz[1] > 1921 * 1081)
+      continue;
+    frames.push_back (random_image (rng, sz[0], sz[1]));
+    frames.push_back (natural_image (sz[0], sz[1]));
+  }
+  return frames;
+}
+
 /* Transcription of OpenCV's cv::equalizeHist (imgproc, histogram.cpp), kept
  * apart from the plugin's own code so the tests check it independently. */
 inline Image

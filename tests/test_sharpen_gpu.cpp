@@ -12,15 +12,6 @@ static const int kSizes[][2] = {
   {1280, 720}, {1920, 1080}, {1921, 1081}, {3840, 2160}, {7680, 4320},
 };
 
-/* Under compute-sanitizer (CUDAFILTERS_TEST_SKIP_LARGE) frames above 1080p
- * take minutes each and are left out. */
-static bool
-skip_large ()
-{
-  const char *v = g_getenv ("CUDAFILTERS_TEST_SKIP_LARGE");
-  return v && *v && *v != '0';
-}
-
 /* One GPU harness for every frame (renegotiating on the way), one CPU
  * harness per frame: GPU output equals CPU output, and the reference on
  * small frames. */
@@ -52,13 +43,7 @@ GST_START_TEST (test_gpu_random_and_natural_frames)
 {
   std::mt19937 rng (2024);
   for (const SharpenSettings & s : kSharpenSets) {
-    std::vector<Image> frames;
-    for (const auto & sz : kSizes) {
-      if (skip_large () && sz[0] * sz[1] > 1921 * 1081)
-        continue;
-      frames.push_back (random_image (rng, sz[0], sz[1]));
-      frames.push_back (natural_image (sz[0], sz[1]));
-    }
+    std::vector<Image> frames = random_and_natural_frames (rng, kSizes);
     frames.push_back (constant_image (640, 360, 255));
     check_gpu_matches_cpu (s, frames, "random/natural");
   }
