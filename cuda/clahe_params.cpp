@@ -15,7 +15,7 @@ std::string clahe_params_error(const ClaheParams &p) {
   return {};
 }
 
-ClaheGeometry clahe_geometry(int width, int height, const ClaheParams &p) {
+ClaheGeometry clahe_geometry(int width, int height, const ClaheParams &p, uint32_t levels) {
   ClaheGeometry g;
   g.width = width;
   g.height = height;
@@ -27,10 +27,11 @@ ClaheGeometry clahe_geometry(int width, int height, const ClaheParams &p) {
   g.tile_width = g.padded_width / p.tiles_x;
   g.tile_height = g.padded_height / p.tiles_y;
   g.tile_area = g.tile_width * g.tile_height;
+  g.levels = levels;
   // OpenCV: int(clipLimit * tileArea / histSize) in double, at least 1.
   if (p.clip_limit > 0)
-    g.clip = std::max(static_cast<int>(p.clip_limit * g.tile_area / kHistBins), 1);
-  g.lut_scale = static_cast<float>(kHistBins - 1) / static_cast<float>(g.tile_area);
+    g.clip = std::max(static_cast<int>(p.clip_limit * g.tile_area / levels), 1);
+  g.lut_scale = static_cast<float>(levels - 1) / static_cast<float>(g.tile_area);
   g.inv_tile_width = 1.0f / static_cast<float>(g.tile_width);
   g.inv_tile_height = 1.0f / static_cast<float>(g.tile_height);
   return g;

@@ -1,6 +1,7 @@
-// CLAHE on the CPU, bit-identical to OpenCV's cv::CLAHE on 8-bit frames and
-// to ClaheGpu: tile histograms, clipping and LUTs, then the bilinear blend
-// of the four nearest tile LUTs. Tiles and bands of rows are spread over the
+// CLAHE on the CPU, bit-identical to OpenCV's cv::CLAHE on 8- and 16-bit
+// planes, to the same rule over 2^b bins on planes of b-bit levels, and to
+// ClaheGpu: tile histograms, clipping and LUTs, then the bilinear blend of
+// the four nearest tile LUTs. Tiles and bands of rows are spread over the
 // shared thread pool. Optional temporal smoothing blends each tile's
 // histogram with its past (equalize_math.h).
 #pragma once
@@ -24,22 +25,27 @@ class ClaheCpu {
   // The next frame starts a new history (after a seek, a gap, new caps).
   void reset_history() { temporal_.restart(); }
 
-  // src and dst are host planes of equal size.
+  // src and dst are host planes of equal size and layout; deep planes
+  // have 2^bits levels (word >> shift, clamped), and their output levels
+  // are shifted back into place. Throws std::invalid_argument otherwise.
   void process(ConstPlane src, Plane dst);
 
  private:
-  void prepare(int width, int height);
-  void build_tile_lut(ConstPlane src, int tile);
-  void map_rows(ConstPlane src, Plane dst, int y0, int y1) const;
+  void prepare(int width, int height, SampleLayout samples);
+  template <typename Sample> void build_tile_lut(ConstPlane src, int tile);
+  template <typename Sample> void map_rows(ConstPlane src, Plane dst, int y0, int y1) const;
+  template <typename Sample> void run(ConstPlane src, Plane dst);
 
   ClaheParams params_;
   ClaheGeometry geom_;
-  std::vector<uint8_t> luts_;        // tiles x 256
+  SampleLayout samples_;
+  std::vector<uint8_t> luts_;        // tiles x 256 (8-bit planes)
+  std::vector<uint16_t> luts16_;     // tiles x levels (deep planes)
   // Per column of the frame, as OpenCV keeps them: where the two tiles'
   // LUTs blended across start, and their weights.
   std::vector<int> column_lo_, column_hi_;
   std::vector<float> column_w_lo_, column_w_hi_;
-  std::vector<uint64_t> history_;    // tiles x 256, fixed point
+  std::vector<uint64_t> history_;    // tiles x levels, fixed point
   TemporalHistory temporal_;
   HistoryMode history_mode_ = HistoryMode::kOff;  // this frame's
 };

@@ -142,14 +142,13 @@ CUDAFILTERS_HD uint8_t equalized_level(int bin, int first, uint64_t first_count,
 // ---------------------------------------------------------------------------
 // CLAHE (cv::createCLAHE(clip, grid)->apply()).
 
-// After clipping, `residual` (fewer than 256) left-over pixels go one each to
-// bins 0, step, 2 step, ... with step = max(256 / residual, 1).
-CUDAFILTERS_HD uint32_t residual_share(int bin, uint32_t residual) {
+// After clipping, `residual` (fewer than `levels`) left-over pixels go one
+// each to bins 0, step, 2 step, ... with step = max(levels / residual, 1).
+CUDAFILTERS_HD uint32_t residual_share(uint32_t bin, uint32_t residual,
+                                       uint32_t levels = kHistBins) {
   if (residual == 0) return 0;
-  const uint32_t step = kHistBins / residual > 1 ? kHistBins / residual : 1;
-  return (static_cast<uint32_t>(bin) % step == 0 && static_cast<uint32_t>(bin) / step < residual)
-             ? 1u
-             : 0u;
+  const uint32_t step = levels / residual > 1 ? levels / residual : 1;
+  return (bin % step == 0 && bin / step < residual) ? 1u : 0u;
 }
 
 // Clipping a tile histogram held in fixed point with `frac_bits` fraction
@@ -162,20 +161,28 @@ CUDAFILTERS_HD uint64_t clahe_excess(uint64_t count, uint64_t limit) {
   return limit != 0 && count > limit ? count - limit : 0;
 }
 
-CUDAFILTERS_HD uint64_t clahe_clipped_bin(uint64_t count, int bin, uint64_t limit, uint64_t excess,
-                                          int frac_bits) {
+CUDAFILTERS_HD uint64_t clahe_clipped_bin(uint64_t count, uint32_t bin, uint64_t limit,
+                                          uint64_t excess, int frac_bits,
+                                          uint32_t levels = kHistBins) {
   if (limit == 0) return count;
   const uint64_t kept = count > limit ? limit : count;
   const uint64_t whole = excess >> frac_bits;
   const uint64_t share =
-      whole / kHistBins + residual_share(bin, static_cast<uint32_t>(whole % kHistBins));
+      whole / levels + residual_share(bin, static_cast<uint32_t>(whole % levels), levels);
   return kept + (share << frac_bits);
 }
 
 // A tile's LUT entry from the running sum of its clipped histogram (in
-// pixels times `unit`): round(sum * 255 / tile area).
+// pixels times `unit`): round(sum * (levels - 1) / tile area), saturated to
+// max_level as OpenCV's saturate_cast saturates to its type.
+CUDAFILTERS_HD uint32_t clahe_lut_value(uint64_t cdf, float unit, float lut_scale,
+                                        uint32_t max_level) {
+  const int v = round_even(mul_rn(mul_rn(to_float_rn(cdf), unit), lut_scale));
+  return v < 0 ? 0u : static_cast<uint32_t>(v) > max_level ? max_level : static_cast<uint32_t>(v);
+}
+
 CUDAFILTERS_HD uint8_t clahe_lut_level(uint64_t cdf, float unit, float lut_scale) {
-  return saturate_u8(round_even(mul_rn(mul_rn(to_float_rn(cdf), unit), lut_scale)));
+  return static_cast<uint8_t>(clahe_lut_value(cdf, unit, lut_scale, 255));
 }
 
 // Where pixel coordinate `x` falls between tile centres: the two tiles to
@@ -199,16 +206,24 @@ CUDAFILTERS_HD TileBlend tile_blend(int x, float inv_tile, int tiles) {
 
 // The bilinear blend of the four tile LUT entries, in OpenCV's order:
 // (a * x_lo + b * x_hi) * y_lo + (c * x_lo + d * x_hi) * y_hi, each operation
-// rounded to float, then rounded to the nearest level. The weights are
-// TileBlend's w_lo and w_hi across (x) and down (y).
-CUDAFILTERS_HD uint8_t clahe_blend(uint8_t top_lo, uint8_t top_hi, uint8_t bottom_lo,
-                                   uint8_t bottom_hi, float x_lo, float x_hi, float y_lo,
-                                   float y_hi) {
+// rounded to float, then rounded to the nearest level and saturated to
+// max_level. The weights are TileBlend's w_lo and w_hi across (x) and down (y).
+CUDAFILTERS_HD uint32_t clahe_blend_value(uint32_t top_lo, uint32_t top_hi, uint32_t bottom_lo,
+                                          uint32_t bottom_hi, float x_lo, float x_hi,
+                                          float y_lo, float y_hi, uint32_t max_level) {
   const float top = add_rn(mul_rn(static_cast<float>(top_lo), x_lo),
                            mul_rn(static_cast<float>(top_hi), x_hi));
   const float bottom = add_rn(mul_rn(static_cast<float>(bottom_lo), x_lo),
                               mul_rn(static_cast<float>(bottom_hi), x_hi));
-  return saturate_u8(round_even(add_rn(mul_rn(top, y_lo), mul_rn(bottom, y_hi))));
+  const int v = round_even(add_rn(mul_rn(top, y_lo), mul_rn(bottom, y_hi)));
+  return v < 0 ? 0u : static_cast<uint32_t>(v) > max_level ? max_level : static_cast<uint32_t>(v);
+}
+
+CUDAFILTERS_HD uint8_t clahe_blend(uint8_t top_lo, uint8_t top_hi, uint8_t bottom_lo,
+                                   uint8_t bottom_hi, float x_lo, float x_hi, float y_lo,
+                                   float y_hi) {
+  return static_cast<uint8_t>(
+      clahe_blend_value(top_lo, top_hi, bottom_lo, bottom_hi, x_lo, x_hi, y_lo, y_hi, 255));
 }
 
 }  // namespace cudafilters
