@@ -382,6 +382,10 @@ void ClaheGpu::reserve_tiles(int tiles, bool with_history) {
 
 void ClaheGpu::enqueue_frame(ConstPlane src, const Plane *stash, Plane dst,
                              const CarriedPlanes &carried, cudaStream_t stream) {
+  if (src.samples.deep()) {
+    enqueue_deep(src, stash, dst, carried, stream);
+    return;
+  }
   const ClaheGeometry geom = clahe_geometry(src.width, src.height, params_);
   reserve_tiles(geom.tiles(), temporal_.weight() != 0);
   if (state_dirty_) {

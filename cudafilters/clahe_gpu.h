@@ -5,7 +5,8 @@
 // the four nearest tile LUTs for every pixel. On GPUs with programmatic
 // dependent launch the second starts while the first runs: it copies
 // carried planes, and maps each band of rows as soon as the tiles it blends
-// are flagged.
+// are flagged. Deep planes (up to 2^16 levels, clahe_gpu_deep.cu) take four
+// kernels: counting, two that build the LUTs, and the mapping.
 #pragma once
 
 #include "clahe_params.h"
@@ -39,6 +40,9 @@ class ClaheGpu final : public StreamingPlaneFilter {
  private:
   // Grows the per-tile buffers for `tiles` tiles.
   void reserve_tiles(int tiles, bool with_history);
+  // Deep planes (clahe_gpu_deep.cu).
+  void enqueue_deep(ConstPlane src, const Plane *stash, Plane dst, const CarriedPlanes &carried,
+                    cudaStream_t stream);
 
   ClaheParams params_;
   int sm_count_ = 1;
@@ -61,6 +65,17 @@ class ClaheGpu final : public StreamingPlaneFilter {
   bool state_dirty_ = true;
   uint32_t frame_ = 0;
   TemporalHistory temporal_;
+
+  // Deep planes: the histograms of the tiles' chunks, the sums of the LUT
+  // kernels' runs of bins, the LUTs (tiles x levels output levels) and the
+  // smoothed histograms; grown, never shrunk. The history's layout depends
+  // on the level count: a frame of another count starts a new one.
+  DeviceArray<uint16_t> deep_partials_;
+  DeviceArray<unsigned long long> deep_runs_;
+  DeviceArray<uint16_t> deep_luts_;
+  DeviceArray<unsigned long long> deep_history_;
+  bool deep_state_dirty_ = false;
+  bool deep_kernels_ready_ = false;
 };
 
 }  // namespace cudafilters
