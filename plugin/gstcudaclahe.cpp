@@ -2,17 +2,22 @@
  * SECTION:element-cudaclahe
  * @title: cudaclahe
  *
- * Contrast-limited adaptive histogram equalization (CLAHE) of 8-bit frames
- * on an NVIDIA GPU. The frame is cut into `tiles-x` x `tiles-y` tiles; each
+ * Contrast-limited adaptive histogram equalization (CLAHE) of 8- to 16-bit
+ * frames on an NVIDIA GPU. The frame is cut into `tiles-x` x `tiles-y` tiles; each
  * tile's histogram is clipped at `clip-limit` times its mean bin count (the
  * excess spread over all bins) and equalized, and every pixel blends the
  * mappings of its four nearest tiles. Local contrast comes up without the
  * noise amplification of global equalization. The output is bit-identical
  * to OpenCV's `cv::createCLAHE(clip-limit, (tiles-x, tiles-y))->apply()`,
- * including frames the grid does not divide.
+ * including frames the grid does not divide: with 256 bins per tile on
+ * 8-bit frames and 65536 on 16-bit ones (GRAY16_LE, P016_LE, Y444_16LE), as
+ * OpenCV has them. Frames of 10 or 12 bits (P010_10LE, I420_10LE, ...) take
+ * the same rule over their 2^b levels.
  *
  * With one tile (`tiles-x=1 tiles-y=1`) this is plateau equalization, the
- * automatic gain control of thermal cameras. With `temporal-smoothing` above
+ * automatic gain control of thermal cameras: the clip limit is the plateau,
+ * which keeps a few hot objects or a large uniform background from taking
+ * over the output range. With `temporal-smoothing` above
  * 0 each tile's histogram is blended with those of earlier frames, so the
  * mapping changes smoothly over time.
  *
@@ -24,6 +29,7 @@
  * |[
  * gst-launch-1.0 filesrc location=in.png ! pngdec ! videoconvert ! video/x-raw,format=GRAY8 ! cudaclahe clip-limit=2 ! pngenc ! filesink location=out.png
  * gst-launch-1.0 v4l2src ! videoconvert ! video/x-raw,format=NV12 ! cudaclahe tiles-x=8 tiles-y=8 temporal-smoothing=0.8 ! videoconvert ! autovideosink
+ * gst-launch-1.0 filesrc location=thermal.raw ! rawvideoparse format=gray16-le width=640 height=512 ! cudaclahe tiles-x=1 tiles-y=1 clip-limit=4 temporal-smoothing=0.9 ! videoconvert ! autovideosink
  * ]|
  */
 
@@ -225,7 +231,7 @@ gst_cuda_clahe_class_init (GstCudaClaheClass * klass)
       g_param_spec_double ("clip-limit", "Clip limit",
           "Contrast limit, in multiples of a tile's mean bin count (OpenCV's "
           "clipLimit): counts above it are spread over all bins. 0 does not "
-          "clip; 256 and above never clip an 8-bit tile", 0.0,
+          "clip; 256 never clips an 8-bit tile", 0.0,
           cudafilters::kClaheMaxClipLimit, defaults.clip_limit, controllable));
   g_object_class_install_property (gobject_class, PROP_TILES_X,
       g_param_spec_int ("tiles-x", "Tiles across",
@@ -240,11 +246,12 @@ gst_cuda_clahe_class_init (GstCudaClaheClass * klass)
 
   gst_element_class_set_static_metadata (element_class,
       "CUDA CLAHE", "Filter/Effect/Video/Hardware",
-      "Contrast-limited adaptive histogram equalization of 8-bit video frames "
-      "on an NVIDIA GPU (bit-identical to OpenCV's CLAHE)",
+      "Contrast-limited adaptive histogram equalization of 8- to 16-bit video "
+      "frames on an NVIDIA GPU (bit-identical to OpenCV's CLAHE)",
       "cudafilters developers");
   gst_cuda_filters_base_class_add_pad_templates (element_class,
-      GST_CUDA_FILTERS_FORMATS, GST_CUDA_FILTERS_CUDA_FORMATS);
+      GST_CUDA_FILTERS_FORMATS ", " GST_CUDA_FILTERS_DEEP_FORMATS,
+      GST_CUDA_FILTERS_CUDA_FORMATS ", " GST_CUDA_FILTERS_DEEP_CUDA_FORMATS);
 
   filter_class->create_gpu_filter = gst_cuda_clahe_create_gpu_filter;
   filter_class->configure_gpu_filter = gst_cuda_clahe_configure_gpu_filter;

@@ -4,6 +4,7 @@
  * 2^b - 1 in place of 255. */
 #pragma once
 
+#include "equalize_reference.h"
 #include "test_common.h"
 
 #include <algorithm>
@@ -110,6 +111,36 @@ reference_equalize_deep (const Image16 & src, int bits, int shift)
   return dst;
 }
 
+/* The levels of words (word >> shift, clamped to 2^bits - 1), and words of
+ * levels. */
+inline Image16
+levels_of (const Image16 & words, int bits, int shift)
+{
+  Image16 l (words.width, words.height);
+  for (size_t k = 0; k < words.pixels.size (); ++k)
+    l.pixels[k] = uint16_t (std::min (words.pixels[k] >> shift,
+            (1 << bits) - 1));
+  return l;
+}
+
+inline Image16
+words_of_levels (Image16 levels, int shift)
+{
+  for (auto &p : levels.pixels)
+    p = uint16_t (p << shift);
+  return levels;
+}
+
+/* OpenCV's CLAHE over 2^bits bins (65536 on 16-bit planes, as OpenCV has
+ * it on CV_16UC1) on the levels of words. */
+inline Image16
+reference_clahe_deep (const Image16 & src, int bits, int shift,
+    double clip_limit, int tiles_x, int tiles_y)
+{
+  return words_of_levels (reference_clahe_levels (levels_of (src, bits, shift),
+          1 << bits, clip_limit, tiles_x, tiles_y), shift);
+}
+
 /* Plane images (bytes) to and from words, little-endian. */
 inline Image
 bytes_of (const Image16 & img)
@@ -153,9 +184,15 @@ deep_frame (std::mt19937 & rng, GstVideoFormat fmt, const Image16 & luma)
 inline PlanarFrame
 push_pull_in (GstHarness * h, const PlanarFrame & in)
 {
-  gst_harness_set_src_caps_str (h, video_caps (GST_VIDEO_INFO_FORMAT (&in.info),
-          GST_VIDEO_INFO_WIDTH (&in.info),
+  GstCaps *caps = gst_caps_from_string (video_caps (GST_VIDEO_INFO_FORMAT
+          (&in.info), GST_VIDEO_INFO_WIDTH (&in.info),
           GST_VIDEO_INFO_HEIGHT (&in.info)).c_str ());
+  GstCaps *current = gst_pad_get_current_caps (h->srcpad);
+  if (current == NULL || !gst_caps_is_equal (current, caps))
+    gst_harness_set_src_caps (h, gst_caps_ref (caps));
+  gst_caps_unref (caps);
+  if (current != NULL)
+    gst_caps_unref (current);
   GstBuffer *out = gst_harness_push_and_pull (h, buffer_from_frame (in));
   fail_unless (out != NULL);
   PlanarFrame result = frame_from_buffer (out, in.info);
@@ -187,6 +224,71 @@ assert_equalized_deep (GstHarness * h, const PlanarFrame & in, int bits,
   assert_images16_equal (words_of (out.planes[0]),
       reference_equalize_deep (words_of (in.planes[0]), bits, l.shift), what);
   assert_chroma_carried (out, in);
+}
+
+/* `in` through harness `h`: luma must equal OpenCV's CLAHE over 2^bits
+ * bins (reference_clahe_deep), every other plane must be byte-identical. */
+inline void
+assert_clahe_deep (GstHarness * h, const PlanarFrame & in, double clip_limit,
+    int tiles_x, int tiles_y, const std::string & what)
+{
+  const DeepLayout l = deep_layout (GST_VIDEO_INFO_FORMAT (&in.info));
+  PlanarFrame out = push_pull_in (h, in);
+  assert_images16_equal (words_of (out.planes[0]),
+      reference_clahe_deep (words_of (in.planes[0]), l.bits, l.shift,
+          clip_limit, tiles_x, tiles_y), what);
+  assert_chroma_carried (out, in);
+}
+
+/* A scene of a layout's levels, stored as its words. */
+inline Image16
+thermal_like_words (std::mt19937 & rng, int w, int h, DeepLayout l)
+{
+  return words_of_levels (thermal_like_image (rng, w, h, l.bits), l.shift);
+}
+
+/* GRAY16_LE frames from the pool `launch` proposes (pinned memory): rows
+ * 16-byte aligned (1280 wide) are streamed by the kernels, others (1283)
+ * copied; luma must equal `want` of the input. */
+inline void
+check_deep_proposed_pinned_pool (const char *launch,
+    Image16 (*want) (const Image16 &))
+{
+  std::mt19937 rng (4044);
+  for (int w : {1280, 1283}) {
+    const int hgt = 720;
+    GstHarness *h = gst_harness_new_parse (launch);
+    const std::string caps_str = video_caps (GST_VIDEO_FORMAT_GRAY16_LE, w,
+        hgt);
+    gst_harness_set_src_caps_str (h, caps_str.c_str ());
+    GstCaps *caps = gst_caps_from_string (caps_str.c_str ());
+    GstBufferPool *pool = take_proposed_pool (h, caps);
+    GstVideoInfo info;
+    gst_video_info_from_caps (&info, caps);
+    for (int i = 0; i < 3; ++i) {
+      Image16 img = thermal_like_image (rng, w, hgt, 16);
+      GstBuffer *buf = NULL;
+      fail_unless_equals_int (gst_buffer_pool_acquire_buffer (pool, &buf,
+              NULL), GST_FLOW_OK);
+      GstVideoFrame frame;
+      fail_unless (gst_video_frame_map (&frame, &info, buf, GST_MAP_WRITE));
+      for (int y = 0; y < hgt; ++y)
+        memcpy ((uint8_t *) GST_VIDEO_FRAME_PLANE_DATA (&frame, 0) +
+            size_t (y) * GST_VIDEO_FRAME_PLANE_STRIDE (&frame, 0),
+            &img.pixels[size_t (y) * w], size_t (w) * 2);
+      gst_video_frame_unmap (&frame);
+      GstBuffer *out = gst_harness_push_and_pull (h, buf);
+      fail_unless (out != NULL);
+      PlanarFrame got = frame_from_buffer (out, info);
+      assert_images16_equal (words_of (got.planes[0]), want (img),
+          std::string (launch) + ": pinned GRAY16_LE");
+      gst_buffer_unref (out);
+    }
+    gst_harness_teardown (h);
+    gst_buffer_pool_set_active (pool, FALSE);
+    gst_object_unref (pool);
+    gst_caps_unref (caps);
+  }
 }
 
 }  // namespace test

@@ -1,6 +1,6 @@
 /* cudaclahe on the CPU backend against a transcription of OpenCV's CLAHE:
  * runs everywhere, no GPU needed. */
-#include "equalize_reference.h"
+#include "deep_frames.h"
 
 using namespace test;
 
@@ -222,6 +222,121 @@ GST_START_TEST (test_formats_filter_luma_only)
 }
 GST_END_TEST;
 
+/* ------------------------------------------------------------ deep frames
+ * OpenCV's CLAHE with 2^b bins: 65536 on 16-bit planes, as OpenCV has it on
+ * CV_16UC1. */
+
+static const Settings kDeepSettings[] = {
+  {2.0, 8, 8}, {0.0, 3, 5}, {40.0, 1, 1}, {1.0, 7, 2}, {256.0, 2, 2},
+};
+
+static void
+check_deep_frame (const Settings & s, const PlanarFrame & in,
+    const std::string & what, const char *backend = "cpu")
+{
+  GstHarness *h = gst_harness_new_parse (launch_for (s, backend).c_str ());
+  assert_clahe_deep (h, in, s.clip, s.tiles_x, s.tiles_y, describe (s,
+          what.c_str ()));
+  gst_harness_teardown (h);
+}
+
+GST_START_TEST (test_deep_formats_match_reference)
+{
+  std::mt19937 rng (2020);
+  const int sizes[][2] = { {1, 1}, {2, 3}, {17, 5}, {33, 17}, {161, 97} };
+  for (GstVideoFormat fmt : kDeepFormats) {
+    const DeepLayout l = deep_layout (fmt);
+    const int top = (1 << l.bits) - 1;
+    for (const auto & sz : sizes)
+      for (const Settings & s : kDeepSettings) {
+        const std::string what = std::string (gst_video_format_to_string (fmt))
+            + " " + std::to_string (sz[0]) + "x" + std::to_string (sz[1]);
+        /* Full range, a narrow band (far above any clip limit: the excess
+         * is redistributed), and a thermal-like scene. */
+        check_deep_frame (s, deep_frame (rng, fmt, random_deep_image (rng,
+                    sz[0], sz[1], l, 0, top)), what + " full range");
+        check_deep_frame (s, deep_frame (rng, fmt, random_deep_image (rng,
+                    sz[0], sz[1], l, top / 3, top / 3 + 3)), what + " narrow");
+        check_deep_frame (s, deep_frame (rng, fmt, thermal_like_words (rng,
+                    sz[0], sz[1], l)), what + " scene");
+      }
+  }
+}
+GST_END_TEST;
+
+/* Plateau equalization of a 14-bit thermal-like scene in GRAY16_LE: one
+ * tile, clipped; and the default grid on a 1080p frame. */
+GST_START_TEST (test_deep_plateau_and_hd_frames)
+{
+  std::mt19937 rng (2021);
+  const DeepLayout gray16 = deep_layout (GST_VIDEO_FORMAT_GRAY16_LE);
+  const PlanarFrame thermal = deep_frame (rng, GST_VIDEO_FORMAT_GRAY16_LE,
+      thermal_like_image (rng, 640, 512, 14));
+  for (double clip : {0.0, 1.0, 4.0, 40.0})
+    check_deep_frame (Settings { clip, 1, 1 }, thermal, "14-bit plateau");
+  check_deep_frame (Settings { 2.0, 8, 8 }, deep_frame (rng,
+          GST_VIDEO_FORMAT_GRAY16_LE, thermal_like_words (rng, 1920, 1080,
+              gray16)), "GRAY16 1080p");
+  const DeepLayout p010 = deep_layout (GST_VIDEO_FORMAT_P010_10LE);
+  check_deep_frame (Settings { 2.0, 8, 8 }, deep_frame (rng,
+          GST_VIDEO_FORMAT_P010_10LE, random_deep_image (rng, 1920, 1080, p010,
+              100, 700)), "P010 1080p");
+}
+GST_END_TEST;
+
+/* Temporal smoothing on deep frames: the histories of 2^b bins. */
+GST_START_TEST (test_deep_temporal_smoothing)
+{
+  std::mt19937 rng (2022);
+  for (GstVideoFormat fmt : { GST_VIDEO_FORMAT_GRAY16_LE,
+          GST_VIDEO_FORMAT_P010_10LE }) {
+    const DeepLayout l = deep_layout (fmt);
+    GstHarness *h = gst_harness_new_parse ("cudaclahe backend=cpu "
+        "clip-limit=3 tiles-x=5 tiles-y=3 temporal-smoothing=0.7");
+    SmoothedClaheOf<Image16> want (3.0, 5, 3, 0.7, 1 << l.bits);
+    for (int i = 0; i < 4; ++i) {
+      const PlanarFrame in = deep_frame (rng, fmt, random_deep_image (rng, 97,
+              61, l, 200 * i, 4000 + 300 * i));
+      const PlanarFrame out = push_pull_in (h, in);
+      assert_images16_equal (words_of (out.planes[0]), words_of_levels (want
+              (levels_of (words_of (in.planes[0]), l.bits, l.shift)), l.shift),
+          std::string ("smoothed frame ") + std::to_string (i) + " " +
+          gst_video_format_to_string (fmt));
+    }
+    gst_harness_teardown (h);
+  }
+}
+GST_END_TEST;
+
+/* Depth changes mid-stream: 8-bit, 16-bit, 10-bit and back. */
+GST_START_TEST (test_renegotiation_between_depths)
+{
+  std::mt19937 rng (2023);
+  GstHarness *h = gst_harness_new_parse ("cudaclahe backend=cpu");
+  const GstVideoFormat fmts[] = { GST_VIDEO_FORMAT_GRAY8,
+    GST_VIDEO_FORMAT_GRAY16_LE, GST_VIDEO_FORMAT_P010_10LE,
+    GST_VIDEO_FORMAT_NV12, GST_VIDEO_FORMAT_Y444_12LE, GST_VIDEO_FORMAT_GRAY8
+  };
+  for (GstVideoFormat fmt : fmts)
+    for (int i = 0; i < 2; ++i) {
+      const std::string what = std::string ("after switching to ") +
+          gst_video_format_to_string (fmt);
+      if (fmt == GST_VIDEO_FORMAT_GRAY8 || fmt == GST_VIDEO_FORMAT_NV12) {
+        PlanarFrame in = frame_with_luma (rng, fmt, random_image (rng, 45, 31,
+                10, 200));
+        PlanarFrame out = push_pull_in (h, in);
+        assert_images_equal (out.planes[0], reference_clahe (in.planes[0], 2.0,
+                8, 8), what.c_str ());
+        continue;
+      }
+      const DeepLayout l = deep_layout (fmt);
+      assert_clahe_deep (h, deep_frame (rng, fmt, random_deep_image (rng, 45,
+                  31, l, 5, (1 << l.bits) - 9)), 2.0, 8, 8, what);
+    }
+  gst_harness_teardown (h);
+}
+GST_END_TEST;
+
 static Suite *
 cudaclahe_cpu_suite (void)
 {
@@ -237,6 +352,10 @@ cudaclahe_cpu_suite (void)
   tcase_add_test (tc, test_properties);
   tcase_add_test (tc, test_invalid_values_are_refused);
   tcase_add_test (tc, test_formats_filter_luma_only);
+  tcase_add_test (tc, test_deep_formats_match_reference);
+  tcase_add_test (tc, test_deep_plateau_and_hd_frames);
+  tcase_add_test (tc, test_deep_temporal_smoothing);
+  tcase_add_test (tc, test_renegotiation_between_depths);
   return s;
 }
 

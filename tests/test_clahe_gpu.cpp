@@ -1,8 +1,9 @@
 /* cudaclahe on the GPU, bit for bit against the CPU backend and the
  * transcription of OpenCV's CLAHE, 1x1 to 8K. Frames in CUDA memory are
- * covered in cuda-memory-gpu, temporal smoothing in equalize-stream-gpu.
+ * covered in cuda-memory-gpu, temporal smoothing of 8-bit frames in
+ * equalize-stream-gpu. Deep frames against the transcription with 2^b bins.
  * Exits 77 (skipped) where no GPU is usable. */
-#include "equalize_reference.h"
+#include "deep_frames.h"
 
 using namespace test;
 
@@ -133,6 +134,136 @@ GST_START_TEST (test_gpu_proposed_pinned_pool)
 }
 GST_END_TEST;
 
+/* ------------------------------------------------------------ deep frames */
+
+/* The default grid (one chunk per tile up to 1080p), no clipping, one tile
+ * (plateau equalization: several chunks per tile from 65536 samples on), a
+ * grid that does not divide, and a fine grid. (64x64 tiles of 65536 bins
+ * would take 512 MB of LUTs, in the reference too.) */
+static const Settings kDeepSettings[] = {
+  {2.0, 8, 8}, {0.0, 3, 5}, {4.0, 1, 1}, {1.0, 7, 2}, {2.0, 16, 16},
+};
+
+GST_START_TEST (test_gpu_deep_formats)
+{
+  std::mt19937 rng (5050);
+  const int sizes[][2] = { {1, 1}, {7, 3}, {17, 5}, {385, 289}, {1920, 1080},
+    {1921, 1081} };
+  for (const Settings & s : kDeepSettings) {
+    /* One harness per setting: formats and sizes renegotiate it. */
+    GstHarness *h = gst_harness_new_parse (launch_for ("cuda", s).c_str ());
+    for (GstVideoFormat fmt : kDeepFormats) {
+      const DeepLayout l = deep_layout (fmt);
+      const int top = (1 << l.bits) - 1;
+      for (const auto & sz : sizes) {
+        const std::string what = launch_for ("cuda", s) + " " +
+            gst_video_format_to_string (fmt) + " " + std::to_string (sz[0]) +
+            "x" + std::to_string (sz[1]);
+        assert_clahe_deep (h, deep_frame (rng, fmt, random_deep_image (rng,
+                    sz[0], sz[1], l, 0, top)), s.clip, s.tiles_x, s.tiles_y,
+            what + " full range");
+        assert_clahe_deep (h, deep_frame (rng, fmt, random_deep_image (rng,
+                    sz[0], sz[1], l, top / 2, top / 2 + 3)), s.clip, s.tiles_x,
+            s.tiles_y, what + " four levels");
+        assert_clahe_deep (h, deep_frame (rng, fmt, thermal_like_words (rng,
+                    sz[0], sz[1], l)), s.clip, s.tiles_x, s.tiles_y,
+            what + " scene");
+      }
+    }
+    gst_harness_teardown (h);
+  }
+}
+GST_END_TEST;
+
+/* 4K and 8K: tiles of several chunks. One level everywhere fills one
+ * packed counter per chunk to the brim (65535), which must not carry into
+ * its neighbour. */
+GST_START_TEST (test_gpu_deep_large_frames)
+{
+  if (skip_large ())
+    return;
+  std::mt19937 rng (5051);
+  const DeepLayout gray16 = deep_layout (GST_VIDEO_FORMAT_GRAY16_LE);
+  const Settings grids[] = { {2.0, 8, 8}, {4.0, 1, 1} };
+  for (const Settings & s : grids) {
+    GstHarness *h = gst_harness_new_parse (launch_for ("cuda", s).c_str ());
+    for (const auto & sz : { std::make_pair (3840, 2160),
+            std::make_pair (7680, 4320) }) {
+      const std::string what = launch_for ("cuda", s) + " " +
+          std::to_string (sz.first) + "x" + std::to_string (sz.second);
+      assert_clahe_deep (h, deep_frame (rng, GST_VIDEO_FORMAT_GRAY16_LE,
+              thermal_like_words (rng, sz.first, sz.second, gray16)), s.clip,
+          s.tiles_x, s.tiles_y, what + " GRAY16_LE scene");
+      assert_clahe_deep (h, deep_frame (rng, GST_VIDEO_FORMAT_GRAY16_LE,
+              random_deep_image (rng, sz.first, sz.second, gray16, 1000,
+                  1000)), s.clip, s.tiles_x, s.tiles_y, what + " one level");
+      assert_clahe_deep (h, deep_frame (rng, GST_VIDEO_FORMAT_P010_10LE,
+              random_deep_image (rng, sz.first, sz.second, deep_layout
+                  (GST_VIDEO_FORMAT_P010_10LE), 0, 1023)), s.clip, s.tiles_x,
+          s.tiles_y, what + " P010");
+    }
+    gst_harness_teardown (h);
+  }
+}
+GST_END_TEST;
+
+/* Temporal smoothing on deep frames, with depth, size and grid changes on
+ * the way (tiles of one chunk and of several): GPU and CPU agree frame by
+ * frame. */
+GST_START_TEST (test_gpu_deep_smoothing_matches_cpu)
+{
+  std::mt19937 rng (5052);
+  const char *props = " clip-limit=3 temporal-smoothing=0.8";
+  GstHarness *gpu = gst_harness_new_parse ((std::string
+          ("cudaclahe backend=cuda") + props).c_str ());
+  GstHarness *cpu = gst_harness_new_parse ((std::string
+          ("cudaclahe backend=cpu") + props).c_str ());
+  const GstVideoFormat fmts[] = { GST_VIDEO_FORMAT_GRAY16_LE,
+    GST_VIDEO_FORMAT_GRAY16_LE, GST_VIDEO_FORMAT_GRAY16_LE,
+    GST_VIDEO_FORMAT_P010_10LE, GST_VIDEO_FORMAT_P010_10LE,
+    GST_VIDEO_FORMAT_GRAY8, GST_VIDEO_FORMAT_I420_12LE,
+    GST_VIDEO_FORMAT_I420_12LE, GST_VIDEO_FORMAT_GRAY16_LE,
+    GST_VIDEO_FORMAT_GRAY16_LE, GST_VIDEO_FORMAT_GRAY16_LE };
+  int i = 0;
+  for (GstVideoFormat fmt : fmts) {
+    /* The last three frames: 2x2 tiles of 76800 samples, two chunks each. */
+    const int grid = i < 8 ? 5 : 2;
+    gst_harness_set (gpu, "cudaclahe", "tiles-x", grid, "tiles-y", grid, NULL);
+    gst_harness_set (cpu, "cudaclahe", "tiles-x", grid, "tiles-y", grid, NULL);
+    const int w = i < 6 || i >= 8 ? 640 : 333, hgt = i < 6 || i >= 8 ? 480 : 251;
+    PlanarFrame in;
+    if (fmt == GST_VIDEO_FORMAT_GRAY8) {
+      in = frame_with_luma (rng, fmt, random_image (rng, w, hgt, 20 + i,
+              120 + 10 * i));
+    } else {
+      const DeepLayout l = deep_layout (fmt);
+      const int top = (1 << l.bits) - 1;
+      in = deep_frame (rng, fmt, random_deep_image (rng, w, hgt, l,
+              top / 10 * (i % 3), top / 2 + top / 20 * i));
+    }
+    PlanarFrame a = push_pull_in (gpu, in), b = push_pull_in (cpu, in);
+    const std::string what = std::string ("frame ") + std::to_string (i) + " "
+        + gst_video_format_to_string (fmt);
+    assert_images_equal (a.planes[0], b.planes[0], what.c_str ());
+    ++i;
+  }
+  gst_harness_teardown (gpu);
+  gst_harness_teardown (cpu);
+}
+GST_END_TEST;
+
+static Image16
+default_clahe_16 (const Image16 & img)
+{
+  return reference_clahe_deep (img, 16, 0, 2.0, 8, 8);
+}
+
+GST_START_TEST (test_gpu_deep_proposed_pinned_pool)
+{
+  check_deep_proposed_pinned_pool ("cudaclahe backend=cuda", default_clahe_16);
+}
+GST_END_TEST;
+
 static Suite *
 cudaclahe_gpu_suite (void)
 {
@@ -145,6 +276,10 @@ cudaclahe_gpu_suite (void)
   tcase_add_test (tc, test_gpu_state_between_frames);
   tcase_add_test (tc, test_gpu_formats);
   tcase_add_test (tc, test_gpu_proposed_pinned_pool);
+  tcase_add_test (tc, test_gpu_deep_formats);
+  tcase_add_test (tc, test_gpu_deep_large_frames);
+  tcase_add_test (tc, test_gpu_deep_smoothing_matches_cpu);
+  tcase_add_test (tc, test_gpu_deep_proposed_pinned_pool);
   return s;
 }
 

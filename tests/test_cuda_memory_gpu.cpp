@@ -30,6 +30,8 @@ static const GstVideoFormat kDeepCudaFormats[] = {
 static const char *kDeepFilters[] = {
   "cudahisteq backend=cuda",
   "cudahisteq backend=cuda significant-bits=9",
+  "cudaclahe backend=cuda clip-limit=3 tiles-x=6 tiles-y=5",
+  "cudaclahe backend=cuda clip-limit=2 tiles-x=1 tiles-y=1",
 };
 
 static const char *kFilters[] = {

@@ -220,44 +220,15 @@ GST_START_TEST (test_gpu_deep_smoothing_matches_cpu)
 }
 GST_END_TEST;
 
-/* Pinned frames from the proposed pool: 16-byte aligned rows are streamed
- * by the kernels, others copied; both equal the reference. */
+static Image16
+equalize_16 (const Image16 & img)
+{
+  return reference_equalize_deep (img, 16, 0);
+}
+
 GST_START_TEST (test_gpu_deep_proposed_pinned_pool)
 {
-  std::mt19937 rng (4044);
-  for (int w : {1280, 1283}) {
-    const int hgt = 720;
-    GstHarness *h = gst_harness_new_parse (kCuda);
-    const std::string caps_str = video_caps (GST_VIDEO_FORMAT_GRAY16_LE, w, hgt);
-    gst_harness_set_src_caps_str (h, caps_str.c_str ());
-    GstCaps *caps = gst_caps_from_string (caps_str.c_str ());
-    GstBufferPool *pool = take_proposed_pool (h, caps);
-    GstVideoInfo info;
-    gst_video_info_from_caps (&info, caps);
-    for (int i = 0; i < 3; ++i) {
-      Image16 img = thermal_like_image (rng, w, hgt, 16);
-      GstBuffer *buf = NULL;
-      fail_unless_equals_int (gst_buffer_pool_acquire_buffer (pool, &buf, NULL),
-          GST_FLOW_OK);
-      GstVideoFrame frame;
-      fail_unless (gst_video_frame_map (&frame, &info, buf, GST_MAP_WRITE));
-      for (int y = 0; y < hgt; ++y)
-        memcpy ((uint8_t *) GST_VIDEO_FRAME_PLANE_DATA (&frame, 0) +
-            size_t (y) * GST_VIDEO_FRAME_PLANE_STRIDE (&frame, 0),
-            &img.pixels[size_t (y) * w], size_t (w) * 2);
-      gst_video_frame_unmap (&frame);
-      GstBuffer *out = gst_harness_push_and_pull (h, buf);
-      fail_unless (out != NULL);
-      PlanarFrame got = frame_from_buffer (out, info);
-      assert_images16_equal (words_of (got.planes[0]),
-          reference_equalize_deep (img, 16, 0), "pinned GRAY16_LE");
-      gst_buffer_unref (out);
-    }
-    gst_harness_teardown (h);
-    gst_buffer_pool_set_active (pool, FALSE);
-    gst_object_unref (pool);
-    gst_caps_unref (caps);
-  }
+  check_deep_proposed_pinned_pool (kCuda, equalize_16);
 }
 GST_END_TEST;
 

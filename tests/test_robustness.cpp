@@ -42,7 +42,7 @@ struct ElementCase {
 static const ElementCase kElements[] = {
   {"cudahisteq", "", true},
   {"cudanlm", " strength=15 patch-size=3 search-size=7", false},
-  {"cudaclahe", " clip-limit=3 tiles-x=5 tiles-y=3", false},
+  {"cudaclahe", " clip-limit=3 tiles-x=5 tiles-y=3", true},
   {"cudasharpen", " amount=1.5 radius=1.2 threshold=2", false},
 };
 
@@ -94,10 +94,15 @@ static const size_t kAllowedGrowth = 8u << 20;
 GST_START_TEST (test_short_buffers_are_errors)
 {
   const GstVideoFormat formats[] = { GST_VIDEO_FORMAT_GRAY8,
-    GST_VIDEO_FORMAT_NV12, GST_VIDEO_FORMAT_I420, GST_VIDEO_FORMAT_Y444
+    GST_VIDEO_FORMAT_NV12, GST_VIDEO_FORMAT_I420, GST_VIDEO_FORMAT_Y444,
+    GST_VIDEO_FORMAT_GRAY16_LE, GST_VIDEO_FORMAT_P010_10LE,
+    GST_VIDEO_FORMAT_Y444_16LE
   };
   for (const ElementCase & e : kElements)
     for (GstVideoFormat fmt : formats) {
+      if (!e.deep && GST_VIDEO_FORMAT_INFO_DEPTH (gst_video_format_get_info
+              (fmt), 0) > 8)
+        continue;
       BusHarness c (launch_of (e));
       gst_harness_set_src_caps_str (c.h, video_caps (fmt, 64, 48).c_str ());
       GstVideoInfo info;
