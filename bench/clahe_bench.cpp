@@ -2,7 +2,8 @@
 // device frames (NV12 with its chroma carried, several grids, temporal
 // smoothing), the host-memory round trip through GpuFrameRunner (streamed
 // and copied pinned frames, pageable frames) next to its floor (the pinned
-// copies each way), and the CPU implementation on the shared thread pool.
+// copies each way), the CPU implementation on the shared thread pool, and
+// 16- and 10-bit frames (GRAY16_LE, P010_10LE) for every grid.
 //
 //   clahe_bench [--frames N] [--json FILE]
 //
@@ -19,6 +20,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -43,6 +45,76 @@ const Grid kGrids[] = {
     {"clip 2, 64x64 tiles", {2.0, 64, 64}, 0.0},
     {"clip 2, 8x8 tiles, temporal-smoothing 0.9", {2.0, 8, 8}, 0.9},
 };
+
+// Deep frames of `bits` bits at `shift` (the low bits noisy, as a sensor's
+// are): the kernels on a device plane for each grid, with a P010-like
+// chroma plane carried, and the CPU implementation; the GPU result checked
+// once per grid against the CPU's.
+void bench_deep(Reporter &rep, const Size &sz, int iters, cudaStream_t stream, int bits, int shift,
+                const std::string &what) {
+  const size_t n = size_t(sz.width) * sz.height;
+  const SampleLayout layout{2, bits, shift};
+  std::vector<std::vector<uint8_t>> host(kRotation);
+  std::vector<DevicePlane> dev_in(kRotation);
+  for (int k = 0; k < kRotation; ++k) {
+    host[k] = make_frame16(sz.width, sz.height, k, bits, shift);
+    dev_in[k].reserve(2 * sz.width, sz.height);
+    CUDAFILTERS_CHECK(cudaMemcpy2D(dev_in[k].data(), dev_in[k].pitch(), host[k].data(),
+                                   2 * sz.width, 2 * sz.width, sz.height, cudaMemcpyHostToDevice));
+  }
+  DevicePlane dev_out, chroma_in, chroma_out;
+  dev_out.reserve(2 * sz.width, sz.height);
+  chroma_in.reserve(2 * sz.width, sz.height / 2);
+  chroma_out.reserve(2 * sz.width, sz.height / 2);
+  CUDAFILTERS_CHECK(
+      cudaMemset2D(chroma_in.data(), chroma_in.pitch(), 0x80, 2 * sz.width, sz.height / 2));
+  auto in = [&](int i) {
+    const DevicePlane &p = dev_in[i % kRotation];
+    return ConstPlane(p.data(), p.pitch(), sz.width, sz.height, layout);
+  };
+  auto host_in = [&](int i) {
+    return ConstPlane(host[i % kRotation].data(), 2 * size_t(sz.width), sz.width, sz.height,
+                      layout);
+  };
+  const Plane out_plane(dev_out.data(), dev_out.pitch(), sz.width, sz.height, layout);
+  const CarriedPlanes chroma{
+      {ConstPlane(chroma_in.data(), chroma_in.pitch(), 2 * sz.width, sz.height / 2),
+       Plane(chroma_out.data(), chroma_out.pitch(), 2 * sz.width, sz.height / 2)}};
+  std::vector<uint8_t> from_gpu(2 * n), from_cpu(2 * n);
+  const Plane host_out(from_cpu.data(), 2 * size_t(sz.width), sz.width, sz.height, layout);
+
+  for (const Grid &g : kGrids) {
+    ClaheGpu clahe;
+    clahe.set_params(g.params);
+    clahe.set_temporal_smoothing(g.smoothing);
+    const std::string label = what + ", " + g.label;
+    rep.row((label + ": kernels only (GPU time)").c_str(), sz,
+            time_gpu(stream, iters, [&](int i) { clahe.enqueue(in(i), out_plane, stream); }),
+            4.0 * n);
+    rep.row((label + ": 4:2:0, frames back to back").c_str(), sz,
+            time_gpu_back_to_back(stream, iters / 10 + 1, [&](int i) {
+              clahe.enqueue_carrying(in(i), out_plane, chroma, stream);
+            }),
+            6.0 * n);
+    if (g.smoothing != 0) continue;
+    ClaheGpu fresh;
+    fresh.set_params(g.params);
+    fresh.enqueue(in(1), out_plane, stream);
+    CUDAFILTERS_CHECK(cudaMemcpy2DAsync(from_gpu.data(), 2 * sz.width, dev_out.data(),
+                                        dev_out.pitch(), 2 * sz.width, sz.height,
+                                        cudaMemcpyDeviceToHost, stream));
+    CUDAFILTERS_CHECK(cudaStreamSynchronize(stream));
+    ClaheCpu cpu;
+    cpu.set_params(g.params);
+    cpu.process(host_in(1), host_out);
+    if (from_gpu != from_cpu) throw std::runtime_error("deep GPU result differs from the CPU's");
+    const std::string cpu_what =
+        label + ": CPU implementation (" + std::to_string(parallel_threads()) + " threads)";
+    rep.row(cpu_what.c_str(), sz, time_host(std::max(5, iters / 30), [&](int i) {
+              cpu.process(host_in(i), host_out);
+            }), 4.0 * n);
+  }
+}
 
 }  // namespace
 
@@ -146,6 +218,9 @@ int main(int argc, char **argv) {
                                     ConstPlane(host[i % kRotation].data(), sz.width, sz.width, sz.height),
                                     pageable_dst);
               }), 2.0 * n);
+
+      bench_deep(rep, sz, iters, stream.get(), 16, 0, "16-bit (GRAY16_LE)");
+      bench_deep(rep, sz, iters, stream.get(), 10, 6, "10-bit (P010_10LE)");
 
       // The CPU implementation, and the GPU checked against it.
       ClaheCpu cpu;
