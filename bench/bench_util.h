@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cudafilters/cuda_memory.h>
+#include <cudafilters/gpu_plane_filter.h>
 
 #include <algorithm>
 #include <chrono>
@@ -75,6 +76,53 @@ inline std::vector<uint8_t> make_frame16(int w, int h, int seed, int bits, int s
   }
   return f;
 }
+
+// Deep frames of `bits` bits at `shift` for the deep benchmarks: kRotation
+// distinct frames on the host and on the device, an output plane, and a
+// P010-like chroma plane to carry.
+struct DeepFrames {
+  cudafilters::SampleLayout layout;
+  int width, height;
+  std::vector<std::vector<uint8_t>> host;
+  std::vector<cudafilters::DevicePlane> dev_in;
+  cudafilters::DevicePlane dev_out, chroma_in, chroma_out;
+
+  DeepFrames(int w, int h, int bits, int shift, int rotation)
+      : layout{2, bits, shift}, width(w), height(h), host(rotation), dev_in(rotation) {
+    for (int k = 0; k < rotation; ++k) {
+      host[k] = make_frame16(w, h, k, bits, shift);
+      dev_in[k].reserve(2 * w, h);
+      CUDAFILTERS_CHECK(cudaMemcpy2D(dev_in[k].data(), dev_in[k].pitch(), host[k].data(), 2 * w,
+                                     2 * w, h, cudaMemcpyHostToDevice));
+    }
+    dev_out.reserve(2 * w, h);
+    chroma_in.reserve(2 * w, h / 2);
+    chroma_out.reserve(2 * w, h / 2);
+    CUDAFILTERS_CHECK(cudaMemset2D(chroma_in.data(), chroma_in.pitch(), 0x80, 2 * w, h / 2));
+  }
+  // Device frame i (rotating), the device output, host frame i.
+  cudafilters::ConstPlane in(int i) const {
+    const cudafilters::DevicePlane &p = dev_in[i % dev_in.size()];
+    return cudafilters::ConstPlane(p.data(), p.pitch(), width, height, layout);
+  }
+  cudafilters::Plane out() const {
+    return cudafilters::Plane(dev_out.data(), dev_out.pitch(), width, height, layout);
+  }
+  cudafilters::ConstPlane host_in(int i) const {
+    return cudafilters::ConstPlane(host[i % host.size()].data(), 2 * size_t(width), width, height,
+                                   layout);
+  }
+  cudafilters::CarriedPlanes chroma() const {
+    return {{cudafilters::ConstPlane(chroma_in.data(), chroma_in.pitch(), 2 * width, height / 2),
+             cudafilters::Plane(chroma_out.data(), chroma_out.pitch(), 2 * width, height / 2)}};
+  }
+  // The device output copied to `to` (2 * width * height bytes).
+  void download(std::vector<uint8_t> &to, cudaStream_t s) const {
+    CUDAFILTERS_CHECK(cudaMemcpy2DAsync(to.data(), 2 * width, dev_out.data(), dev_out.pitch(),
+                                        2 * width, height, cudaMemcpyDeviceToHost, s));
+    CUDAFILTERS_CHECK(cudaStreamSynchronize(s));
+  }
+};
 
 // GPU time per frame with frames queued back to back, as a busy stream runs
 // them: events around `batch` enqueues, divided by `batch`. Unlike time_gpu,

@@ -37,29 +37,10 @@ constexpr int kRotation = 4;
 void bench_deep(Reporter &rep, const Size &sz, int iters, cudaStream_t stream, int bits, int shift,
                 const std::string &what) {
   const size_t n = size_t(sz.width) * sz.height;
-  const SampleLayout layout{2, bits, shift};
-  std::vector<std::vector<uint8_t>> host(kRotation);
-  std::vector<DevicePlane> dev_in(kRotation);
-  for (int k = 0; k < kRotation; ++k) {
-    host[k] = make_frame16(sz.width, sz.height, k, bits, shift);
-    dev_in[k].reserve(2 * sz.width, sz.height);
-    CUDAFILTERS_CHECK(cudaMemcpy2D(dev_in[k].data(), dev_in[k].pitch(), host[k].data(),
-                                   2 * sz.width, 2 * sz.width, sz.height, cudaMemcpyHostToDevice));
-  }
-  DevicePlane dev_out, chroma_in, chroma_out;
-  dev_out.reserve(2 * sz.width, sz.height);
-  chroma_in.reserve(2 * sz.width, sz.height / 2);
-  chroma_out.reserve(2 * sz.width, sz.height / 2);
-  CUDAFILTERS_CHECK(
-      cudaMemset2D(chroma_in.data(), chroma_in.pitch(), 0x80, 2 * sz.width, sz.height / 2));
-  auto in = [&](int i) {
-    const DevicePlane &p = dev_in[i % kRotation];
-    return ConstPlane(p.data(), p.pitch(), sz.width, sz.height, layout);
-  };
-  const Plane out_plane(dev_out.data(), dev_out.pitch(), sz.width, sz.height, layout);
-  const CarriedPlanes chroma{
-      {ConstPlane(chroma_in.data(), chroma_in.pitch(), 2 * sz.width, sz.height / 2),
-       Plane(chroma_out.data(), chroma_out.pitch(), 2 * sz.width, sz.height / 2)}};
+  const DeepFrames f(sz.width, sz.height, bits, shift, kRotation);
+  auto in = [&](int i) { return f.in(i); };
+  const Plane out_plane = f.out();
+  const CarriedPlanes chroma = f.chroma();
 
   HistEqGpu eq;
   Stats kern = time_gpu(stream, iters, [&](int i) { eq.enqueue(in(i), out_plane, stream); });
@@ -79,16 +60,10 @@ void bench_deep(Reporter &rep, const Size &sz, int iters, cudaStream_t stream, i
 
   std::vector<uint8_t> from_gpu(2 * n), from_cpu(2 * n);
   eq.enqueue(in(1), out_plane, stream);
-  CUDAFILTERS_CHECK(cudaMemcpy2DAsync(from_gpu.data(), 2 * sz.width, dev_out.data(),
-                                      dev_out.pitch(), 2 * sz.width, sz.height,
-                                      cudaMemcpyDeviceToHost, stream));
-  CUDAFILTERS_CHECK(cudaStreamSynchronize(stream));
+  f.download(from_gpu, stream);
   HistEqCpu cpu_eq;
-  auto host_in = [&](int i) {
-    return ConstPlane(host[i % kRotation].data(), 2 * size_t(sz.width), sz.width, sz.height,
-                      layout);
-  };
-  const Plane host_out(from_cpu.data(), 2 * size_t(sz.width), sz.width, sz.height, layout);
+  auto host_in = [&](int i) { return f.host_in(i); };
+  const Plane host_out(from_cpu.data(), 2 * size_t(sz.width), sz.width, sz.height, f.layout);
   cpu_eq.process(host_in(1), host_out);
   if (from_gpu != from_cpu) throw std::runtime_error("deep GPU result differs from the CPU's");
   Stats cpu = time_host(std::max(10, iters / 20), [&](int i) { cpu_eq.process(host_in(i), host_out); });
