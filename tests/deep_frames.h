@@ -247,6 +247,32 @@ thermal_like_words (std::mt19937 & rng, int w, int h, DeepLayout l)
   return words_of_levels (thermal_like_image (rng, w, h, l.bits), l.shift);
 }
 
+/* Frame i of a stream whose depth changes: random luma for 8-bit formats,
+ * random levels in a band that moves with i for deep ones. */
+inline PlanarFrame
+mixed_depth_frame (std::mt19937 & rng, GstVideoFormat fmt, int i, int w,
+    int h)
+{
+  if (GST_VIDEO_FORMAT_INFO_DEPTH (gst_video_format_get_info (fmt), 0) == 8)
+    return frame_with_luma (rng, fmt, random_image (rng, w, h, 20 + i,
+            120 + 10 * i));
+  const DeepLayout l = deep_layout (fmt);
+  const int top = (1 << l.bits) - 1;
+  return deep_frame (rng, fmt, random_deep_image (rng, w, h, l,
+          top / 10 * (i % 3), top / 2 + top / 20 * i));
+}
+
+/* Frame i through a GPU and a CPU harness: the luma planes must be equal. */
+inline void
+assert_backends_agree (GstHarness * gpu, GstHarness * cpu,
+    const PlanarFrame & in, int i)
+{
+  PlanarFrame a = push_pull_in (gpu, in), b = push_pull_in (cpu, in);
+  const std::string what = std::string ("frame ") + std::to_string (i) + " " +
+      gst_video_format_to_string (GST_VIDEO_INFO_FORMAT (&in.info));
+  assert_images_equal (a.planes[0], b.planes[0], what.c_str ());
+}
+
 /* GRAY16_LE frames from the pool `launch` proposes (pinned memory): rows
  * 16-byte aligned (1280 wide) are streamed by the kernels, others (1283)
  * copied; luma must equal `want` of the input. */
