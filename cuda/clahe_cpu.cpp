@@ -235,9 +235,7 @@ void ClaheCpu::build_tile_lut(ConstPlane src, int tile) {
   bins.resize(g.levels);
   count_tile<Sample>(src, g, levels_of(samples_), tile % g.tiles_x, tile / g.tiles_x,
                      hist.data());
-  Sample *lut = (sizeof(Sample) == 1 ? reinterpret_cast<Sample *>(luts_.data())
-                                     : reinterpret_cast<Sample *>(luts16_.data())) +
-                first;
+  Sample *lut = luts_of<Sample>().data() + first;
   if (history_mode_ == HistoryMode::kOff) {
     for (uint32_t b = 0; b < g.levels; ++b) bins[b] = hist[b];
     clipped_lut(bins.data(), g, 0, lut);
@@ -253,8 +251,7 @@ template <typename Sample>
 void ClaheCpu::map_rows(ConstPlane src, Plane dst, int y0, int y1) const {
   const ClaheGeometry &g = geom_;
   const size_t tile_row = static_cast<size_t>(g.tiles_x) * g.levels;
-  const Sample *luts = sizeof(Sample) == 1 ? reinterpret_cast<const Sample *>(luts_.data())
-                                           : reinterpret_cast<const Sample *>(luts16_.data());
+  const Sample *luts = luts_of<Sample>().data();
   for (int y = y0; y < y1; ++y) {
     const TileBlend by = tile_blend(y, g.inv_tile_height, g.tiles_y);
     blend_row(BlendRow<Sample>{

@@ -35,6 +35,13 @@ class ClaheCpu {
   template <typename Sample> void build_tile_lut(ConstPlane src, int tile);
   template <typename Sample> void map_rows(ConstPlane src, Plane dst, int y0, int y1) const;
   template <typename Sample> void run(ConstPlane src, Plane dst);
+  // The LUTs of a sample type: luts_ or luts16_.
+  template <typename Sample> std::vector<Sample> &luts_of() {
+    if constexpr (sizeof(Sample) == 1) return luts_; else return luts16_;
+  }
+  template <typename Sample> const std::vector<Sample> &luts_of() const {
+    if constexpr (sizeof(Sample) == 1) return luts_; else return luts16_;
+  }
 
   ClaheParams params_;
   ClaheGeometry geom_;
