@@ -141,9 +141,10 @@ CF_INLINE void accumulate_row(const float *__restrict dist_of_columns, int rp, b
 }
 
 // Every search offset over one tile. Patch distances are separable: first
-// down each column (a running sum for box patches, exact because every term
-// is an integer below 2^24; a ring of the last rows for Gaussian ones), then
-// along the row. Offsets run dx-major like the GPU kernel.
+// down each column (a running sum for box patches, exact on 8-bit frames
+// because every term is an integer below 2^24; a ring of the last rows for
+// Gaussian ones), then along the row. Offsets run dx-major like the GPU
+// kernel.
 template <int RP, bool GAUSS, bool FUSED>
 CF_INLINE void filter_tile(const TileArgs &a) {
   const int R = a.rs + RP, S = a.stride;
@@ -256,26 +257,41 @@ TileFn select_tile_fn(int rp, bool gaussian, std::string_view isa) {
   return pick<Baseline>(rp, gaussian, all);
 }
 
-// The tile and R pixels around it as floats, borders mirrored (reflect-101).
+// A sample's level (see SampleLayout) in 8-bit units.
+template <typename Word>
+float level_in_units(Word w, SampleLayout l, float unit) {
+  const uint32_t level = std::min<uint32_t>(uint32_t(w) >> l.shift, l.max_level());
+  return float(level) * unit;
+}
+
+// The tile and R pixels around it as floats in 8-bit units, borders
+// mirrored (reflect-101).
+template <typename Word>
 void load_window(ConstPlane src, const Tile &t, int R, float *window, int stride) {
+  const float unit = nlm_level_unit(src.samples);
   for (int r = 0; r < t.height + 2 * R; ++r) {
     const int y = reflect101(t.y0 - R + r, src.height);
-    const uint8_t *row = src.data + static_cast<size_t>(y) * src.stride;
+    const Word *row = reinterpret_cast<const Word *>(src.data + static_cast<size_t>(y) * src.stride);
     float *out = window + static_cast<size_t>(r) * stride;
     for (int c = 0; c < stride; ++c) {
       const int x = t.x0 - R + c;
-      out[c] = row[x >= 0 && x < src.width ? x : reflect101(x, src.width)];
+      out[c] = level_in_units(row[x >= 0 && x < src.width ? x : reflect101(x, src.width)],
+                              src.samples, unit);
     }
   }
 }
 
+// The weighted means back in levels, rounded and clamped to the layout.
+template <typename Word>
 void store_tile(const Tile &t, const float *acc_w, const float *acc_v, Plane dst) {
+  const float levels_per_unit = 1.f / nlm_level_unit(dst.samples);
+  const long top = long(dst.samples.max_level());
   for (int y = 0; y < t.height; ++y) {
-    uint8_t *out = dst.data + static_cast<size_t>(t.y0 + y) * dst.stride + t.x0;
+    Word *out = reinterpret_cast<Word *>(dst.data + static_cast<size_t>(t.y0 + y) * dst.stride) + t.x0;
     for (int x = 0; x < t.width; ++x) {
       const int i = y * t.width + x;
-      const long v = std::lrintf(acc_v[i] / acc_w[i]);
-      out[x] = static_cast<uint8_t>(v < 0 ? 0 : v > 255 ? 255 : v);
+      const long v = std::lrintf((acc_v[i] / acc_w[i]) * levels_per_unit);
+      out[x] = static_cast<Word>((v < 0 ? 0 : v > top ? top : v) << dst.samples.shift);
     }
   }
 }
@@ -296,9 +312,15 @@ void denoise_tile(ConstPlane src, Plane dst, const NlmParams &p, const Tile &t, 
   a.acc_v = grown(s.acc_v, static_cast<size_t>(t.width) * t.height);
   a.columns = grown(s.columns, static_cast<size_t>(cw));
   a.rows = grown(s.rows, static_cast<size_t>(cw) * (2 * rp + 1));
-  load_window(src, t, R, s.window.data(), stride);
-  fn(a);
-  store_tile(t, a.acc_w, a.acc_v, dst);
+  if (src.samples.deep()) {
+    load_window<uint16_t>(src, t, R, s.window.data(), stride);
+    fn(a);
+    store_tile<uint16_t>(t, a.acc_w, a.acc_v, dst);
+  } else {
+    load_window<uint8_t>(src, t, R, s.window.data(), stride);
+    fn(a);
+    store_tile<uint8_t>(t, a.acc_w, a.acc_v, dst);
+  }
 }
 
 }  // namespace

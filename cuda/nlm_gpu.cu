@@ -82,6 +82,9 @@ struct KernelArgs {
   size_t dst_pitch;
   int width;
   int height;
+  SampleLayout samples;
+  float unit;            // a level in 8-bit units (nlm_level_unit)
+  float levels_per_unit;
   int rs;         // search radius
   int img_w;      // shared image tile: out_w + 2R columns, kTileH + 2R rows
   int img_h;
@@ -99,6 +102,23 @@ __device__ __forceinline__ float exp2_nonpositive(float x) {
   return y;
 }
 
+// The level of source sample (x, y) in 8-bit units.
+__device__ __forceinline__ float load_level(const KernelArgs &k, int y, int x) {
+  const uint8_t *row = k.src + y * k.src_pitch;
+  if (!k.samples.deep()) return row[x];
+  const uint32_t word = reinterpret_cast<const uint16_t *>(row)[x];
+  return float(min(word >> k.samples.shift, k.samples.max_level())) * k.unit;
+}
+
+__device__ __forceinline__ void store_level(const KernelArgs &k, int y, int x, int level) {
+  const int v = min(max(level, 0), int(k.samples.max_level()));
+  uint8_t *row = k.dst + y * k.dst_pitch;
+  if (k.samples.deep())
+    reinterpret_cast<uint16_t *>(row)[x] = static_cast<uint16_t>(v << k.samples.shift);
+  else
+    row[x] = static_cast<uint8_t>(v);
+}
+
 template <int RP, bool GAUSS>
 __global__ void __launch_bounds__(kThreads, min_blocks(RP)) nlm_kernel(const KernelArgs k) {
   using S = Shape<RP>;
@@ -114,7 +134,7 @@ __global__ void __launch_bounds__(kThreads, min_blocks(RP)) nlm_kernel(const Ker
     const int ty = i / k.img_w, tx = i - ty * k.img_w;
     const int gy = reflect101(y0 - R + ty, k.height);
     const int gx = reflect101(x0 - R + tx, k.width);
-    img[ty * k.img_stride + tx] = k.src[gy * k.src_pitch + gx];
+    img[ty * k.img_stride + tx] = load_level(k, gy, gx);
   }
   __syncthreads();
 
@@ -234,8 +254,7 @@ __global__ void __launch_bounds__(kThreads, min_blocks(RP)) nlm_kernel(const Ker
     for (int o = 0; o < kSeg; ++o) {
       const int x = x0 + item_x[j] + o;
       if (x < k.width) {
-        const int v = __float2int_rn(acc_v[j][o] / acc_w[j][o]);
-        k.dst[y * k.dst_pitch + x] = static_cast<uint8_t>(min(max(v, 0), 255));
+        store_level(k, y, x, __float2int_rn((acc_v[j][o] / acc_w[j][o]) * k.levels_per_unit));
       }
     }
   }
@@ -306,6 +325,9 @@ void NlmGpu::enqueue(ConstPlane src, Plane dst, cudaStream_t stream) {
   k.dst_pitch = dst.stride;
   k.width = src.width;
   k.height = src.height;
+  k.samples = src.samples;
+  k.unit = nlm_level_unit(src.samples);
+  k.levels_per_unit = 1.f / k.unit;
   k.rs = p.search_size / 2;
   k.img_w = g.img_w;
   k.img_h = g.img_h;

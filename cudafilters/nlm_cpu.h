@@ -1,7 +1,8 @@
-// Non-local means on the CPU: the same arithmetic as the GPU kernel (exact
-// integer-valued patch distances for box patches, the same weight formula
-// and accumulation order), spread over the CPU's cores in bands of rows.
-// Memory per band is O(width x (band + patch)), whatever the frame size.
+// Non-local means on the CPU: the same arithmetic as the GPU kernel (levels
+// in 8-bit units, see nlm_level_unit; exact integer-valued patch distances
+// for box patches on 8-bit frames; the same weight formula and accumulation
+// order), spread over the CPU's cores in tiles. Memory per tile is
+// O(tile + search window), whatever the frame size.
 #pragma once
 
 #include "nlm_params.h"
@@ -12,8 +13,9 @@
 
 namespace cudafilters {
 
-// src and dst are host planes of equal size; p must be valid
-// (nlm_params_error(p) empty). Borders are mirrored (reflect-101).
+// src and dst are host planes of equal size and sample layout, 8- or 16-bit;
+// p must be valid (nlm_params_error(p) empty). Borders are mirrored
+// (reflect-101).
 void nlm_cpu(ConstPlane src, Plane dst, const NlmParams &p);
 
 // The instruction set nlm_cpu runs with on this CPU: "avx512", "avx2" or

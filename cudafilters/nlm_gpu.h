@@ -1,6 +1,8 @@
-// Non-local means on the GPU: one launch per frame on the caller's stream.
-// Output is within one intensity level of nlm_cpu (same arithmetic; only the
-// exp2 implementations differ by an ulp or two).
+// Non-local means on the GPU: one launch per frame on the caller's stream,
+// 8- or 16-bit samples. Output on 8-bit frames is within one level of
+// nlm_cpu (same arithmetic; only the exp2 implementations differ by an ulp
+// or two); on deeper ones, whose patch distances are no longer exact in
+// float, see docs/cudanlm.md for the measured difference.
 #pragma once
 
 #include "gpu_plane_filter.h"

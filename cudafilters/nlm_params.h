@@ -2,7 +2,10 @@
 // both compute the same function.
 #pragma once
 
+#include "plane.h"
+
 #include <array>
+#include <cmath>
 #include <string>
 
 namespace cudafilters {
@@ -34,5 +37,10 @@ NlmWeightCoeffs nlm_weight_coeffs(const NlmParams &p);
 // 1-D Gaussian for patch weighting (standard deviation patch_size / 4),
 // normalised to sum 1, centred at index patch_size / 2; unused entries 0.
 std::array<float, kNlmMaxPatchSize> nlm_gaussian_taps(int patch_size);
+
+// Levels of deeper samples enter the arithmetic in 8-bit units, level
+// / 2^(b-8): strength and noise-sigma then mean the same at every depth.
+// Scaling by a power of two is exact, so 8-bit frames are unchanged.
+inline float nlm_level_unit(SampleLayout l) { return std::ldexp(1.f, 8 - l.bits); }
 
 }  // namespace cudafilters

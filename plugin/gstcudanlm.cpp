@@ -2,12 +2,17 @@
  * SECTION:element-cudanlm
  * @title: cudanlm
  *
- * Non-local means denoising of 8-bit frames on an NVIDIA GPU. Each output
- * pixel is the weighted mean of the pixels in a search window around it,
- * weighted by how alike the patches around the two pixels are:
+ * Non-local means denoising of 8- to 16-bit frames on an NVIDIA GPU. Each
+ * output pixel is the weighted mean of the pixels in a search window around
+ * it, weighted by how alike the patches around the two pixels are:
  * w = exp(-max(d2 - 2 sigma^2, 0) / h^2), d2 the mean squared patch
  * difference (box or Gaussian-weighted). Borders are mirrored, so the output
  * has the input's size with no dark or smeared edges.
+ *
+ * `strength` and `noise-sigma` are in 8-bit units at every depth: on 10- to
+ * 16-bit frames (GRAY16_LE, P010_10LE, ...) they are scaled by 2^(b-8)
+ * inside, so the same settings denoise a frame and its deeper version
+ * alike. Luma is filtered at full precision; chroma is carried.
  *
  * `strength` (h) and `noise-sigma` can be changed while playing and are
  * controllable; patch and search sizes can be changed while playing too.
@@ -17,6 +22,7 @@
  * |[
  * gst-launch-1.0 filesrc location=noisy.png ! pngdec ! videoconvert ! video/x-raw,format=GRAY8 ! cudanlm strength=15 ! pngenc ! filesink location=clean.png
  * gst-launch-1.0 v4l2src ! videoconvert ! video/x-raw,format=GRAY8 ! cudanlm ! videoconvert ! autovideosink
+ * gst-launch-1.0 filesrc location=thermal.raw ! rawvideoparse format=gray16-le width=640 height=512 ! cudanlm strength=8 ! cudaclahe tiles-x=1 tiles-y=1 clip-limit=4 ! videoconvert ! autovideosink
  * ]|
  */
 
@@ -220,8 +226,8 @@ gst_cuda_nlm_class_init (GstCudaNlmClass * klass)
 
   g_object_class_install_property (gobject_class, PROP_STRENGTH,
       g_param_spec_float ("strength", "Strength",
-          "Filtering strength h, in 8-bit intensity units (as OpenCV's h): "
-          "higher removes more noise and more detail", 0.1f, 255.f,
+          "Filtering strength h, in 8-bit intensity units (as OpenCV's h) at "
+          "every depth: higher removes more noise and more detail", 0.1f, 255.f,
           defaults.h, controllable));
   g_object_class_install_property (gobject_class, PROP_PATCH_SIZE,
       g_param_spec_int ("patch-size", "Patch size",
@@ -233,8 +239,8 @@ gst_cuda_nlm_class_init (GstCudaNlmClass * klass)
           1, cudafilters::kNlmMaxSearchSize, defaults.search_size, live));
   g_object_class_install_property (gobject_class, PROP_NOISE_SIGMA,
       g_param_spec_float ("noise-sigma", "Noise sigma",
-          "Standard deviation of the noise: patch distances below 2 sigma^2 "
-          "count as identical", 0.f, 255.f, defaults.noise_sigma,
+          "Standard deviation of the noise, in 8-bit intensity units: patch "
+          "distances below 2 sigma^2 count as identical", 0.f, 255.f, defaults.noise_sigma,
           controllable));
   g_object_class_install_property (gobject_class, PROP_PATCH_WEIGHTING,
       g_param_spec_enum ("patch-weighting", "Patch weighting",
@@ -243,10 +249,11 @@ gst_cuda_nlm_class_init (GstCudaNlmClass * klass)
 
   gst_element_class_set_static_metadata (element_class,
       "CUDA non-local means denoising", "Filter/Effect/Video/Hardware",
-      "Removes noise from 8-bit video frames with non-local means on an "
-      "NVIDIA GPU", "cudafilters developers");
+      "Removes noise from 8- to 16-bit video frames with non-local means on "
+      "an NVIDIA GPU", "cudafilters developers");
   gst_cuda_filters_base_class_add_pad_templates (element_class,
-      GST_CUDA_FILTERS_FORMATS, GST_CUDA_FILTERS_CUDA_FORMATS);
+      GST_CUDA_FILTERS_FORMATS ", " GST_CUDA_FILTERS_DEEP_FORMATS,
+      GST_CUDA_FILTERS_CUDA_FORMATS ", " GST_CUDA_FILTERS_DEEP_CUDA_FORMATS);
 
   filter_class->create_gpu_filter = gst_cuda_nlm_create_gpu_filter;
   filter_class->configure_gpu_filter = gst_cuda_nlm_configure_gpu_filter;

@@ -3,7 +3,7 @@
  * precision, borders mirrored (reflect-101). Slow; for small test frames. */
 #pragma once
 
-#include "test_common.h"
+#include "deep_frames.h"
 
 #include <algorithm>
 #include <cmath>
@@ -49,10 +49,18 @@ run_nlm (const NlmSettings & s, const char *backend, const Image & img)
   return out;
 }
 
-inline Image
-reference_nlm (const Image & src, const NlmSettings & s)
+/* The definition on an image of levels of `bits` bits (Image: 8, Image16:
+ * up to 16). Levels enter in 8-bit units (level / 2^(bits-8)), as the
+ * element's strength and noise-sigma are; the result is rounded back to
+ * levels. */
+template <typename Img>
+inline Img
+reference_nlm_levels (const Img & src, const NlmSettings & s, int bits)
 {
   const int rp = s.patch / 2, rs = s.search / 2;
+  const double unit = std::ldexp (1.0, 8 - bits);
+  const long top = (1L << bits) - 1;
+  using Sample = std::decay_t<decltype (src.pixels[0])>;
   std::vector<double> g (s.patch, 1.0);
   if (s.gaussian) {
     const double sd = s.patch / 4.0;
@@ -65,9 +73,10 @@ reference_nlm (const Image & src, const NlmSettings & s)
       norm += g[ky] * g[kx];
 
   auto px = [&](int x, int y) {
-    return double (src.at (mirror (x, src.width), mirror (y, src.height)));
+    return unit * double (src.at (mirror (x, src.width), mirror (y,
+                src.height)));
   };
-  Image out (src.width, src.height);
+  Img out (src.width, src.height);
   for (int y = 0; y < src.height; ++y)
     for (int x = 0; x < src.width; ++x) {
       double wsum = 0, vsum = 0;
@@ -86,25 +95,40 @@ reference_nlm (const Image & src, const NlmSettings & s)
           wsum += w;
           vsum += w * px (x + dx, y + dy);
         }
-      out.at (x, y) = uint8_t (std::clamp (std::lround (vsum / wsum), 0L,
-              255L));
+      out.at (x, y) = Sample (std::clamp (std::lround (vsum
+                  / wsum / unit), 0L, top));
     }
   return out;
 }
 
+inline Image
+reference_nlm (const Image & src, const NlmSettings & s)
+{
+  return reference_nlm_levels (src, s, 8);
+}
+
 /* Every pixel within `tolerance` levels; reports the worst one otherwise. */
+template <typename Img>
 inline void
-assert_images_close (const Image & got, const Image & want, int tolerance,
+assert_images_close (const Img & got, const Img & want, int tolerance,
     const char *what)
 {
   fail_unless_equals_int (got.width, want.width);
   fail_unless_equals_int (got.height, want.height);
+  int worst = 0, wx = 0, wy = 0;
   for (int y = 0; y < want.height; ++y)
-    for (int x = 0; x < want.width; ++x)
-      if (std::abs (int (got.at (x, y)) - int (want.at (x, y))) > tolerance)
-        fail ("%s (%dx%d): pixel (%d,%d) is %d, expected %d +- %d", what,
-            want.width, want.height, x, y, got.at (x, y), want.at (x, y),
-            tolerance);
+    for (int x = 0; x < want.width; ++x) {
+      const int d = std::abs (int (got.at (x, y)) - int (want.at (x, y)));
+      if (d > worst) {
+        worst = d;
+        wx = x;
+        wy = y;
+      }
+    }
+  if (worst > tolerance)
+    fail ("%s (%dx%d): pixel (%d,%d) is %d, expected %d +- %d", what,
+        want.width, want.height, wx, wy, int (got.at (wx, wy)),
+        int (want.at (wx, wy)), tolerance);
 }
 
 inline Image
@@ -117,6 +141,68 @@ noisy_step_image (std::mt19937 & rng, int w, int h, double sigma)
       img.at (x, y) = uint8_t (std::clamp (std::lround ((x < w / 2 ? 60 : 190)
                   + noise (rng)), 0L, 255L));
   return img;
+}
+
+/* The noisy step at `bits` bits: the 8-bit scene's levels scaled up, noise
+ * of `sigma` 8-bit units at full precision. */
+inline Image16
+noisy_step_levels (std::mt19937 & rng, int w, int h, int bits, double sigma)
+{
+  const double scale = std::ldexp (1.0, bits - 8);
+  std::normal_distribution<double> noise (0.0, sigma);
+  Image16 img (w, h);
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x)
+      img.at (x, y) = uint16_t (std::clamp (std::lround (((x < w / 2 ? 60 : 190)
+                      + noise (rng)) * scale), 0L, (1L << bits) - 1));
+  return img;
+}
+
+/* How far the element may be from the definition, or from the other
+ * backend, in levels at every depth: float against double rounding of the
+ * weights (and one ulp or two between the exp2 implementations) can move a
+ * result across a rounding boundary. Deeper levels are not integers in
+ * 8-bit units, so box patch distances are no longer exact in float; that
+ * moves weights by about 1e-6 of themselves, far below one level. */
+constexpr int kNlmTolerance = 1;
+
+/* Luma `levels` in a frame of deep format `fmt` through `launch`: the
+ * output's luma levels, and the chroma checked as carried. */
+inline Image16
+nlm_deep_luma (const std::string & launch, GstVideoFormat fmt,
+    const Image16 & levels, std::mt19937 & rng)
+{
+  const DeepLayout l = deep_layout (fmt);
+  PlanarFrame in = deep_frame (rng, fmt, words_of_levels (levels, l.shift));
+  PlanarFrame out = push_pull_frame (launch.c_str (), in);
+  assert_chroma_carried (out, in);
+  return levels_of (words_of (out.planes[0]), l.bits, l.shift);
+}
+
+/* strength and noise-sigma are in 8-bit units at every depth: a frame of
+ * 8-bit levels scaled to `fmt`'s depth goes through the same arithmetic
+ * (its levels in 8-bit units are the same integers), so each output level
+ * rounds to that of the 8-bit frame: within half an 8-bit level of it. */
+inline void
+assert_deep_follows_8bit (const char *backend, const NlmSettings & s,
+    GstVideoFormat fmt, const Image & img8, std::mt19937 & rng)
+{
+  const DeepLayout l = deep_layout (fmt);
+  const int up = l.bits - 8;
+  Image16 levels (img8.width, img8.height);
+  for (size_t k = 0; k < img8.pixels.size (); ++k)
+    levels.pixels[k] = uint16_t (img8.pixels[k] << up);
+  const Image out8 = run_nlm (s, backend, img8);
+  const Image16 out = nlm_deep_luma (s.launch (backend), fmt, levels, rng);
+  const int half = 1 << up >> 1;
+  for (int y = 0; y < img8.height; ++y)
+    for (int x = 0; x < img8.width; ++x) {
+      const int want = out8.at (x, y) << up, got = out.at (x, y);
+      if (std::abs (got - want) > half)
+        fail ("%s %s: (%d, %d) is %d, the 8-bit frame gives %d (%d at %d "
+            "bits)", s.launch (backend).c_str (), gst_video_format_to_string
+            (fmt), x, y, got, out8.at (x, y), want, l.bits);
+    }
 }
 
 }  // namespace test

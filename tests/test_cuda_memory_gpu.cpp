@@ -32,6 +32,7 @@ static const char *kDeepFilters[] = {
   "cudahisteq backend=cuda significant-bits=9",
   "cudaclahe backend=cuda clip-limit=3 tiles-x=6 tiles-y=5",
   "cudaclahe backend=cuda clip-limit=2 tiles-x=1 tiles-y=1",
+  "cudanlm backend=cuda strength=12 patch-size=5 search-size=11",
 };
 
 static const char *kFilters[] = {

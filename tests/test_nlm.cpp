@@ -193,6 +193,87 @@ GST_START_TEST (test_formats_filter_luma_only)
 }
 GST_END_TEST;
 
+/* Deep formats: luma against the definition with levels in 8-bit units,
+ * chroma carried. */
+GST_START_TEST (test_deep_formats_match_reference)
+{
+  std::mt19937 rng (1606);
+  const int sizes[][2] = { {1, 1}, {17, 9}, {33, 20} };
+  for (GstVideoFormat fmt : kDeepFormats) {
+    const int bits = deep_layout (fmt).bits;
+    for (const auto & sz : sizes)
+      for (int i = 0; i < 4; ++i) {
+        const NlmSettings & s = kNlmParamSets[i];
+        Image16 levels = noisy_step_levels (rng, sz[0], sz[1], bits, 20.0);
+        const std::string what = s.launch ("cpu") + " " +
+            gst_video_format_to_string (fmt);
+        assert_images_close (nlm_deep_luma (s.launch ("cpu"), fmt, levels, rng),
+            reference_nlm_levels (levels, s, bits), kNlmTolerance,
+            what.c_str ());
+      }
+  }
+}
+GST_END_TEST;
+
+GST_START_TEST (test_deep_strength_in_8bit_units)
+{
+  std::mt19937 rng (1607);
+  for (GstVideoFormat fmt : {GST_VIDEO_FORMAT_GRAY16_LE,
+          GST_VIDEO_FORMAT_P010_10LE, GST_VIDEO_FORMAT_I420_12LE})
+    for (const auto & s : kNlmParamSets)
+      assert_deep_follows_8bit ("cpu", s, fmt, noisy_step_image (rng, 41, 23,
+              15.0), rng);
+}
+GST_END_TEST;
+
+GST_START_TEST (test_deep_flat_frames_stay_flat)
+{
+  std::mt19937 rng (1608);
+  for (GstVideoFormat fmt : kDeepFormats) {
+    const int top = (1 << deep_layout (fmt).bits) - 1;
+    for (int v : {0, top / 3, top}) {
+      Image16 flat (45, 23);
+      std::fill (flat.pixels.begin (), flat.pixels.end (), uint16_t (v));
+      assert_images16_equal (nlm_deep_luma (kNlmParamSets[0].launch ("cpu"),
+              fmt, flat, rng), flat, "flat deep frame");
+    }
+  }
+}
+GST_END_TEST;
+
+/* One harness through 8-bit, 16-bit, 10-bit and back: each frame filtered
+ * at its own depth. */
+GST_START_TEST (test_depth_renegotiation)
+{
+  std::mt19937 rng (1609);
+  const NlmSettings s {15, 5, 9, 0, false};
+  GstHarness *h = gst_harness_new_parse (s.launch ("cpu").c_str ());
+  const GstVideoFormat formats[] = { GST_VIDEO_FORMAT_GRAY8,
+    GST_VIDEO_FORMAT_GRAY16_LE, GST_VIDEO_FORMAT_P010_10LE,
+    GST_VIDEO_FORMAT_NV12, GST_VIDEO_FORMAT_Y444_12LE
+  };
+  for (GstVideoFormat fmt : formats) {
+    const int bits = GST_VIDEO_FORMAT_INFO_DEPTH (gst_video_format_get_info
+        (fmt), 0);
+    const char *what = gst_video_format_to_string (fmt);
+    if (bits == 8) {
+      Image img = noisy_step_image (rng, 30, 14, 15.0);
+      PlanarFrame out = push_pull_in (h, frame_with_luma (rng, fmt, img));
+      assert_images_close (out.planes[0], reference_nlm (img, s), 1, what);
+    } else {
+      const DeepLayout l = deep_layout (fmt);
+      Image16 levels = noisy_step_levels (rng, 30, 14, bits, 15.0);
+      PlanarFrame out = push_pull_in (h, deep_frame (rng, fmt,
+              words_of_levels (levels, l.shift)));
+      assert_images_close (levels_of (words_of (out.planes[0]), l.bits,
+              l.shift), reference_nlm_levels (levels, s, bits),
+          kNlmTolerance, what);
+    }
+  }
+  gst_harness_teardown (h);
+}
+GST_END_TEST;
+
 static Suite *
 cudanlm_cpu_suite (void)
 {
@@ -208,6 +289,10 @@ cudanlm_cpu_suite (void)
   tcase_add_test (tc, test_properties_and_refused_values);
   tcase_add_test (tc, test_live_strength_change);
   tcase_add_test (tc, test_formats_filter_luma_only);
+  tcase_add_test (tc, test_deep_formats_match_reference);
+  tcase_add_test (tc, test_deep_strength_in_8bit_units);
+  tcase_add_test (tc, test_deep_flat_frames_stay_flat);
+  tcase_add_test (tc, test_depth_renegotiation);
   return s;
 }
 

@@ -1,5 +1,5 @@
 /* cudanlm on the GPU against the CPU backend: every pixel within one level,
- * flat frames identical, frames up to 4K. Exits 77 (skipped) where no GPU is
+ * flat frames identical, frames up to 4K (8K at 16 bits), 8- to 16-bit. Exits 77 (skipped) where no GPU is
  * usable. */
 #include "nlm_reference.h"
 
@@ -81,6 +81,63 @@ GST_START_TEST (test_gpu_live_changes)
 }
 GST_END_TEST;
 
+/* Deep formats against the CPU backend, sizes around the tile to 1080p
+ * with an odd edge, and the definition on a small frame. */
+GST_START_TEST (test_gpu_deep_matches_cpu)
+{
+  std::mt19937 rng (1610);
+  const int sizes[][2] = { {1, 1}, {129, 17}, {641, 479}, {1921, 1081} };
+  const bool skip_large = g_getenv ("CUDAFILTERS_TEST_SKIP_LARGE") != NULL;
+  for (GstVideoFormat fmt : kDeepFormats) {
+    const int bits = deep_layout (fmt).bits;
+    for (const auto & sz : sizes)
+      for (const auto & s : kNlmParamSets) {
+        const bool large = sz[0] * sz[1] > 20000;
+        if (large && (skip_large || &s != &kNlmParamSets[0]))
+          continue;
+        Image16 levels = noisy_step_levels (rng, sz[0], sz[1], bits, 20.0);
+        const std::string what = s.launch ("cuda") + " " +
+            gst_video_format_to_string (fmt);
+        assert_images_close (nlm_deep_luma (s.launch ("cuda"), fmt, levels,
+                rng), nlm_deep_luma (s.launch ("cpu"), fmt, levels, rng),
+            kNlmTolerance, what.c_str ());
+      }
+    Image16 levels = noisy_step_levels (rng, 37, 21, bits, 20.0);
+    assert_images_close (nlm_deep_luma (kNlmParamSets[1].launch ("cuda"), fmt,
+            levels, rng), reference_nlm_levels (levels, kNlmParamSets[1], bits),
+        kNlmTolerance, "deep frame against the definition");
+  }
+}
+GST_END_TEST;
+
+GST_START_TEST (test_gpu_deep_strength_in_8bit_units)
+{
+  std::mt19937 rng (1611);
+  for (GstVideoFormat fmt : {GST_VIDEO_FORMAT_GRAY16_LE,
+          GST_VIDEO_FORMAT_P010_10LE, GST_VIDEO_FORMAT_Y444_12LE})
+    for (const auto & s : kNlmParamSets)
+      assert_deep_follows_8bit ("cuda", s, fmt, noisy_step_image (rng, 300,
+              41, 15.0), rng);
+}
+GST_END_TEST;
+
+/* 4K and 8K at 16 bits: many blocks and rows past 2^16 bytes. */
+GST_START_TEST (test_gpu_deep_large_frames)
+{
+  if (g_getenv ("CUDAFILTERS_TEST_SKIP_LARGE"))
+    return;
+  std::mt19937 rng (1612);
+  const NlmSettings s {10, 5, 11, 0, false};
+  for (const auto & sz : { std::pair<int, int> {3840, 2160}, {7680, 4320} }) {
+    Image16 levels = noisy_step_levels (rng, sz.first, sz.second, 16, 20.0);
+    assert_images_close (nlm_deep_luma (s.launch ("cuda"),
+            GST_VIDEO_FORMAT_GRAY16_LE, levels, rng), nlm_deep_luma (s.launch
+            ("cpu"), GST_VIDEO_FORMAT_GRAY16_LE, levels, rng), kNlmTolerance,
+        "large GRAY16_LE frame");
+  }
+}
+GST_END_TEST;
+
 static Suite *
 cudanlm_gpu_suite (void)
 {
@@ -93,6 +150,9 @@ cudanlm_gpu_suite (void)
   tcase_add_test (tc, test_gpu_flat_frames_identical);
   tcase_add_test (tc, test_gpu_large_frames);
   tcase_add_test (tc, test_gpu_live_changes);
+  tcase_add_test (tc, test_gpu_deep_matches_cpu);
+  tcase_add_test (tc, test_gpu_deep_strength_in_8bit_units);
+  tcase_add_test (tc, test_gpu_deep_large_frames);
   return s;
 }
 

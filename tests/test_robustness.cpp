@@ -41,7 +41,7 @@ struct ElementCase {
 
 static const ElementCase kElements[] = {
   {"cudahisteq", "", true},
-  {"cudanlm", " strength=15 patch-size=3 search-size=7", false},
+  {"cudanlm", " strength=15 patch-size=3 search-size=7", true},
   {"cudaclahe", " clip-limit=3 tiles-x=5 tiles-y=3", true},
   {"cudasharpen", " amount=1.5 radius=1.2 threshold=2", false},
 };
