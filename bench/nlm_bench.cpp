@@ -43,6 +43,16 @@ struct Frames {
   Plane dst() const { return Plane{out.data(), out.pitch(), size.width, size.height}; }
 };
 
+// The default parameters on deep frames of `bits` bits at `shift` in
+// 16-bit words: only the loads and stores differ from 8-bit frames.
+void bench_deep(Reporter &rep, const Size &sz, int iters, cudaStream_t stream, NlmGpu &nlm,
+                int bits, int shift, const char *what) {
+  const DeepFrames f(sz.width, sz.height, bits, shift, kRotation);
+  nlm.set_params(NlmParams{});
+  rep.row(what, sz, time_gpu(stream, iters, [&](int i) { nlm.enqueue(f.in(i), f.out(), stream); }, 3),
+          0);
+}
+
 std::string label(const NlmParams &p) {
   return "kernel p" + std::to_string(p.patch_size) + " s" + std::to_string(p.search_size) +
          (p.gaussian ? " gaussian" : " box") +
@@ -69,6 +79,8 @@ int main(int argc, char **argv) {
       rep.row(label(p).c_str(), sz, st, 0);
       std::printf("    %.2f G pixel-offsets/s\n",
                   double(sz.width) * sz.height * p.search_size * p.search_size / (st.median_us * 1e3));
+      bench_deep(rep, sz, iters, stream.get(), nlm, 16, 0, "kernel p7 s21 box, 16-bit (GRAY16_LE)");
+      bench_deep(rep, sz, iters, stream.get(), nlm, 10, 6, "kernel p7 s21 box, 10-bit (P010_10LE)");
 
       if (std::string(sz.name) == "1080p") {
         // Patch size should barely matter (box); search area should scale.

@@ -8,7 +8,13 @@ cudanlm runs through gst-launch-1.0 (all h values as tee branches of one
 pipeline). With --timing, OpenCV's time per frame at 720p, 1080p and 4K on
 this host is measured too.
 
-    bench/nlm_quality.py [--photos bench/photos] [--backend cuda] [--timing] [--json FILE]
+With --deep, the same photos scaled to 16 bits (x257, so that 65535 is 255)
+with the same noise added at full precision go through cudanlm as
+GRAY16_LE, with the same grid of strength (in 8-bit units at every depth),
+next to OpenCV's fastNlMeansDenoising on CV_16U (which takes NORM_L1 only,
+h in 16-bit units over the same grid x257) and cudanlm's own 8-bit result.
+
+    bench/nlm_quality.py [--photos bench/photos] [--backend cuda] [--timing] [--deep] [--json FILE]
 Photos: scripts/prepare-photos.py. Needs numpy, cv2, gst-launch-1.0 and the
 plugin on GST_PLUGIN_PATH.
 """
@@ -32,13 +38,17 @@ PATCH, SEARCH = 7, 21
 
 
 def psnr(a, b):
+    peak = 65535.0 if a.dtype == np.uint16 else 255.0
     mse = np.mean((a.astype(np.float64) - b.astype(np.float64)) ** 2)
-    return 10 * np.log10(255.0 ** 2 / mse)
+    return 10 * np.log10(peak ** 2 / mse)
 
 
-def add_noise(clean, sigma, seed):
+def add_noise(clean, sigma, seed, scale=1):
+    """clean + Gaussian noise of sigma, times scale (257: to 16 bits), rounded."""
     rng = np.random.default_rng(seed)
-    return np.clip(np.rint(clean + rng.normal(0, sigma, clean.shape)), 0, 255).astype(np.uint8)
+    top, dtype = (65535, np.uint16) if scale > 1 else (255, np.uint8)
+    noisy = (clean + rng.normal(0, sigma, clean.shape)) * scale
+    return np.clip(np.rint(noisy), 0, top).astype(dtype)
 
 
 def quality(photos, backend, results):
@@ -76,6 +86,46 @@ def quality(photos, backend, results):
                                  "cudanlm_sigma_psnr": sig_best[0], "cudanlm_sigma_h": sig_best[1]})
 
 
+def quality_deep(photos, backend, results):
+    print(f"16-bit frames (photos x257, GRAY16_LE): PSNR (dB, peak 65535) at the best h of each, "
+          f"patch {PATCH}, search {SEARCH}; cudanlm backend={backend}, OpenCV {cv2.__version__} "
+          f"fastNlMeansDenoising on CV_16U with NORM_L1 (h x257)")
+    print(f"  {'photo':<14} {'sigma':>5} {'noisy':>7} {'OpenCV':>7} {'(h)':>6} {'cudanlm':>8} {'(h)':>6} "
+          f"{'diff':>6} {'8-bit':>7} {'(h)':>6} {'16-8':>6} {'+sigma':>7} {'(h)':>6} {'diff':>6}")
+    elements = [f"cudanlm backend={backend} strength={h} patch-size={PATCH} search-size={SEARCH}"
+                for h in H_GRID]
+    sigma_elements = [f"cudanlm backend={backend} strength={h} noise-sigma={s} patch-size={PATCH} "
+                      f"search-size={SEARCH}" for s in SIGMAS for h in H_GRID]
+    with tempfile.TemporaryDirectory() as tmp:
+        for path in photos:
+            clean = cv2.imread(path, cv2.IMREAD_GRAYSCALE)
+            clean16 = clean.astype(np.uint16) * 257
+            noisy8 = [add_noise(clean, s, seed=s) for s in SIGMAS]
+            noisy16 = [add_noise(clean, s, seed=s, scale=257) for s in SIGMAS]
+            ours8 = filter_frames(noisy8, elements, tmp)
+            ours16 = filter_frames(noisy16, elements, tmp)
+            with_sigma16 = filter_frames(noisy16, sigma_elements, tmp)
+            for i, s in enumerate(SIGMAS):
+                cv_best = max((psnr(cv2.fastNlMeansDenoising(noisy16[i], h=[h * 257.0], templateWindowSize=PATCH,
+                                                             searchWindowSize=SEARCH, normType=cv2.NORM_L1),
+                                    clean16), h) for h in H_GRID)
+                best16 = max((psnr(ours16[k][i], clean16), h) for k, h in enumerate(H_GRID))
+                best8 = max((psnr(ours8[k][i], clean), h) for k, h in enumerate(H_GRID))
+                sig_best = max((psnr(with_sigma16[i * len(H_GRID) + k][i], clean16), h)
+                               for k, h in enumerate(H_GRID))
+                name = os.path.basename(path)
+                print(f"  {name:<14} {s:>5} {psnr(noisy16[i], clean16):7.2f} {cv_best[0]:7.2f} {cv_best[1]:6.1f} "
+                      f"{best16[0]:8.2f} {best16[1]:6.1f} {best16[0] - cv_best[0]:+6.2f} "
+                      f"{best8[0]:7.2f} {best8[1]:6.1f} {best16[0] - best8[0]:+6.2f} "
+                      f"{sig_best[0]:7.2f} {sig_best[1]:6.1f} {sig_best[0] - cv_best[0]:+6.2f}")
+                results.append({"kind": "quality16", "photo": name, "sigma": s,
+                                 "noisy_psnr": psnr(noisy16[i], clean16),
+                                 "opencv16_psnr": cv_best[0], "opencv16_h": cv_best[1],
+                                 "cudanlm16_psnr": best16[0], "cudanlm16_h": best16[1],
+                                 "cudanlm8_psnr": best8[0], "cudanlm8_h": best8[1],
+                                 "cudanlm16_sigma_psnr": sig_best[0], "cudanlm16_sigma_h": sig_best[1]})
+
+
 def timing(results):
     print(f"OpenCV fastNlMeansDenoising(h=10, {PATCH}, {SEARCH}) on this host: "
           f"{cv2.getNumThreads()} threads, {os.cpu_count()} CPUs")
@@ -99,6 +149,7 @@ def main():
     ap.add_argument("--photos", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "photos"))
     ap.add_argument("--backend", default="cuda", choices=["cuda", "cpu", "auto"])
     ap.add_argument("--timing", action="store_true")
+    ap.add_argument("--deep", action="store_true", help="also 16-bit frames against OpenCV on CV_16U")
     ap.add_argument("--json")
     args = ap.parse_args()
     photos = sorted(glob.glob(os.path.join(args.photos, "*.png")))
@@ -106,6 +157,8 @@ def main():
         sys.exit(f"no photos in {args.photos}: run scripts/prepare-photos.py")
     results = []
     quality(photos, args.backend, results)
+    if args.deep:
+        quality_deep(photos, args.backend, results)
     if args.timing:
         timing(results)
     if args.json:
