@@ -17,10 +17,12 @@ namespace {
 // that a 1080p frame gives every core several tasks.
 constexpr int kBandRows = 32;
 
+// Working memory of one thread, kept from frame to frame; typed per depth
+// by the users (bytes from operator new are aligned for any of the types).
 struct Scratch {
-  std::vector<uint8_t> padded;   // one source row with reflected ends
-  std::vector<uint16_t> rows;    // horizontally blurred rows of a band
-  std::vector<uint32_t> column;  // vertical sums of one output row
+  std::vector<unsigned char> padded;  // source rows with reflected ends, as levels
+  std::vector<unsigned char> rows;    // horizontally blurred rows of a band
+  std::vector<unsigned char> column;  // vertical sums of one output row
 };
 
 Scratch &thread_scratch() {
@@ -29,104 +31,152 @@ Scratch &thread_scratch() {
 }
 
 template <typename T>
-T *grown(std::vector<T> &v, size_t n) {
-  if (v.size() < n) v.resize(n);
-  return v.data();
+T *grown(std::vector<unsigned char> &v, size_t n) {
+  if (v.size() < n * sizeof(T)) v.resize(n * sizeof(T));
+  return reinterpret_cast<T *>(v.data());
 }
 
-// Copies source row y into `out` with `r` reflected pixels on each side.
-__attribute__((always_inline)) inline void pad_row(ConstPlane src, int y, int r, uint8_t *out) {
-  const uint8_t *row = src.data + static_cast<size_t>(y) * src.stride;
-  for (int i = 0; i < r; ++i) {
-    out[i] = row[reflect101(i - r, src.width)];
-    out[r + src.width + i] = row[reflect101(src.width + i, src.width)];
+// The integer types of each depth: source samples, horizontal sums (exact:
+// at most 2^frac x the largest level) and vertical sums (exact: 2^(2 frac)
+// x the largest level).
+template <typename Sample>
+struct Depth;
+template <>
+struct Depth<uint8_t> {
+  using HSum = uint16_t;
+  using VSum = uint32_t;
+};
+template <>
+struct Depth<uint16_t> {
+  using HSum = uint32_t;
+  using VSum = uint64_t;
+};
+
+// The level of a sample: word >> shift, clamped (the identity on 8-bit
+// planes).
+template <typename Sample>
+__attribute__((always_inline)) inline Sample level_of(Sample w, const SampleLayout &l) {
+  if constexpr (sizeof(Sample) == 1) {
+    return w;
+  } else {
+    const uint32_t v = uint32_t(w) >> l.shift;
+    return static_cast<Sample>(v < l.max_level() ? v : l.max_level());
   }
-  std::memcpy(out + r, row, static_cast<size_t>(src.width));
 }
 
+template <typename Sample>
+const Sample *row_of(ConstPlane p, int y) {
+  return reinterpret_cast<const Sample *>(p.data + static_cast<size_t>(y) * p.stride);
+}
+template <typename Sample>
+Sample *row_of(Plane p, int y) {
+  return reinterpret_cast<Sample *>(p.data + static_cast<size_t>(y) * p.stride);
+}
+
+// The levels of source row y into `out` with `r` reflected pixels on each
+// side.
+template <typename Sample>
+__attribute__((always_inline)) inline void pad_row(ConstPlane src, int y, int r, Sample *out) {
+  const Sample *row = row_of<Sample>(src, y);
+  for (int i = 0; i < r; ++i) {
+    out[i] = level_of(row[reflect101(i - r, src.width)], src.samples);
+    out[r + src.width + i] = level_of(row[reflect101(src.width + i, src.width)], src.samples);
+  }
+  if constexpr (sizeof(Sample) == 1)
+    std::memcpy(out + r, row, static_cast<size_t>(src.width));
+  else
+    for (int x = 0; x < src.width; ++x) out[r + x] = level_of(row[x], src.samples);
+}
 
 struct UnsharpArgs {
   ConstPlane src;
   Plane dst;
-  const uint16_t *taps;
+  const uint32_t *taps;
   int n;  // taps (odd)
   UnsharpWeights w;
-  int threshold;
+  int threshold;  // in levels of the plane
 };
 
 // 1.5 * 2^23: adding and subtracting it rounds a float of magnitude below
-// 2^22 to the nearest integer, halves to even, as cvRound does.
+// 2^22 to the nearest integer, halves to even, as cvRound does. The largest
+// magnitude, (1 + 20) x 65535, is far below.
 constexpr float kRoundMagic = 12582912.f;
 
 // The band functions are one source compiled for several instruction sets
 // (below); they do the same integer and IEEE float operations, with an
 // explicit fused multiply-add, so they agree bit for bit. Without hardware
 // FMA the library's fma is exact too, only slower.
-template <bool kHardwareFma>
+template <bool kHardwareFma, typename Sample>
 __attribute__((always_inline)) inline void unsharp_band(const UnsharpArgs &a, int y0, int y1) {
+  using HSum = typename Depth<Sample>::HSum;
+  using VSum = typename Depth<Sample>::VSum;
+  constexpr int kFrac = sharpen_tap_bits(sizeof(Sample) == 2);
   const int w = a.src.width;
   const int r = a.n / 2;
+  const int top = int(a.dst.samples.max_level()), shift = a.dst.samples.shift;
   Scratch &s = thread_scratch();
-  uint8_t *padded = grown(s.padded, static_cast<size_t>(w + 2 * r));
+  Sample *padded = grown<Sample>(s.padded, static_cast<size_t>(w + 2 * r));
   const int band = y1 - y0 + 2 * r;
-  uint16_t *rows = grown(s.rows, static_cast<size_t>(band) * w);
-  uint32_t *column = grown(s.column, static_cast<size_t>(w));
+  HSum *rows = grown<HSum>(s.rows, static_cast<size_t>(band) * w);
+  VSum *column = grown<VSum>(s.column, static_cast<size_t>(w));
 
-  // Horizontal pass: exact sums in 1/256 units (at most 256 * 255).
+  // Horizontal pass: exact sums in 1/2^frac units.
   for (int i = 0; i < band; ++i) {
     pad_row(a.src, reflect101(y0 - r + i, a.src.height), r, padded);
-    uint16_t *out = rows + static_cast<size_t>(i) * w;
+    HSum *out = rows + static_cast<size_t>(i) * w;
     for (int x = 0; x < w; ++x) out[x] = 0;
     for (int k = 0; k < a.n; ++k) {
-      const uint16_t tap = a.taps[k];
-      const uint8_t *in = padded + k;
-      for (int x = 0; x < w; ++x) out[x] = static_cast<uint16_t>(out[x] + tap * in[x]);
+      const HSum tap = static_cast<HSum>(a.taps[k]);
+      const Sample *in = padded + k;
+      for (int x = 0; x < w; ++x) out[x] = static_cast<HSum>(out[x] + tap * in[x]);
     }
   }
 
   for (int y = y0; y < y1; ++y) {
-    // Vertical pass: exact sums in 1/65536 units.
-    const uint16_t *first = rows + static_cast<size_t>(y - y0) * w;
+    // Vertical pass: exact sums in 1/2^(2 frac) units, rounded half up once.
+    const HSum *first = rows + static_cast<size_t>(y - y0) * w;
     for (int x = 0; x < w; ++x) column[x] = 0;
     for (int k = 0; k < a.n; ++k) {
-      const uint32_t tap = a.taps[k];
-      const uint16_t *in = first + static_cast<size_t>(k) * w;
+      const VSum tap = a.taps[k];
+      const HSum *in = first + static_cast<size_t>(k) * w;
       for (int x = 0; x < w; ++x) column[x] += tap * in[x];
     }
 
-    const uint8_t *src = a.src.data + static_cast<size_t>(y) * a.src.stride;
-    uint8_t *dst = a.dst.data + static_cast<size_t>(y) * a.dst.stride;
+    const Sample *src = row_of<Sample>(a.src, y);
+    Sample *dst = row_of<Sample>(a.dst, y);
     for (int x = 0; x < w; ++x) {
-      const int blur = static_cast<int>((column[x] + 32768u) >> 16);
-      const int level = src[x];
+      const int blur = static_cast<int>((column[x] + (VSum(1) << (2 * kFrac - 1))) >> (2 * kFrac));
+      const int level = level_of(src[x], a.src.samples);
       const float sharp = kHardwareFma
                               ? __builtin_fmaf(static_cast<float>(level), a.w.source,
                                                static_cast<float>(blur) * a.w.blur)
                               : std::fma(static_cast<float>(level), a.w.source,
                                          static_cast<float>(blur) * a.w.blur);
       const float rounded = (sharp + kRoundMagic) - kRoundMagic;
-      const int out = std::min(std::max(static_cast<int>(rounded), 0), 255);
+      const int out = std::min(std::max(static_cast<int>(rounded), 0), top);
       const int diff = level > blur ? level - blur : blur - level;
-      dst[x] = static_cast<uint8_t>(diff < a.threshold ? level : out);
+      dst[x] = static_cast<Sample>((diff < a.threshold ? level : out) << shift);
     }
   }
 }
 
 // dst = saturate(5 c - n - s - w - e), reflect-101 at the borders.
+template <typename Sample>
 __attribute__((always_inline)) inline void laplacian_band(ConstPlane src, Plane dst, int y0, int y1) {
   const int w = src.width;
+  const int top = int(dst.samples.max_level()), shift = dst.samples.shift;
   Scratch &s = thread_scratch();
-  uint8_t *above = grown(s.padded, static_cast<size_t>(3 * (w + 2)));
-  uint8_t *centre = above + (w + 2);
-  uint8_t *below = centre + (w + 2);
+  Sample *above = grown<Sample>(s.padded, static_cast<size_t>(3 * (w + 2)));
+  Sample *centre = above + (w + 2);
+  Sample *below = centre + (w + 2);
   for (int y = y0; y < y1; ++y) {
     pad_row(src, reflect101(y - 1, src.height), 1, above);
     pad_row(src, y, 1, centre);
     pad_row(src, reflect101(y + 1, src.height), 1, below);
-    uint8_t *out = dst.data + static_cast<size_t>(y) * dst.stride;
+    Sample *out = row_of<Sample>(dst, y);
     for (int x = 0; x < w; ++x) {
       const int v = 5 * centre[x + 1] - centre[x] - centre[x + 2] - above[x + 1] - below[x + 1];
-      out[x] = static_cast<uint8_t>(std::min(std::max(v, 0), 255));
+      out[x] = static_cast<Sample>(std::min(std::max(v, 0), top) << shift);
     }
   }
 }
@@ -145,31 +195,29 @@ constexpr bool kBaselineFma = true;
 constexpr bool kBaselineFma = false;
 #endif
 
-void unsharp_baseline(const UnsharpArgs &a, int y0, int y1) {
-  unsharp_band<kBaselineFma>(a, y0, y1);
-}
-void laplacian_baseline(ConstPlane s, Plane d, int y0, int y1) {
-  laplacian_band(s, d, y0, y1);
-}
+// Each variant takes 8- and 16-bit planes: one branch per band.
+#define CUDAFILTERS_SHARPEN_VARIANT(ATTR, NAME, FMA)                                   \
+  ATTR void unsharp_##NAME(const UnsharpArgs &a, int y0, int y1) {                    \
+    if (a.src.samples.deep())                                                          \
+      unsharp_band<FMA, uint16_t>(a, y0, y1);                                          \
+    else                                                                               \
+      unsharp_band<FMA, uint8_t>(a, y0, y1);                                           \
+  }                                                                                    \
+  ATTR void laplacian_##NAME(ConstPlane s, Plane d, int y0, int y1) {                  \
+    if (s.samples.deep())                                                              \
+      laplacian_band<uint16_t>(s, d, y0, y1);                                          \
+    else                                                                               \
+      laplacian_band<uint8_t>(s, d, y0, y1);                                           \
+  }
 
+CUDAFILTERS_SHARPEN_VARIANT(, baseline, kBaselineFma)
 #ifdef CUDAFILTERS_X86_VARIANTS
-__attribute__((target("avx2,fma"))) void unsharp_avx2(const UnsharpArgs &a, int y0, int y1) {
-  unsharp_band<true>(a, y0, y1);
-}
-__attribute__((target("avx2,fma"))) void laplacian_avx2(ConstPlane s, Plane d, int y0, int y1) {
-  laplacian_band(s, d, y0, y1);
-}
-#define CUDAFILTERS_AVX512 "avx512f,avx512vl,avx512bw,avx512dq,avx2,fma,prefer-vector-width=512"
-__attribute__((target(CUDAFILTERS_AVX512))) void unsharp_avx512(const UnsharpArgs &a, int y0,
-                                                                 int y1) {
-  unsharp_band<true>(a, y0, y1);
-}
-__attribute__((target(CUDAFILTERS_AVX512))) void laplacian_avx512(ConstPlane s, Plane d, int y0,
-                                                                   int y1) {
-  laplacian_band(s, d, y0, y1);
-}
-#undef CUDAFILTERS_AVX512
+CUDAFILTERS_SHARPEN_VARIANT(__attribute__((target("avx2,fma"))), avx2, true)
+CUDAFILTERS_SHARPEN_VARIANT(
+    __attribute__((target("avx512f,avx512vl,avx512bw,avx512dq,avx2,fma,prefer-vector-width=512"))),
+    avx512, true)
 #endif
+#undef CUDAFILTERS_SHARPEN_VARIANT
 
 Variant variant(std::string_view isa) {
 #ifdef CUDAFILTERS_X86_VARIANTS
@@ -183,7 +231,10 @@ Variant variant(std::string_view isa) {
 }  // namespace
 
 void SharpenCpu::set_params(const SharpenParams &p) {
-  if (p.radius != params_.radius) taps_ = sharpen_gaussian_taps(p.radius);
+  if (p.radius != params_.radius) {
+    taps_ = sharpen_gaussian_taps(p.radius);
+    deep_taps_ = sharpen_gaussian_taps(p.radius, true);
+  }
   params_ = p;
 }
 
@@ -200,8 +251,10 @@ void SharpenCpu::process_with(ConstPlane src, Plane dst, std::string_view isa) c
     });
     return;
   }
-  UnsharpArgs args{src, dst, taps_.data(), static_cast<int>(taps_.size()),
-                   unsharp_weights(params_.amount), params_.threshold};
+  const std::vector<uint32_t> &taps = src.samples.deep() ? deep_taps_ : taps_;
+  UnsharpArgs args{src, dst, taps.data(), static_cast<int>(taps.size()),
+                   unsharp_weights(params_.amount),
+                   sharpen_threshold_levels(params_.threshold, src.samples)};
   parallel_for(bands, [&](int b) {
     v.unsharp(args, b * kBandRows, std::min(src.height, (b + 1) * kBandRows));
   });

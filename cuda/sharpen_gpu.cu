@@ -6,19 +6,45 @@
 #include "plane_kernels.cuh"
 
 #include <algorithm>
+#include <stdexcept>
+#include <string>
 
 namespace cudafilters {
 namespace {
 
 // A block makes a tile of kTileW x kTileH output pixels with 32 x 8
-// threads; each thread makes 4 adjacent columns (one 32-bit word) of 2 rows.
+// threads; each thread makes the samples of one 32-bit word (4 on 8-bit
+// planes, 2 on 16-bit ones) in each of 2 rows.
 constexpr int kThreadsX = 32;
 constexpr int kThreadsY = 8;
 constexpr int kThreads = kThreadsX * kThreadsY;
-constexpr int kCols = 4;
 constexpr int kRows = 2;
-constexpr int kTileW = kThreadsX * kCols;  // 128
 constexpr int kTileH = kThreadsY * kRows;  // 16
+
+// The integer types of each depth: samples, levels staged in shared memory,
+// horizontal sums (exact: at most 2^frac x the largest level), vertical sums
+// (exact: 2^(2 frac) x the largest level); the horizontal sums of a thread's
+// columns fill one 8-byte word.
+struct Bytes {
+  using Sample = uint8_t;
+  using HSum = uint16_t;
+  using VSum = uint32_t;
+  static constexpr bool kDeep = false;
+};
+struct Words {
+  using Sample = uint16_t;
+  using HSum = uint32_t;
+  using VSum = uint64_t;
+  static constexpr bool kDeep = true;
+};
+
+template <typename D>
+struct Tile {
+  static constexpr int kCols = 4 / int(sizeof(typename D::Sample));
+  static constexpr int kW = kThreadsX * kCols;  // 128 or 64
+  static constexpr int kFrac = sharpen_tap_bits(D::kDeep);
+  static_assert(kCols * sizeof(typename D::HSum) == 8, "a thread's sums fill 8 bytes");
+};
 
 struct SharpenArgs {
   const uint8_t *src;
@@ -27,59 +53,77 @@ struct SharpenArgs {
   size_t dst_pitch;
   int width;
   int height;
+  SampleLayout samples;
   bool src_words;  // src rows start on 4-byte boundaries: 32-bit loads
   bool dst_words;  // the same for dst: 32-bit stores
   int taps;        // odd; 3 for the Laplacian
   float w_source;
   float w_blur;
-  int threshold;
-  uint16_t tap[kSharpenMaxTaps];
+  int threshold;   // in levels of the plane
+  uint32_t tap[kSharpenMaxTapsDeep];
   kernels::CopyJobs carried;
 };
 
 enum class Mode { kUnsharp, kLaplacian };
 
-// Shared memory of a block: the source tile with a halo of `pad` columns
-// (the radius rounded up to whole words, so that the tile's own columns
-// stay word-aligned) and `radius` rows on each side; then, for unsharp, the
-// horizontally blurred rows, 16-bit.
+// Shared memory of a block: the source tile's levels with a halo of `pad`
+// columns (the radius rounded up to whole words, so that the tile's own
+// columns stay word-aligned) and `radius` rows on each side; then, for
+// unsharp, the horizontally blurred rows.
 struct TileLayout {
   int radius, pad;
-  int in_w, in_h;  // bytes per staged row, staged rows
-  int in_bytes;    // rounded up to keep the 16-bit rows 8-byte aligned
+  int in_w, in_h;  // samples per staged row, staged rows
+  int in_bytes;    // rounded up to keep the sums' rows 8-byte aligned
   size_t bytes;
 };
 
+template <typename D>
 __host__ __device__ inline TileLayout tile_layout(int taps, Mode mode) {
+  constexpr int kCols = Tile<D>::kCols;
   TileLayout t;
   t.radius = taps / 2;
-  t.pad = (t.radius + 3) & ~3;
-  t.in_w = kTileW + 2 * t.pad;
+  t.pad = (t.radius + kCols - 1) / kCols * kCols;
+  t.in_w = Tile<D>::kW + 2 * t.pad;
   t.in_h = kTileH + 2 * t.radius;
-  t.in_bytes = (t.in_w * t.in_h + 7) & ~7;
-  t.bytes = t.in_bytes + (mode == Mode::kUnsharp ? size_t(kTileW) * t.in_h * 2 : 0);
+  t.in_bytes = (t.in_w * t.in_h * int(sizeof(typename D::Sample)) + 7) & ~7;
+  t.bytes = t.in_bytes + (mode == Mode::kUnsharp
+                              ? size_t(Tile<D>::kW) * t.in_h * sizeof(typename D::HSum)
+                              : 0);
   return t;
 }
 
-__device__ __forceinline__ uint32_t saturate_u8(int v) { return uint32_t(min(max(v, 0), 255)); }
+// The level of a sample (the identity on 8-bit planes).
+template <typename D>
+__device__ __forceinline__ uint32_t level_of(uint32_t sample, const SampleLayout &l) {
+  if constexpr (!D::kDeep) return sample;
+  else return min(sample >> l.shift, l.max_level());
+}
 
-// Stages rows y0 - radius ... and columns x0 - pad ... of the source; rows
-// and columns outside the plane come from their reflect-101 mirror images.
+// Stages rows y0 - radius ... and columns x0 - pad ... of the source as
+// levels; rows and columns outside the plane come from their reflect-101
+// mirror images.
+template <typename D>
 __device__ __forceinline__ void stage_tile(const SharpenArgs &a, const TileLayout &t, int x0, int y0,
-                                           uint8_t *in) {
-  const int words = t.in_w / 4;
+                                           typename D::Sample *in) {
+  using Sample = typename D::Sample;
+  constexpr int kCols = Tile<D>::kCols, kBits = 8 * int(sizeof(Sample));
+  const int words = t.in_w / kCols;
   for (int row = threadIdx.y; row < t.in_h; row += kThreadsY) {
     const int sy = reflect101(y0 - t.radius + row, a.height);
-    const uint8_t *src = a.src + size_t(sy) * a.src_pitch;
+    const Sample *src = reinterpret_cast<const Sample *>(a.src + size_t(sy) * a.src_pitch);
     uint32_t *out = reinterpret_cast<uint32_t *>(in + row * t.in_w);
     for (int w = threadIdx.x; w < words; w += kThreadsX) {
-      const int x = x0 - t.pad + 4 * w;
-      uint32_t v;
-      if (a.src_words && x >= 0 && x + 3 < a.width) {
-        v = __ldg(reinterpret_cast<const uint32_t *>(src + x));
+      const int x = x0 - t.pad + kCols * w;
+      uint32_t v = 0;
+      if (a.src_words && x >= 0 && x + kCols - 1 < a.width) {
+        const uint32_t raw = __ldg(reinterpret_cast<const uint32_t *>(src + x));
+        if constexpr (D::kDeep)
+          v = level_of<D>(raw & 0xFFFFu, a.samples) | (level_of<D>(raw >> 16, a.samples) << 16);
+        else
+          v = raw;
       } else {
-        v = 0;
-        for (int b = 0; b < 4; ++b) v |= uint32_t(__ldg(src + reflect101(x + b, a.width))) << (8 * b);
+        for (int b = 0; b < kCols; ++b)
+          v |= level_of<D>(__ldg(src + reflect101(x + b, a.width)), a.samples) << (kBits * b);
       }
       out[w] = v;
     }
@@ -94,119 +138,154 @@ __device__ __forceinline__ void copy_carried(const kernels::CopyJobs &carried) {
   kernels::copy_planes(carried, block * kThreads + thread, gridDim.x * gridDim.y * kThreads);
 }
 
-// Writes four output pixels (packed in a word) of row y from column x.
-__device__ __forceinline__ void store_word(const SharpenArgs &a, int x, int y, uint32_t v) {
+// Writes the levels of one word of output (packed, lowest sample first) at
+// column x of row y, shifted to the plane's layout.
+template <typename D>
+__device__ __forceinline__ void store_word(const SharpenArgs &a, int x, int y, uint32_t levels) {
+  using Sample = typename D::Sample;
+  constexpr int kCols = Tile<D>::kCols, kBits = 8 * int(sizeof(Sample));
   if (y >= a.height || x >= a.width) return;
-  uint8_t *dst = a.dst + size_t(y) * a.dst_pitch + x;
-  if (a.dst_words && x + 3 < a.width) {
-    *reinterpret_cast<uint32_t *>(dst) = v;
+  Sample *dst = reinterpret_cast<Sample *>(a.dst + size_t(y) * a.dst_pitch) + x;
+  if constexpr (D::kDeep) {
+    const uint32_t lo = (levels & 0xFFFFu) << a.samples.shift, hi = (levels >> 16) << a.samples.shift;
+    levels = (lo & 0xFFFFu) | (hi << 16);
+  }
+  if (a.dst_words && x + kCols - 1 < a.width) {
+    *reinterpret_cast<uint32_t *>(dst) = levels;
   } else {
-    for (int b = 0; b < 4 && x + b < a.width; ++b) dst[b] = uint8_t(v >> (8 * b));
+    for (int b = 0; b < kCols && x + b < a.width; ++b) dst[b] = Sample(levels >> (kBits * b));
   }
 }
 
-__device__ __forceinline__ uint32_t unsharp_pixel(const SharpenArgs &a, int level, uint32_t sum) {
-  const int blur = int((sum + 32768u) >> 16);
+// A thread's horizontal sums in one 8-byte word, lowest column first.
+template <typename D>
+__device__ __forceinline__ uint2 pack_sums(const typename D::HSum (&s)[Tile<D>::kCols]) {
+  if constexpr (D::kDeep) return make_uint2(s[0], s[1]);
+  else return make_uint2(uint32_t(s[0]) | (uint32_t(s[1]) << 16), uint32_t(s[2]) | (uint32_t(s[3]) << 16));
+}
+
+template <typename D>
+__device__ __forceinline__ void unpack_sums(uint2 w, typename D::HSum (&s)[Tile<D>::kCols]) {
+  if constexpr (D::kDeep) {
+    s[0] = w.x;
+    s[1] = w.y;
+  } else {
+    s[0] = uint16_t(w.x & 0xFFFFu);
+    s[1] = uint16_t(w.x >> 16);
+    s[2] = uint16_t(w.y & 0xFFFFu);
+    s[3] = uint16_t(w.y >> 16);
+  }
+}
+
+__device__ __forceinline__ uint32_t saturate(int v, int top) { return uint32_t(min(max(v, 0), top)); }
+
+template <typename D>
+__device__ __forceinline__ uint32_t unsharp_pixel(const SharpenArgs &a, int level, typename D::VSum sum) {
+  constexpr int kShift = 2 * Tile<D>::kFrac;
+  const int blur = int((sum + (typename D::VSum(1) << (kShift - 1))) >> kShift);
   if (abs(level - blur) < a.threshold) return uint32_t(level);
   const float sharp = __fmaf_rn(float(level), a.w_source, __fmul_rn(float(blur), a.w_blur));
-  return saturate_u8(__float2int_rn(sharp));
+  return saturate(__float2int_rn(sharp), int(a.samples.max_level()));
 }
 
 // kTaps > 0: the number of taps, known at compile time (loops unrolled);
 // 0: a.taps at run time. Must match the layout the launch sized.
-template <Mode kMode, int kTaps>
+template <typename D, Mode kMode, int kTaps>
 __global__ void __launch_bounds__(kThreads) sharpen_kernel(const SharpenArgs a) {
+  using Sample = typename D::Sample;
+  using HSum = typename D::HSum;
+  using VSum = typename D::VSum;
+  constexpr int kCols = Tile<D>::kCols, kBits = 8 * int(sizeof(Sample));
+  constexpr uint32_t kMask = (1u << kBits) - 1;
   extern __shared__ __align__(16) uint8_t smem[];
   const int n = kTaps > 0 ? kTaps : a.taps;
-  const TileLayout t = tile_layout(n, kMode);
-  const int x0 = blockIdx.x * kTileW;
+  const TileLayout t = tile_layout<D>(n, kMode);
+  const int x0 = blockIdx.x * Tile<D>::kW;
   const int y0 = blockIdx.y * kTileH;
-  uint8_t *in = smem;
+  Sample *in = reinterpret_cast<Sample *>(smem);
 
-  stage_tile(a, t, x0, y0, in);
+  stage_tile<D>(a, t, x0, y0, in);
   copy_carried(a.carried);
   __syncthreads();
 
   const int col = threadIdx.x * kCols;   // first of this thread's columns
   const int row0 = threadIdx.y * kRows;  // first of its rows
-  // The source pixels of this thread's outputs, one word per row.
-  auto source_word = [&](int r) {
-    return *reinterpret_cast<const uint32_t *>(in + (row0 + r + t.radius) * t.in_w + t.pad + col);
-  };
+  const int top = int(a.samples.max_level());
 
   if (kMode == Mode::kLaplacian) {
 #pragma unroll
     for (int r = 0; r < kRows; ++r) {
-      const uint8_t *c = in + (row0 + r + 1) * t.in_w + t.pad + col;
+      const Sample *c = in + (row0 + r + 1) * t.in_w + t.pad + col;
       uint32_t out = 0;
 #pragma unroll
       for (int b = 0; b < kCols; ++b) {
         const int v = 5 * c[b] - c[b - 1] - c[b + 1] - c[b - t.in_w] - c[b + t.in_w];
-        out |= saturate_u8(v) << (8 * b);
+        out |= saturate(v, top) << (kBits * b);
       }
-      store_word(a, x0 + col, y0 + row0 + r, out);
+      store_word<D>(a, x0 + col, y0 + row0 + r, out);
     }
     return;
   }
 
-  // Horizontal pass over every staged row, four columns per thread: exact
-  // sums in 1/256 units (at most 256 x 255).
-  uint16_t *h = reinterpret_cast<uint16_t *>(smem + t.in_bytes);
+  // Horizontal pass over every staged row, kCols columns per thread: exact
+  // sums in 1/2^frac units.
+  HSum *h = reinterpret_cast<HSum *>(smem + t.in_bytes);
   for (int row = threadIdx.y; row < t.in_h; row += kThreadsY) {
-    const uint8_t *p = in + row * t.in_w + t.pad - t.radius + col;
-    uint32_t sum[kCols] = {0, 0, 0, 0};
+    const Sample *p = in + row * t.in_w + t.pad - t.radius + col;
+    HSum sum[kCols] = {};
 #pragma unroll(kTaps > 0 ? kTaps + kCols - 1 : 4)
     for (int k = 0; k < n + kCols - 1; ++k) {
       const uint32_t v = p[k];
 #pragma unroll
       for (int c = 0; c < kCols; ++c)
-        if (k - c >= 0 && k - c < n) sum[c] += uint32_t(a.tap[k - c]) * v;
+        if (k - c >= 0 && k - c < n) sum[c] = HSum(sum[c] + a.tap[k - c] * v);
     }
-    uint2 packed;
-    packed.x = sum[0] | (sum[1] << 16);
-    packed.y = sum[2] | (sum[3] << 16);
-    *reinterpret_cast<uint2 *>(h + row * kTileW + col) = packed;
+    *reinterpret_cast<uint2 *>(h + row * Tile<D>::kW + col) = pack_sums<D>(sum);
   }
   __syncthreads();
 
-  // Vertical pass, kRows rows per thread sliding down the window (1/65536
-  // units, rounded half up once), then the unsharp formula.
-  uint32_t sum[kRows][kCols] = {};
+  // Vertical pass, kRows rows per thread sliding down the window (1/2^(2
+  // frac) units, rounded half up once), then the unsharp formula.
+  VSum sum[kRows][kCols] = {};
 #pragma unroll(kTaps > 0 ? kTaps + kRows - 1 : 4)
   for (int j = 0; j < n + kRows - 1; ++j) {
-    const uint2 packed = *reinterpret_cast<const uint2 *>(h + (row0 + j) * kTileW + col);
-    const uint32_t v[kCols] = {packed.x & 0xFFFFu, packed.x >> 16, packed.y & 0xFFFFu, packed.y >> 16};
+    HSum v[kCols];
+    unpack_sums<D>(*reinterpret_cast<const uint2 *>(h + (row0 + j) * Tile<D>::kW + col), v);
 #pragma unroll
     for (int r = 0; r < kRows; ++r)
       if (j - r >= 0 && j - r < n) {
-        const uint32_t tap = a.tap[j - r];
+        const VSum tap = a.tap[j - r];
 #pragma unroll
         for (int c = 0; c < kCols; ++c) sum[r][c] += tap * v[c];
       }
   }
 #pragma unroll
   for (int r = 0; r < kRows; ++r) {
-    const uint32_t src = source_word(r);
+    const uint32_t src =
+        *reinterpret_cast<const uint32_t *>(in + (row0 + r + t.radius) * t.in_w + t.pad + col);
     uint32_t out = 0;
 #pragma unroll
-    for (int c = 0; c < kCols; ++c) out |= unsharp_pixel(a, int((src >> (8 * c)) & 0xFFu), sum[r][c]) << (8 * c);
-    store_word(a, x0 + col, y0 + row0 + r, out);
+    for (int c = 0; c < kCols; ++c)
+      out |= unsharp_pixel<D>(a, int((src >> (kBits * c)) & kMask), sum[r][c]) << (kBits * c);
+    store_word<D>(a, x0 + col, y0 + row0 + r, out);
   }
 }
 
 using KernelFn = void (*)(SharpenArgs);
 
 // Unrolled kernels for the narrow blurs sharpening mostly uses (radius up to
-// about 2); wider ones take the run-time loop.
+// about 2 on 8-bit planes, 1.5 on deeper ones); wider ones take the run-time
+// loop.
+template <typename D>
 KernelFn unsharp_kernel(int taps) {
   switch (taps) {
-    case 3: return sharpen_kernel<Mode::kUnsharp, 3>;
-    case 5: return sharpen_kernel<Mode::kUnsharp, 5>;
-    case 7: return sharpen_kernel<Mode::kUnsharp, 7>;
-    case 9: return sharpen_kernel<Mode::kUnsharp, 9>;
-    case 11: return sharpen_kernel<Mode::kUnsharp, 11>;
-    case 13: return sharpen_kernel<Mode::kUnsharp, 13>;
-    default: return sharpen_kernel<Mode::kUnsharp, 0>;
+    case 3: return sharpen_kernel<D, Mode::kUnsharp, 3>;
+    case 5: return sharpen_kernel<D, Mode::kUnsharp, 5>;
+    case 7: return sharpen_kernel<D, Mode::kUnsharp, 7>;
+    case 9: return sharpen_kernel<D, Mode::kUnsharp, 9>;
+    case 11: return sharpen_kernel<D, Mode::kUnsharp, 11>;
+    case 13: return sharpen_kernel<D, Mode::kUnsharp, 13>;
+    default: return sharpen_kernel<D, Mode::kUnsharp, 0>;
   }
 }
 
@@ -217,21 +296,53 @@ void prepare_kernel(KernelFn fn, size_t shared) {
   CUDAFILTERS_CHECK(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared)));
 }
 
+// Allows the widest blur where the device has the shared memory for it; a
+// launch that needs more than the device has is refused in enqueue.
+template <typename D>
+void prepare_kernels(int widest_taps, size_t max_shared) {
+  const size_t widest = std::min(tile_layout<D>(widest_taps, Mode::kUnsharp).bytes, max_shared);
+  for (int taps : {3, 5, 7, 9, 11, 13}) prepare_kernel(unsharp_kernel<D>(taps), widest);
+  prepare_kernel(unsharp_kernel<D>(0), widest);
+  prepare_kernel(sharpen_kernel<D, Mode::kLaplacian, 3>, tile_layout<D>(3, Mode::kLaplacian).bytes);
+}
+
+template <typename D>
+void launch(const SharpenArgs &a, bool laplacian, size_t max_shared, cudaStream_t stream) {
+  const dim3 grid((a.width + Tile<D>::kW - 1) / Tile<D>::kW, (a.height + kTileH - 1) / kTileH);
+  const dim3 block(kThreadsX, kThreadsY);
+  const Mode mode = laplacian ? Mode::kLaplacian : Mode::kUnsharp;
+  const size_t shared = tile_layout<D>(a.taps, mode).bytes;
+  if (shared > max_shared)
+    throw std::runtime_error("a blur of " + std::to_string(a.taps) + " taps needs " +
+                             std::to_string(shared) + " bytes of shared memory per block; this GPU has " +
+                             std::to_string(max_shared));
+  const KernelFn fn = laplacian ? sharpen_kernel<D, Mode::kLaplacian, 3> : unsharp_kernel<D>(a.taps);
+  fn<<<grid, block, shared, stream>>>(a);
+  check_launch("sharpen_kernel");
+}
+
 bool word_aligned(const void *p, size_t pitch) {
   return reinterpret_cast<uintptr_t>(p) % 4 == 0 && pitch % 4 == 0;
 }
 
 }  // namespace
 
-SharpenGpu::SharpenGpu() : taps_(sharpen_gaussian_taps(params_.radius)) {
-  const size_t widest = tile_layout(kSharpenMaxTaps, Mode::kUnsharp).bytes;
-  for (int taps : {3, 5, 7, 9, 11, 13}) prepare_kernel(unsharp_kernel(taps), widest);
-  prepare_kernel(unsharp_kernel(0), widest);
-  prepare_kernel(sharpen_kernel<Mode::kLaplacian, 3>, tile_layout(3, Mode::kLaplacian).bytes);
+SharpenGpu::SharpenGpu()
+    : taps_(sharpen_gaussian_taps(params_.radius)),
+      deep_taps_(sharpen_gaussian_taps(params_.radius, true)) {
+  int device = 0, optin = 0;
+  CUDAFILTERS_CHECK(cudaGetDevice(&device));
+  CUDAFILTERS_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  max_shared_ = size_t(optin);
+  prepare_kernels<Bytes>(kSharpenMaxTaps, max_shared_);
+  prepare_kernels<Words>(kSharpenMaxTapsDeep, max_shared_);
 }
 
 void SharpenGpu::set_params(const SharpenParams &p) {
-  if (p.radius != params_.radius) taps_ = sharpen_gaussian_taps(p.radius);
+  if (p.radius != params_.radius) {
+    taps_ = sharpen_gaussian_taps(p.radius);
+    deep_taps_ = sharpen_gaussian_taps(p.radius, true);
+  }
   params_ = p;
 }
 
@@ -242,6 +353,8 @@ void SharpenGpu::enqueue(ConstPlane src, Plane dst, cudaStream_t stream) {
 void SharpenGpu::enqueue_carrying(ConstPlane src, Plane dst, const CarriedPlanes &carried,
                                   cudaStream_t stream) {
   const bool laplacian = params_.kernel == SharpenKernel::kLaplacian3x3;
+  const bool deep = src.samples.deep();
+  const std::vector<uint32_t> &taps = deep ? deep_taps_ : taps_;
   SharpenArgs a{};
   a.src = src.data;
   a.src_pitch = src.stride;
@@ -249,23 +362,22 @@ void SharpenGpu::enqueue_carrying(ConstPlane src, Plane dst, const CarriedPlanes
   a.dst_pitch = dst.stride;
   a.width = src.width;
   a.height = src.height;
+  a.samples = src.samples;
   a.src_words = word_aligned(src.data, src.stride);
   a.dst_words = word_aligned(dst.data, dst.stride);
-  a.taps = laplacian ? 3 : int(taps_.size());
+  a.taps = laplacian ? 3 : int(taps.size());
   const UnsharpWeights w = unsharp_weights(params_.amount);
   a.w_source = w.source;
   a.w_blur = w.blur;
-  a.threshold = params_.threshold;
-  std::copy(taps_.begin(), taps_.end(), a.tap);
+  a.threshold = sharpen_threshold_levels(params_.threshold, src.samples);
+  std::copy(taps.begin(), taps.end(), a.tap);
   int copy_items = 0;
   a.carried = kernels::carried_jobs(carried, copy_items);
 
-  const dim3 grid((src.width + kTileW - 1) / kTileW, (src.height + kTileH - 1) / kTileH);
-  const dim3 block(kThreadsX, kThreadsY);
-  const Mode mode = laplacian ? Mode::kLaplacian : Mode::kUnsharp;
-  const KernelFn fn = laplacian ? sharpen_kernel<Mode::kLaplacian, 3> : unsharp_kernel(a.taps);
-  fn<<<grid, block, tile_layout(a.taps, mode).bytes, stream>>>(a);
-  check_launch("sharpen_kernel");
+  if (deep)
+    launch<Words>(a, laplacian, max_shared_, stream);
+  else
+    launch<Bytes>(a, laplacian, max_shared_, stream);
   copy_planes(carried, kernels::kMaxCarried, stream);
 }
 

@@ -19,9 +19,10 @@ std::string sharpen_params_error(const SharpenParams &p) {
   return why.str();
 }
 
-std::vector<uint16_t> sharpen_gaussian_taps(double sigma) {
+std::vector<uint32_t> sharpen_gaussian_taps(double sigma, bool deep) {
   // cvRound rounds halves to even, as nearbyint does in the default mode.
-  const int n = static_cast<int>(std::nearbyint(sigma * 6 + 1)) | 1;
+  const int n = static_cast<int>(std::nearbyint(sigma * (deep ? 4 : 3) * 2 + 1)) | 1;
+  const double one = double(1u << sharpen_tap_bits(deep));
   const int half = n / 2;
 
   // The kernel in double, as getGaussianKernelBitExact computes it: x runs
@@ -37,17 +38,17 @@ std::vector<uint16_t> sharpen_gaussian_taps(double sigma) {
   sum = sum * 2 + 1;
   const double norm = 1 / sum;
 
-  std::vector<uint16_t> taps(n);
+  std::vector<uint32_t> taps(n);
   double err = 0;
   int64_t total = 0;
   for (int i = 0; i < half; ++i) {
-    const double adjusted = side[i] * norm * 256 + err;
+    const double adjusted = side[i] * norm * one + err;
     const int64_t v = static_cast<int64_t>(std::nearbyint(adjusted));
     err = adjusted - static_cast<double>(v);
-    taps[i] = taps[n - 1 - i] = static_cast<uint16_t>(v);
+    taps[i] = taps[n - 1 - i] = static_cast<uint32_t>(v);
     total += v;
   }
-  taps[half] = static_cast<uint16_t>(256 - 2 * total);
+  taps[half] = static_cast<uint32_t>(int64_t(one) - 2 * total);
   return taps;
 }
 

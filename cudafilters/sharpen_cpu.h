@@ -1,7 +1,7 @@
 // Sharpening on the CPU, bit-identical to OpenCV (sharpen_params.h) and to
-// SharpenGpu: a separable integer Gaussian and the unsharp formula in one
-// pass over bands of rows, or the 3x3 Laplacian kernel, spread over the
-// shared thread pool.
+// SharpenGpu on 8- to 16-bit planes: a separable integer Gaussian and the
+// unsharp formula in one pass over bands of rows, or the 3x3 Laplacian
+// kernel, spread over the shared thread pool.
 #pragma once
 
 #include "plane.h"
@@ -19,7 +19,8 @@ class SharpenCpu {
   // next frame.
   void set_params(const SharpenParams &p);
 
-  // src and dst are host planes of equal size that do not overlap.
+  // src and dst are host planes of equal size and sample layout, 8- or
+  // 16-bit, that do not overlap.
   void process(ConstPlane src, Plane dst) const;
 
   // For tests and benchmarks: process with one of sharpen_cpu_instruction_sets().
@@ -27,7 +28,8 @@ class SharpenCpu {
 
  private:
   SharpenParams params_;
-  std::vector<uint16_t> taps_ = sharpen_gaussian_taps(params_.radius);
+  std::vector<uint32_t> taps_ = sharpen_gaussian_taps(params_.radius);
+  std::vector<uint32_t> deep_taps_ = sharpen_gaussian_taps(params_.radius, true);
 };
 
 // The instruction set SharpenCpu runs with on this CPU ("avx512", "avx2" or

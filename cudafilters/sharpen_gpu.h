@@ -1,5 +1,6 @@
 // Sharpening on the GPU, bit-identical to SharpenCpu (and so to OpenCV, see
-// sharpen_params.h): one kernel per frame on the caller's stream. Each block
+// sharpen_params.h) on 8- to 16-bit planes: one kernel per frame on the
+// caller's stream. Each block
 // stages a tile of the source and its halo in shared memory, blurs it
 // separably in exact integers and applies the unsharp formula (or the 3x3
 // kernel); the same launch copies the carried planes.
@@ -30,7 +31,9 @@ class SharpenGpu final : public GpuPlaneFilter {
 
  private:
   SharpenParams params_;
-  std::vector<uint16_t> taps_;
+  std::vector<uint32_t> taps_;       // 8-bit planes
+  std::vector<uint32_t> deep_taps_;  // deeper planes
+  size_t max_shared_ = 0;            // per block, opted in
 };
 
 }  // namespace cudafilters

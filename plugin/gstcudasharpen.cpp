@@ -2,7 +2,8 @@
  * SECTION:element-cudasharpen
  * @title: cudasharpen
  *
- * Sharpening of 8-bit frames on an NVIDIA GPU, bit-identical to OpenCV.
+ * Sharpening of 8- to 16-bit frames on an NVIDIA GPU, bit-identical to
+ * OpenCV.
  *
  * With `kernel=unsharp` (the default) this is unsharp masking as GIMP and
  * ImageMagick name it: the frame is blurred with a Gaussian of standard
@@ -16,6 +17,12 @@
  * sharpening kernel [0 -1 0; -1 5 -1; 0 -1 0], as OpenCV's `cv::filter2D`
  * computes it; `amount`, `radius` and `threshold` do not apply.
  *
+ * On 10- to 16-bit frames (GRAY16_LE, P010_10LE, ...) the arithmetic is
+ * OpenCV's on CV_16U, over the format's levels: its Gaussian spans
+ * round(8 radius + 1) pixels there, and results saturate at the format's
+ * largest level. `threshold` stays in 8-bit levels at every depth (scaled
+ * by 2^(b-8) inside), so the same settings work at every depth.
+ *
  * Borders are mirrored (BORDER_REFLECT_101). Luma (or gray) is sharpened;
  * chroma is carried unchanged. All properties can change while playing and
  * take effect at the next frame. Without a usable GPU, `backend=auto` runs
@@ -25,6 +32,7 @@
  * |[
  * gst-launch-1.0 filesrc location=in.png ! pngdec ! videoconvert ! video/x-raw,format=GRAY8 ! cudasharpen amount=1.5 radius=2 ! pngenc ! filesink location=sharp.png
  * gst-launch-1.0 v4l2src ! videoconvert ! video/x-raw,format=NV12 ! cudasharpen kernel=laplacian-3x3 ! videoconvert ! autovideosink
+ * gst-launch-1.0 filesrc location=scan.raw ! rawvideoparse format=gray16-le width=2048 height=2048 ! cudasharpen amount=0.8 radius=1.5 threshold=2 ! filesink location=sharp.raw
  * ]|
  */
 
@@ -240,22 +248,24 @@ gst_cuda_sharpen_class_init (GstCudaSharpenClass * klass)
   g_object_class_install_property (gobject_class, PROP_RADIUS,
       g_param_spec_double ("radius", "Radius",
           "Standard deviation of the Gaussian blur, in pixels; the blur "
-          "spans round(6 radius + 1) pixels (unsharp only)",
+          "spans round(6 radius + 1) pixels, round(8 radius + 1) on 10- to "
+          "16-bit frames (unsharp only)",
           cudafilters::kSharpenMinRadius, cudafilters::kSharpenMaxRadius,
           defaults.radius, controllable));
   g_object_class_install_property (gobject_class, PROP_THRESHOLD,
       g_param_spec_int ("threshold", "Threshold",
           "Pixels that differ from the blur by fewer levels than this are "
-          "left as they are (unsharp only)", 0,
+          "left as they are, in 8-bit levels at every depth (unsharp only)", 0,
           cudafilters::kSharpenMaxThreshold, defaults.threshold,
           controllable));
 
   gst_element_class_set_static_metadata (element_class,
       "CUDA sharpen", "Filter/Effect/Video/Hardware",
-      "Sharpens 8-bit video frames by unsharp masking or a 3x3 kernel on an "
-      "NVIDIA GPU (bit-identical to OpenCV)", "cudafilters developers");
+      "Sharpens 8- to 16-bit video frames by unsharp masking or a 3x3 kernel "
+      "on an NVIDIA GPU (bit-identical to OpenCV)", "cudafilters developers");
   gst_cuda_filters_base_class_add_pad_templates (element_class,
-      GST_CUDA_FILTERS_FORMATS, GST_CUDA_FILTERS_CUDA_FORMATS);
+      GST_CUDA_FILTERS_FORMATS ", " GST_CUDA_FILTERS_DEEP_FORMATS,
+      GST_CUDA_FILTERS_CUDA_FORMATS ", " GST_CUDA_FILTERS_DEEP_CUDA_FORMATS);
 
   filter_class->create_gpu_filter = gst_cuda_sharpen_create_gpu_filter;
   filter_class->configure_gpu_filter = gst_cuda_sharpen_configure_gpu_filter;

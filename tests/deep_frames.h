@@ -262,6 +262,31 @@ mixed_depth_frame (std::mt19937 & rng, GstVideoFormat fmt, int i, int w,
           top / 10 * (i % 3), top / 2 + top / 20 * i));
 }
 
+/* Levels of `bits` bits to filter: random over the whole range, random in a
+ * narrow band, and a thermal-like scene (smooth, hot spots, fine noise). */
+inline std::vector<Image16>
+deep_scenes (std::mt19937 & rng, int w, int h, int bits)
+{
+  const int top = (1 << bits) - 1;
+  const DeepLayout levels { bits, 0 };
+  return { random_deep_image (rng, w, h, levels, 0, top),
+    random_deep_image (rng, w, h, levels, top / 3, top / 3 + top / 50),
+    thermal_like_image (rng, w, h, bits) };
+}
+
+/* Luma `levels` in a frame of deep format `fmt` (random chroma) through a
+ * fresh `launch`: the output's luma levels; the chroma must be carried. */
+inline Image16
+luma_levels_through (const std::string & launch, GstVideoFormat fmt,
+    const Image16 & levels, std::mt19937 & rng)
+{
+  const DeepLayout l = deep_layout (fmt);
+  PlanarFrame in = deep_frame (rng, fmt, words_of_levels (levels, l.shift));
+  PlanarFrame out = push_pull_frame (launch.c_str (), in);
+  assert_chroma_carried (out, in);
+  return levels_of (words_of (out.planes[0]), l.bits, l.shift);
+}
+
 /* Frame i through a GPU and a CPU harness: the luma planes must be equal. */
 inline void
 assert_backends_agree (GstHarness * gpu, GstHarness * cpu,

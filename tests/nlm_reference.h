@@ -166,19 +166,6 @@ noisy_step_levels (std::mt19937 & rng, int w, int h, int bits, double sigma)
  * moves weights by about 1e-6 of themselves, far below one level. */
 constexpr int kNlmTolerance = 1;
 
-/* Luma `levels` in a frame of deep format `fmt` through `launch`: the
- * output's luma levels, and the chroma checked as carried. */
-inline Image16
-nlm_deep_luma (const std::string & launch, GstVideoFormat fmt,
-    const Image16 & levels, std::mt19937 & rng)
-{
-  const DeepLayout l = deep_layout (fmt);
-  PlanarFrame in = deep_frame (rng, fmt, words_of_levels (levels, l.shift));
-  PlanarFrame out = push_pull_frame (launch.c_str (), in);
-  assert_chroma_carried (out, in);
-  return levels_of (words_of (out.planes[0]), l.bits, l.shift);
-}
-
 /* strength and noise-sigma are in 8-bit units at every depth: a frame of
  * 8-bit levels scaled to `fmt`'s depth goes through the same arithmetic
  * (its levels in 8-bit units are the same integers), so each output level
@@ -193,7 +180,7 @@ assert_deep_follows_8bit (const char *backend, const NlmSettings & s,
   for (size_t k = 0; k < img8.pixels.size (); ++k)
     levels.pixels[k] = uint16_t (img8.pixels[k] << up);
   const Image out8 = run_nlm (s, backend, img8);
-  const Image16 out = nlm_deep_luma (s.launch (backend), fmt, levels, rng);
+  const Image16 out = luma_levels_through (s.launch (backend), fmt, levels, rng);
   const int half = 1 << up >> 1;
   for (int y = 0; y < img8.height; ++y)
     for (int x = 0; x < img8.width; ++x) {

@@ -4,7 +4,7 @@
  * unsharp formula with a fused multiply-add. For small test frames. */
 #pragma once
 
-#include "test_common.h"
+#include "deep_frames.h"
 
 #include <cmath>
 #include <string>
@@ -42,12 +42,14 @@ static const SharpenSettings kSharpenSets[] = {
   {"laplacian-3x3", 1.0, 1.0, 0},
 };
 
-/* OpenCV's getGaussianKernelBitExact then getGaussianKernelFixedPoint_ED
- * with 8 fraction bits, step by step. */
+/* OpenCV's getGaussianKernelBitExact then getGaussianKernelFixedPoint_ED,
+ * step by step: for CV_8U, 3 sigma each side and 8 fraction bits; for
+ * CV_16U (`deep`), 4 sigma each side and 16 fraction bits. */
 inline std::vector<int>
-opencv_gaussian_taps (double sigma)
+opencv_gaussian_taps (double sigma, bool deep = false)
 {
-  const int n = int (std::nearbyint (sigma * 3 * 2 + 1)) | 1;
+  const int n = int (std::nearbyint (sigma * (deep ? 4 : 3) * 2 + 1)) | 1;
+  const int one = deep ? 65536 : 256;
   const int half = (n - 1) / 2;
   std::vector<double> k (n);
   double sum = 0;
@@ -62,19 +64,25 @@ opencv_gaussian_taps (double sigma)
   double err = 0;
   int outer = 0;
   for (int i = 0; i < half; ++i) {
-    const double v = k[i] * norm * 256 + err;
+    const double v = k[i] * norm * one + err;
     taps[i] = taps[n - 1 - i] = int (std::nearbyint (v));
     err = v - taps[i];
     outer += taps[i];
   }
-  taps[half] = 256 - 2 * outer;
+  taps[half] = one - 2 * outer;
   return taps;
 }
 
-inline Image
-reference_sharpen (const Image & src, const SharpenSettings & s)
+/* The definition on an image of levels of `bits` bits (Image: 8, Image16:
+ * up to 16): deeper levels take OpenCV's CV_16U Gaussian, saturate at
+ * 2^bits - 1, and the threshold in 8-bit levels scaled by 2^(bits-8). */
+template <typename Img>
+inline Img
+reference_sharpen_levels (const Img & src, const SharpenSettings & s, int bits)
 {
-  Image out (src.width, src.height);
+  using Sample = std::decay_t<decltype (src.pixels[0])>;
+  const int top = (1 << bits) - 1;
+  Img out (src.width, src.height);
   if (s.laplacian ()) {
     for (int y = 0; y < src.height; ++y)
       for (int x = 0; x < src.width; ++x) {
@@ -84,12 +92,15 @@ reference_sharpen (const Image & src, const SharpenSettings & s)
         };
         const int v = 5 * at (0, 0) - at (-1, 0) - at (1, 0) - at (0, -1) -
             at (0, 1);
-        out.at (x, y) = uint8_t (v < 0 ? 0 : v > 255 ? 255 : v);
+        out.at (x, y) = Sample (v < 0 ? 0 : v > top ? top : v);
       }
     return out;
   }
-  const std::vector<int> taps = opencv_gaussian_taps (s.radius);
+  const bool deep = bits > 8;
+  const std::vector<int> taps = opencv_gaussian_taps (s.radius, deep);
   const int r = int (taps.size ()) / 2;
+  const int frac2 = deep ? 32 : 16;
+  const int threshold = deep ? s.threshold << (bits - 8) : s.threshold;
   const float w_src = float (1 + s.amount), w_blur = float (-s.amount);
   for (int y = 0; y < src.height; ++y)
     for (int x = 0; x < src.width; ++x) {
@@ -99,15 +110,20 @@ reference_sharpen (const Image & src, const SharpenSettings & s)
           acc += int64_t (taps[j + r]) * taps[i + r] *
               src.at (mirror (x + i, src.width), mirror (y + j,
                   src.height));
-      const int blur = int ((acc + 32768) >> 16);
+      const int blur = int ((acc + (int64_t (1) << (frac2 - 1))) >> frac2);
       const int level = src.at (x, y);
       int v = int (std::nearbyint (std::fma (float (level), w_src,
                   float (blur) * w_blur)));
-      v = v < 0 ? 0 : v > 255 ? 255 : v;
-      out.at (x, y) = uint8_t (std::abs (level - blur) < s.threshold ? level :
-          v);
+      v = v < 0 ? 0 : v > top ? top : v;
+      out.at (x, y) = Sample (std::abs (level - blur) < threshold ? level : v);
     }
   return out;
+}
+
+inline Image
+reference_sharpen (const Image & src, const SharpenSettings & s)
+{
+  return reference_sharpen_levels (src, s, 8);
 }
 
 }  // namespace test

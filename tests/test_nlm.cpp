@@ -207,7 +207,7 @@ GST_START_TEST (test_deep_formats_match_reference)
         Image16 levels = noisy_step_levels (rng, sz[0], sz[1], bits, 20.0);
         const std::string what = s.launch ("cpu") + " " +
             gst_video_format_to_string (fmt);
-        assert_images_close (nlm_deep_luma (s.launch ("cpu"), fmt, levels, rng),
+        assert_images_close (luma_levels_through (s.launch ("cpu"), fmt, levels, rng),
             reference_nlm_levels (levels, s, bits), kNlmTolerance,
             what.c_str ());
       }
@@ -234,7 +234,7 @@ GST_START_TEST (test_deep_flat_frames_stay_flat)
     for (int v : {0, top / 3, top}) {
       Image16 flat (45, 23);
       std::fill (flat.pixels.begin (), flat.pixels.end (), uint16_t (v));
-      assert_images16_equal (nlm_deep_luma (kNlmParamSets[0].launch ("cpu"),
+      assert_images16_equal (luma_levels_through (kNlmParamSets[0].launch ("cpu"),
               fmt, flat, rng), flat, "flat deep frame");
     }
   }

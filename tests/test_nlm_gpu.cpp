@@ -98,12 +98,12 @@ GST_START_TEST (test_gpu_deep_matches_cpu)
         Image16 levels = noisy_step_levels (rng, sz[0], sz[1], bits, 20.0);
         const std::string what = s.launch ("cuda") + " " +
             gst_video_format_to_string (fmt);
-        assert_images_close (nlm_deep_luma (s.launch ("cuda"), fmt, levels,
-                rng), nlm_deep_luma (s.launch ("cpu"), fmt, levels, rng),
+        assert_images_close (luma_levels_through (s.launch ("cuda"), fmt, levels,
+                rng), luma_levels_through (s.launch ("cpu"), fmt, levels, rng),
             kNlmTolerance, what.c_str ());
       }
     Image16 levels = noisy_step_levels (rng, 37, 21, bits, 20.0);
-    assert_images_close (nlm_deep_luma (kNlmParamSets[1].launch ("cuda"), fmt,
+    assert_images_close (luma_levels_through (kNlmParamSets[1].launch ("cuda"), fmt,
             levels, rng), reference_nlm_levels (levels, kNlmParamSets[1], bits),
         kNlmTolerance, "deep frame against the definition");
   }
@@ -130,8 +130,8 @@ GST_START_TEST (test_gpu_deep_large_frames)
   const NlmSettings s {10, 5, 11, 0, false};
   for (const auto & sz : { std::pair<int, int> {3840, 2160}, {7680, 4320} }) {
     Image16 levels = noisy_step_levels (rng, sz.first, sz.second, 16, 20.0);
-    assert_images_close (nlm_deep_luma (s.launch ("cuda"),
-            GST_VIDEO_FORMAT_GRAY16_LE, levels, rng), nlm_deep_luma (s.launch
+    assert_images_close (luma_levels_through (s.launch ("cuda"),
+            GST_VIDEO_FORMAT_GRAY16_LE, levels, rng), luma_levels_through (s.launch
             ("cpu"), GST_VIDEO_FORMAT_GRAY16_LE, levels, rng), kNlmTolerance,
         "large GRAY16_LE frame");
   }

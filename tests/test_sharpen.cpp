@@ -41,7 +41,7 @@ GST_START_TEST (test_gaussian_taps)
 {
   const struct {
     double sigma;
-    std::vector<uint16_t> taps;
+    std::vector<uint32_t> taps;
   } known[] = {
     {0.1, {0, 256, 0}},
     {0.5, {0, 27, 202, 27, 0}},
@@ -51,20 +51,25 @@ GST_START_TEST (test_gaussian_taps)
   for (const auto & k : known)
     fail_unless (cudafilters::sharpen_gaussian_taps (k.sigma) == k.taps,
         "taps for sigma %g", k.sigma);
-  for (int i = 1; i <= 160; ++i) {
-    const double sigma = i * 0.1;
-    const std::vector<uint16_t> taps = cudafilters::sharpen_gaussian_taps (sigma);
-    const std::vector<int> want = opencv_gaussian_taps (sigma);
-    fail_unless_equals_int (taps.size (), want.size ());
-    int sum = 0;
-    for (size_t t = 0; t < taps.size (); ++t) {
-      fail_unless_equals_int (taps[t], want[t]);
-      sum += taps[t];
+  for (bool deep : {false, true})
+    for (int i = 1; i <= 160; ++i) {
+      const double sigma = i * 0.1;
+      const std::vector<uint32_t> taps =
+          cudafilters::sharpen_gaussian_taps (sigma, deep);
+      const std::vector<int> want = opencv_gaussian_taps (sigma, deep);
+      fail_unless_equals_int (taps.size (), want.size ());
+      int sum = 0;
+      for (size_t t = 0; t < taps.size (); ++t) {
+        fail_unless_equals_int (taps[t], want[t]);
+        sum += taps[t];
+      }
+      fail_unless_equals_int (sum, deep ? 65536 : 256);
     }
-    fail_unless_equals_int (sum, 256);
-  }
   fail_unless_equals_int (cudafilters::sharpen_gaussian_taps
       (cudafilters::kSharpenMaxRadius).size (), cudafilters::kSharpenMaxTaps);
+  fail_unless_equals_int (cudafilters::sharpen_gaussian_taps
+      (cudafilters::kSharpenMaxRadius, true).size (),
+      cudafilters::kSharpenMaxTapsDeep);
 }
 GST_END_TEST;
 
@@ -140,6 +145,23 @@ GST_START_TEST (test_instruction_sets_agree)
     }
     if (affordable (s, img.width, img.height))
       assert_images_equal (first, reference_sharpen (img, s), "baseline");
+
+    /* 16-bit words, 12 bits at shift 4 (levels and layout both matter). */
+    const cudafilters::SampleLayout layout { 2, 12, 4 };
+    const Image16 words = words_of_levels (thermal_like_image (rng, 333, 97,
+            12), 4);
+    Image16 first16 (words.width, words.height);
+    for (std::string_view isa : cudafilters::sharpen_cpu_instruction_sets ()) {
+      Image16 out (words.width, words.height);
+      cpu.process_with ({(const uint8_t *) words.pixels.data (),
+              size_t (2 * words.width), words.width, words.height, layout},
+          {(uint8_t *) out.pixels.data (), size_t (2 * out.width), out.width,
+              out.height, layout}, isa);
+      if (isa == "baseline")
+        first16 = out;
+      else
+        assert_images16_equal (out, first16, std::string (isa) + " 12-bit");
+    }
   }
 }
 GST_END_TEST;
@@ -266,6 +288,62 @@ GST_START_TEST (test_formats_filter_luma_only)
 }
 GST_END_TEST;
 
+/* Deep formats: luma against the definition with OpenCV's CV_16U Gaussian,
+ * chroma carried. */
+GST_START_TEST (test_deep_formats_match_reference)
+{
+  std::mt19937 rng (1616);
+  const int sizes[][2] = { {1, 1}, {3, 3}, {17, 5}, {64, 48}, {97, 61} };
+  for (GstVideoFormat fmt : kDeepFormats) {
+    const int bits = deep_layout (fmt).bits;
+    for (const SharpenSettings & s : kSharpenSets)
+      for (const auto & sz : sizes) {
+        /* The 2-D reference costs (8 radius)^2 per pixel. */
+        if (s.radius > 3.0 && sz[0] * sz[1] > 17 * 5)
+          continue;
+        for (const Image16 & levels : deep_scenes (rng, sz[0], sz[1], bits)) {
+          const std::string what = s.launch ("cpu") + " " +
+              gst_video_format_to_string (fmt);
+          assert_images16_equal (luma_levels_through (s.launch ("cpu"), fmt,
+                  levels, rng), reference_sharpen_levels (levels, s, bits),
+              what);
+        }
+      }
+  }
+}
+GST_END_TEST;
+
+/* One harness through 8-bit, 16-bit, 10-bit and back. */
+GST_START_TEST (test_depth_renegotiation)
+{
+  std::mt19937 rng (1617);
+  const SharpenSettings s { "unsharp", 1.5, 1.2, 3 };
+  GstHarness *h = gst_harness_new_parse (s.launch ("cpu").c_str ());
+  const GstVideoFormat formats[] = { GST_VIDEO_FORMAT_GRAY8,
+    GST_VIDEO_FORMAT_GRAY16_LE, GST_VIDEO_FORMAT_P010_10LE,
+    GST_VIDEO_FORMAT_NV12, GST_VIDEO_FORMAT_Y444_12LE
+  };
+  for (GstVideoFormat fmt : formats) {
+    const int bits = GST_VIDEO_FORMAT_INFO_DEPTH (gst_video_format_get_info
+        (fmt), 0);
+    const char *what = gst_video_format_to_string (fmt);
+    if (bits == 8) {
+      Image img = natural_image (45, 31);
+      PlanarFrame out = push_pull_in (h, frame_with_luma (rng, fmt, img));
+      assert_images_equal (out.planes[0], reference_sharpen (img, s), what);
+    } else {
+      const DeepLayout l = deep_layout (fmt);
+      Image16 levels = thermal_like_image (rng, 45, 31, bits);
+      PlanarFrame out = push_pull_in (h, deep_frame (rng, fmt,
+              words_of_levels (levels, l.shift)));
+      assert_images16_equal (levels_of (words_of (out.planes[0]), l.bits,
+              l.shift), reference_sharpen_levels (levels, s, bits), what);
+    }
+  }
+  gst_harness_teardown (h);
+}
+GST_END_TEST;
+
 static Suite *
 cudasharpen_cpu_suite (void)
 {
@@ -282,6 +360,8 @@ cudasharpen_cpu_suite (void)
   tcase_add_test (tc, test_properties);
   tcase_add_test (tc, test_invalid_values_are_refused);
   tcase_add_test (tc, test_formats_filter_luma_only);
+  tcase_add_test (tc, test_deep_formats_match_reference);
+  tcase_add_test (tc, test_depth_renegotiation);
   return s;
 }
 

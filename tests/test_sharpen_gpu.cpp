@@ -1,5 +1,5 @@
 /* cudasharpen on the GPU, bit for bit against the CPU backend (and the
- * written-out definition where it is affordable), 1x1 to 8K. Frames in CUDA
+ * written-out definition where it is affordable), 1x1 to 8K, 8- to 16-bit. Frames in CUDA
  * memory are covered in cuda-memory-gpu. Exits 77 (skipped) where no GPU is
  * usable. */
 #include "sharpen_reference.h"
@@ -120,6 +120,71 @@ GST_START_TEST (test_gpu_proposed_pinned_pool)
 }
 GST_END_TEST;
 
+/* Deep formats, GPU against CPU bit for bit (and the definition on small
+ * frames), every setting, sizes around the 64-sample deep tile to 1080p. */
+GST_START_TEST (test_gpu_deep_formats)
+{
+  std::mt19937 rng (1618);
+  const int sizes[][2] = { {1, 1}, {2, 3}, {33, 17}, {65, 17}, {641, 479},
+    {1921, 1081} };
+  for (GstVideoFormat fmt : kDeepFormats) {
+    const int bits = deep_layout (fmt).bits;
+    for (const SharpenSettings & s : kSharpenSets)
+      for (const auto & sz : sizes) {
+        if (skip_large () && sz[0] * sz[1] > 20000)
+          continue;
+        const std::string what = s.launch ("cuda") + " " +
+            gst_video_format_to_string (fmt);
+        for (const Image16 & levels : deep_scenes (rng, sz[0], sz[1], bits)) {
+          const Image16 gpu = luma_levels_through (s.launch ("cuda"), fmt,
+              levels, rng);
+          assert_images16_equal (gpu, luma_levels_through (s.launch ("cpu"),
+                  fmt, levels, rng), what);
+          if (sz[0] * sz[1] <= (s.radius <= 3 ? 65 * 17 : 6))
+            assert_images16_equal (gpu, reference_sharpen_levels (levels, s,
+                    bits), what + " (definition)");
+        }
+      }
+  }
+}
+GST_END_TEST;
+
+/* Every radius on 16-bit frames: up to 129 taps, the widest tile. */
+GST_START_TEST (test_gpu_deep_every_radius)
+{
+  std::mt19937 rng (1619);
+  const Image16 levels = thermal_like_image (rng, 203, 151, 16);
+  for (int i = 1; i <= 160; ++i) {
+    SharpenSettings s;
+    s.amount = 1.7;
+    s.radius = i * 0.1;
+    assert_images16_equal (luma_levels_through (s.launch ("cuda"),
+            GST_VIDEO_FORMAT_GRAY16_LE, levels, rng), luma_levels_through
+        (s.launch ("cpu"), GST_VIDEO_FORMAT_GRAY16_LE, levels, rng),
+        s.launch ("cuda"));
+  }
+}
+GST_END_TEST;
+
+/* 4K and 8K at 16 and 10 bits. */
+GST_START_TEST (test_gpu_deep_large_frames)
+{
+  if (skip_large ())
+    return;
+  std::mt19937 rng (1620);
+  const SharpenSettings s { "unsharp", 1.2, 1.5, 2 };
+  for (GstVideoFormat fmt : {GST_VIDEO_FORMAT_GRAY16_LE,
+          GST_VIDEO_FORMAT_P010_10LE})
+    for (const auto & sz : { std::pair<int, int> {3840, 2160}, {7680, 4320} }) {
+      const Image16 levels = thermal_like_image (rng, sz.first, sz.second,
+          deep_layout (fmt).bits);
+      assert_images16_equal (luma_levels_through (s.launch ("cuda"), fmt,
+              levels, rng), luma_levels_through (s.launch ("cpu"), fmt, levels,
+              rng), gst_video_format_to_string (fmt));
+    }
+}
+GST_END_TEST;
+
 static Suite *
 cudasharpen_gpu_suite (void)
 {
@@ -132,6 +197,9 @@ cudasharpen_gpu_suite (void)
   tcase_add_test (tc, test_gpu_live_changes);
   tcase_add_test (tc, test_gpu_formats);
   tcase_add_test (tc, test_gpu_proposed_pinned_pool);
+  tcase_add_test (tc, test_gpu_deep_formats);
+  tcase_add_test (tc, test_gpu_deep_every_radius);
+  tcase_add_test (tc, test_gpu_deep_large_frames);
   return s;
 }
 
