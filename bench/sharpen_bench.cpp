@@ -77,6 +77,24 @@ int main(int argc, char **argv) {
       const CarriedPlanes chroma{{ConstPlane(chroma_in.data(), chroma_in.pitch(), sz.width, sz.height / 2),
                                   Plane{chroma_out.data(), chroma_out.pitch(), sz.width, sz.height / 2}}};
 
+      // 16-bit frames (GRAY16_LE): GPU time, bytes moved twice those of 8-bit.
+      {
+        const DeepFrames deep(sz.width, sz.height, 16, 0, kRotation);
+        for (const Setting &s : settings) {
+          SharpenGpu gpu;
+          gpu.set_params(s.params);
+          // The wider CV_16U Gaussian: name the 16-bit tap count.
+          std::string name(s.name);
+          name = name.substr(0, name.find(" ("));
+          if (s.params.kernel == SharpenKernel::kUnsharp)
+            name += " (" + std::to_string(sharpen_gaussian_taps(s.params.radius, true).size()) + " taps)";
+          rep.row((name + ", 16-bit luma (GPU time)").c_str(), sz,
+                  time_gpu(stream.get(), opt.frames,
+                           [&](int i) { gpu.enqueue(deep.in(i), deep.out(), stream.get()); }),
+                  4.0 * n);
+        }
+      }
+
       for (const Setting &s : settings) {
         SharpenGpu gpu;
         gpu.set_params(s.params);
