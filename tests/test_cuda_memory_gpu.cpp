@@ -209,6 +209,50 @@ GST_START_TEST (test_decode_through_nvh264dec)
 }
 GST_END_TEST;
 
+/* A real 10-bit path: nvh265dec decodes HEVC Main10 (tests/media, made by
+ * scripts/make-test-clip.sh) to P010_10LE in CUDA memory. Each element, and
+ * all of them chained, filtering there must equal filtering the downloaded
+ * frames, at full depth. */
+GST_START_TEST (test_decode_10bit_through_nvh265dec)
+{
+  const std::string decode = std::string ("filesrc location=")
+      + CUDAFILTERS_TEST_MEDIA "/smpte-10bit.mkv ! matroskademux ! h265parse "
+      "! nvh265dec ! ";
+  const char *filters[] = { "cudahisteq backend=cuda",
+    "cudaclahe backend=cuda clip-limit=3 tiles-x=4 tiles-y=3",
+    "cudanlm backend=cuda strength=12 patch-size=5 search-size=11",
+    "cudasharpen backend=cuda amount=1.5 radius=1.2 threshold=2",
+    "cudanlm backend=cuda strength=8 patch-size=3 search-size=7 ! "
+        "cudaclahe backend=cuda ! cudasharpen backend=cuda",
+  };
+  for (const char *filter : filters) {
+    auto on_gpu = run_to_eos (decode + filter + " ! cudadownload ! "
+        "video/x-raw,format=P010_10LE ! appsink name=out sync=false");
+    auto in_sysmem = run_to_eos (decode + "cudadownload ! "
+        "video/x-raw,format=P010_10LE ! " + filter +
+        " ! appsink name=out sync=false");
+    auto decoded = run_to_eos (decode + "cudadownload ! "
+        "video/x-raw,format=P010_10LE ! appsink name=out sync=false");
+    fail_unless_equals_int (on_gpu.size (), 12);
+    fail_unless_equals_int (in_sysmem.size (), 12);
+    fail_unless_equals_int (decoded.size (), 12);
+    for (size_t i = 0; i < on_gpu.size (); ++i) {
+      fail_unless_equals_int (GST_VIDEO_INFO_FORMAT (&on_gpu[i].info),
+          GST_VIDEO_FORMAT_P010_10LE);
+      for (size_t p = 0; p < on_gpu[i].planes.size (); ++p)
+        assert_images_equal (on_gpu[i].planes[p], in_sysmem[i].planes[p],
+            filter);
+      /* The filter did something to luma, and kept the low 6 bits zero. */
+      const Image16 luma = words_of (on_gpu[i].planes[0]);
+      fail_unless (luma.pixels != words_of (decoded[i].planes[0]).pixels,
+          "%s: frame %zu unchanged", filter, i);
+      for (uint16_t w : luma.pixels)
+        fail_unless ((w & 0x3F) == 0, "%s: word %u is not P010", filter, w);
+    }
+  }
+}
+GST_END_TEST;
+
 static Suite *
 cuda_memory_gpu_suite (void)
 {
@@ -219,6 +263,7 @@ cuda_memory_gpu_suite (void)
   tcase_add_test (tc, test_cuda_memory_matches_system_memory);
   tcase_add_test (tc, test_deep_cuda_memory_matches_system_memory);
   tcase_add_test (tc, test_decode_through_nvh264dec);
+  tcase_add_test (tc, test_decode_10bit_through_nvh265dec);
   return s;
 }
 
