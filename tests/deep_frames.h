@@ -287,6 +287,19 @@ luma_levels_through (const std::string & launch, GstVideoFormat fmt,
   return levels_of (words_of (out.planes[0]), l.bits, l.shift);
 }
 
+/* The same through harness `h`, which stays open (renegotiating where the
+ * caps change). */
+inline Image16
+luma_levels_in (GstHarness * h, GstVideoFormat fmt, const Image16 & levels,
+    std::mt19937 & rng)
+{
+  const DeepLayout l = deep_layout (fmt);
+  PlanarFrame in = deep_frame (rng, fmt, words_of_levels (levels, l.shift));
+  PlanarFrame out = push_pull_in (h, in);
+  assert_chroma_carried (out, in);
+  return levels_of (words_of (out.planes[0]), l.bits, l.shift);
+}
+
 /* Frame i through a GPU and a CPU harness: the luma planes must be equal. */
 inline void
 assert_backends_agree (GstHarness * gpu, GstHarness * cpu,

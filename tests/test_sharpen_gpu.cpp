@@ -121,7 +121,8 @@ GST_START_TEST (test_gpu_proposed_pinned_pool)
 GST_END_TEST;
 
 /* Deep formats, GPU against CPU bit for bit (and the definition on small
- * frames), every setting, sizes around the 64-sample deep tile to 1080p. */
+ * frames), every setting, sizes around the 64-sample deep tile to 1080p,
+ * through one harness per backend and setting. */
 GST_START_TEST (test_gpu_deep_formats)
 {
   std::mt19937 rng (1618);
@@ -129,40 +130,51 @@ GST_START_TEST (test_gpu_deep_formats)
     {1921, 1081} };
   for (GstVideoFormat fmt : kDeepFormats) {
     const int bits = deep_layout (fmt).bits;
-    for (const SharpenSettings & s : kSharpenSets)
+    for (const SharpenSettings & s : kSharpenSets) {
+      GstHarness *gpu = gst_harness_new_parse (s.launch ("cuda").c_str ());
+      GstHarness *cpu = gst_harness_new_parse (s.launch ("cpu").c_str ());
+      const std::string what = s.launch ("cuda") + " " +
+          gst_video_format_to_string (fmt);
       for (const auto & sz : sizes) {
         if (skip_large () && sz[0] * sz[1] > 20000)
           continue;
-        const std::string what = s.launch ("cuda") + " " +
-            gst_video_format_to_string (fmt);
         for (const Image16 & levels : deep_scenes (rng, sz[0], sz[1], bits)) {
-          const Image16 gpu = luma_levels_through (s.launch ("cuda"), fmt,
-              levels, rng);
-          assert_images16_equal (gpu, luma_levels_through (s.launch ("cpu"),
-                  fmt, levels, rng), what);
+          const Image16 got = luma_levels_in (gpu, fmt, levels, rng);
+          assert_images16_equal (got, luma_levels_in (cpu, fmt, levels, rng),
+              what);
           if (sz[0] * sz[1] <= (s.radius <= 3 ? 65 * 17 : 6))
-            assert_images16_equal (gpu, reference_sharpen_levels (levels, s,
+            assert_images16_equal (got, reference_sharpen_levels (levels, s,
                     bits), what + " (definition)");
         }
       }
+      gst_harness_teardown (gpu);
+      gst_harness_teardown (cpu);
+    }
   }
 }
 GST_END_TEST;
 
-/* Every radius on 16-bit frames: up to 129 taps, the widest tile. */
+/* Every radius on 16-bit frames, changed while playing: up to 129 taps,
+ * the widest tile. */
 GST_START_TEST (test_gpu_deep_every_radius)
 {
   std::mt19937 rng (1619);
   const Image16 levels = thermal_like_image (rng, 203, 151, 16);
+  SharpenSettings s;
+  s.amount = 1.7;
+  GstHarness *gpu = gst_harness_new_parse (s.launch ("cuda").c_str ());
+  GstHarness *cpu = gst_harness_new_parse (s.launch ("cpu").c_str ());
   for (int i = 1; i <= 160; ++i) {
-    SharpenSettings s;
-    s.amount = 1.7;
-    s.radius = i * 0.1;
-    assert_images16_equal (luma_levels_through (s.launch ("cuda"),
-            GST_VIDEO_FORMAT_GRAY16_LE, levels, rng), luma_levels_through
-        (s.launch ("cpu"), GST_VIDEO_FORMAT_GRAY16_LE, levels, rng),
-        s.launch ("cuda"));
+    const double radius = i * 0.1;
+    gst_harness_set (gpu, "cudasharpen", "radius", radius, NULL);
+    gst_harness_set (cpu, "cudasharpen", "radius", radius, NULL);
+    const std::string what = "radius " + std::to_string (radius);
+    assert_images16_equal (luma_levels_in (gpu, GST_VIDEO_FORMAT_GRAY16_LE,
+            levels, rng), luma_levels_in (cpu, GST_VIDEO_FORMAT_GRAY16_LE,
+            levels, rng), what);
   }
+  gst_harness_teardown (gpu);
+  gst_harness_teardown (cpu);
 }
 GST_END_TEST;
 
