@@ -42,6 +42,27 @@ struct Frames {
   }
   Plane dst() { return Plane{out.data(), size_t(size.width), size.width, size.height}; }
 
+  // The same frames as 16-bit words (level x 257, GRAY16_LE), as
+  // bench/peers.py makes them for OpenCV's CV_16U paths.
+  std::vector<std::vector<uint16_t>> in16;
+  std::vector<uint16_t> out16;
+  static constexpr SampleLayout kWords{2, 16, 0};
+  void make_deep() {
+    out16.resize(out.size());
+    for (const auto &f : in) {
+      in16.emplace_back(f.size());
+      for (size_t k = 0; k < f.size(); ++k) in16.back()[k] = uint16_t(f[k] * 257);
+    }
+  }
+  ConstPlane src16(int i) const {
+    return ConstPlane(reinterpret_cast<const uint8_t *>(in16[i % kRotation].data()), 2 * size_t(size.width),
+                      size.width, size.height, kWords);
+  }
+  Plane dst16() {
+    return Plane(reinterpret_cast<uint8_t *>(out16.data()), 2 * size_t(size.width), size.width, size.height,
+                 kWords);
+  }
+
   void dump(const char *dir) const {
     if (!dir) return;
     for (int k = 0; k < kRotation; ++k) {
@@ -135,6 +156,15 @@ int main(int argc, char **argv) {
     laplacian.set_params(lp);
     rep.row("SharpenCpu laplacian-3x3", sz,
             time_host(opt.frames, [&](int i) { laplacian.process(f.src(i), f.dst()); }), 2 * px);
+
+    f.make_deep();
+    HistEqCpu histeq16;
+    rep.row("HistEqCpu 16-bit", sz, time_host(opt.frames, [&](int i) { histeq16.process(f.src16(i), f.dst16()); }),
+            6 * px);
+    rep.row("ClaheCpu 16-bit (clip 2, 8x8 tiles)", sz,
+            time_host(opt.frames, [&](int i) { clahe.process(f.src16(i), f.dst16()); }), 6 * px);
+    rep.row("SharpenCpu 16-bit unsharp (amount 1, radius 1)", sz,
+            time_host(opt.frames, [&](int i) { unsharp.process(f.src16(i), f.dst16()); }), 4 * px);
   }
   for (const Size &sz : kNlmSizes) {
     Frames f(sz);
@@ -143,6 +173,9 @@ int main(int argc, char **argv) {
     const int iters = std::max(3, opt.frames / (sz.width > 1000 ? 30 : 10));
     rep.row("nlm_cpu (h 10, patch 7, search 21)", sz,
             time_host(iters, [&](int i) { nlm_cpu(f.src(i), f.dst(), p); }, 2), 0);
+    f.make_deep();
+    rep.row("nlm_cpu 16-bit (h 10, patch 7, search 21)", sz,
+            time_host(iters, [&](int i) { nlm_cpu(f.src16(i), f.dst16(), p); }, 2), 0);
   }
   // Each instruction set this CPU can run, box and Gaussian, at 640x480.
   Frames vga(kNlmSizes[0]);

@@ -7,7 +7,10 @@ host CPU.
 
 FRAMES_DIR holds the raw GRAY8 frames element_bench --dump-frames wrote
 (NAME-WxH-K.gray). Times are per frame, median and 10th/90th percentiles
-after warm-up, with OpenCV's default thread count.
+after warm-up, with OpenCV's default thread count. The 16-bit rows take the
+same frames x257 as CV_16U (cpu_bench's 16-bit rows do the same); OpenCV
+has no 16-bit equalizeHist, and its 16-bit fastNlMeansDenoising takes only
+NORM_L1.
 """
 import argparse
 import glob
@@ -86,8 +89,17 @@ def main():
         ("OpenCV fastNlMeansDenoising (h 10, patch 7, search 21)",
          lambda f: cv2.fastNlMeansDenoising(f, None, 10, 7, 21), max(3, args.frames // 20)),
     ]
-    for (name, w, h), frames in sorted(load_frames(args.frames_dir).items(), key=lambda kv: kv[0][1]):
-        for what, fn, iters in peers:
+    deep_peers = [
+        ("OpenCV CLAHE 16-bit (clip 2, 8x8 tiles)", clahe.apply, args.frames),
+        ("OpenCV unsharp mask 16-bit (amount 1, radius 1)", unsharp, args.frames),
+        ("OpenCV fastNlMeansDenoising 16-bit NORM_L1 (h 10, patch 7, search 21)",
+         lambda f: cv2.fastNlMeansDenoising(f, h=[10.0 * 257], templateWindowSize=7, searchWindowSize=21,
+                                            normType=cv2.NORM_L1), max(3, args.frames // 20)),
+    ]
+    for (name, w, h), frames8 in sorted(load_frames(args.frames_dir).items(), key=lambda kv: kv[0][1]):
+        frames16 = [f.astype(np.uint16) * 257 for f in frames8]
+        for what, fn, iters, frames in ([p + (frames8,) for p in peers] +
+                                        [p + (frames16,) for p in deep_peers]):
             med, p10, p90 = time_per_frame(fn, frames, iters)
             print(f"  {what:<58} {name:<6} median {med:9.1f} us  (p10 {p10:9.1f}, p90 {p90:9.1f})")
             if out:
