@@ -82,15 +82,32 @@ struct KernelArgs {
   size_t dst_pitch;
   int width;
   int height;
-  SampleLayout samples;
-  float unit;            // a level in 8-bit units (nlm_level_unit)
-  float levels_per_unit;
   int rs;         // search radius
   int img_w;      // shared image tile: out_w + 2R columns, kTileH + 2R rows
   int img_h;
   int img_stride;
   float a, b;     // weight = exp2(min(S * a + b, 0))
   float taps[kNlmMaxPatchSize];
+  // Deep planes: bits << 8 | shift. One int keeps the argument at 128
+  // bytes, and the 8-bit kernels' machine code byte for byte what it was
+  // before deep frames (compared on sm_90); 16 more bytes changed it.
+  int deep_layout;
+};
+
+static_assert(sizeof(KernelArgs) == 128, "see deep_layout");
+
+// What the kernel needs of a deep plane's layout, from deep_layout.
+struct DeepLevels {
+  int shift;
+  uint32_t max_level;
+  float unit;             // a level in 8-bit units, 2^(8 - bits) (nlm_level_unit)
+  float levels_per_unit;  // 2^(bits - 8)
+
+  __device__ explicit DeepLevels(int packed)
+      : shift(packed & 0xFF),
+        max_level((1u << (packed >> 8)) - 1),
+        unit(ldexpf(1.f, 8 - (packed >> 8))),
+        levels_per_unit(ldexpf(1.f, (packed >> 8) - 8)) {}
 };
 
 // exp2 of a non-positive argument as one MUFU instruction. The accurate
@@ -102,24 +119,21 @@ __device__ __forceinline__ float exp2_nonpositive(float x) {
   return y;
 }
 
-// The level of source sample (x, y) in 8-bit units.
-__device__ __forceinline__ float load_level(const KernelArgs &k, int y, int x) {
-  const uint8_t *row = k.src + y * k.src_pitch;
-  if (!k.samples.deep()) return row[x];
+// A deep source sample's level in 8-bit units, and a weighted mean (in 8-bit
+// units) stored as a deep sample. DEEP is a template parameter: the 8-bit
+// kernels keep their own loads and stores, untouched.
+__device__ __forceinline__ float load_level(const uint8_t *row, int x, const DeepLevels &d) {
   const uint32_t word = reinterpret_cast<const uint16_t *>(row)[x];
-  return float(min(word >> k.samples.shift, k.samples.max_level())) * k.unit;
+  return float(min(word >> d.shift, d.max_level)) * d.unit;
 }
 
-__device__ __forceinline__ void store_level(const KernelArgs &k, int y, int x, int level) {
-  const int v = min(max(level, 0), int(k.samples.max_level()));
-  uint8_t *row = k.dst + y * k.dst_pitch;
-  if (k.samples.deep())
-    reinterpret_cast<uint16_t *>(row)[x] = static_cast<uint16_t>(v << k.samples.shift);
-  else
-    row[x] = static_cast<uint8_t>(v);
+__device__ __forceinline__ void store_level(uint8_t *row, int x, const DeepLevels &d, float mean) {
+  const int level = __float2int_rn(mean * d.levels_per_unit);
+  reinterpret_cast<uint16_t *>(row)[x] =
+      static_cast<uint16_t>(min(max(level, 0), int(d.max_level)) << d.shift);
 }
 
-template <int RP, bool GAUSS>
+template <int RP, bool GAUSS, bool DEEP>
 __global__ void __launch_bounds__(kThreads, min_blocks(RP)) nlm_kernel(const KernelArgs k) {
   using S = Shape<RP>;
   extern __shared__ float smem[];
@@ -134,7 +148,10 @@ __global__ void __launch_bounds__(kThreads, min_blocks(RP)) nlm_kernel(const Ker
     const int ty = i / k.img_w, tx = i - ty * k.img_w;
     const int gy = reflect101(y0 - R + ty, k.height);
     const int gx = reflect101(x0 - R + tx, k.width);
-    img[ty * k.img_stride + tx] = load_level(k, gy, gx);
+    if constexpr (DEEP)
+      img[ty * k.img_stride + tx] = load_level(k.src + gy * k.src_pitch, gx, DeepLevels(k.deep_layout));
+    else
+      img[ty * k.img_stride + tx] = k.src[gy * k.src_pitch + gx];
   }
   __syncthreads();
 
@@ -254,7 +271,12 @@ __global__ void __launch_bounds__(kThreads, min_blocks(RP)) nlm_kernel(const Ker
     for (int o = 0; o < kSeg; ++o) {
       const int x = x0 + item_x[j] + o;
       if (x < k.width) {
-        store_level(k, y, x, __float2int_rn((acc_v[j][o] / acc_w[j][o]) * k.levels_per_unit));
+        if constexpr (DEEP) {
+          store_level(k.dst + y * k.dst_pitch, x, DeepLevels(k.deep_layout), acc_v[j][o] / acc_w[j][o]);
+        } else {
+          const int v = __float2int_rn(acc_v[j][o] / acc_w[j][o]);
+          k.dst[y * k.dst_pitch + x] = static_cast<uint8_t>(min(max(v, 0), 255));
+        }
       }
     }
   }
@@ -263,14 +285,17 @@ __global__ void __launch_bounds__(kThreads, min_blocks(RP)) nlm_kernel(const Ker
 using KernelFn = void (*)(KernelArgs);
 
 template <int... RP>
-KernelFn kernel_for(int rp, bool gaussian, std::integer_sequence<int, RP...>) {
-  static constexpr KernelFn box[] = {nlm_kernel<RP, false>...};
-  static constexpr KernelFn gauss[] = {nlm_kernel<RP, true>...};
+KernelFn kernel_for(int rp, bool gaussian, bool deep, std::integer_sequence<int, RP...>) {
+  static constexpr KernelFn box[] = {nlm_kernel<RP, false, false>...};
+  static constexpr KernelFn gauss[] = {nlm_kernel<RP, true, false>...};
+  static constexpr KernelFn box_deep[] = {nlm_kernel<RP, false, true>...};
+  static constexpr KernelFn gauss_deep[] = {nlm_kernel<RP, true, true>...};
+  if (deep) return gaussian ? gauss_deep[rp] : box_deep[rp];
   return gaussian ? gauss[rp] : box[rp];
 }
 
-KernelFn select_kernel(int rp, bool gaussian) {
-  return kernel_for(rp, gaussian, std::make_integer_sequence<int, kMaxRp + 1>{});
+KernelFn select_kernel(int rp, bool gaussian, bool deep) {
+  return kernel_for(rp, gaussian, deep, std::make_integer_sequence<int, kMaxRp + 1>{});
 }
 
 struct Geometry {
@@ -297,8 +322,8 @@ NlmGpu::NlmGpu() {
   CUDAFILTERS_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
   max_shared_ = size_t(optin);
   for (int rp = 0; rp <= kMaxRp; ++rp) {
-    for (bool gaussian : {false, true}) {
-      const KernelFn fn = select_kernel(rp, gaussian);
+    for (int variant = 0; variant < 4; ++variant) {
+      const KernelFn fn = select_kernel(rp, variant & 1, variant & 2);
       cudaFuncAttributes attr{};
       CUDAFILTERS_CHECK(cudaFuncGetAttributes(&attr, fn));
       CUDAFILTERS_CHECK(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, optin));
@@ -325,9 +350,7 @@ void NlmGpu::enqueue(ConstPlane src, Plane dst, cudaStream_t stream) {
   k.dst_pitch = dst.stride;
   k.width = src.width;
   k.height = src.height;
-  k.samples = src.samples;
-  k.unit = nlm_level_unit(src.samples);
-  k.levels_per_unit = 1.f / k.unit;
+  k.deep_layout = src.samples.bits << 8 | src.samples.shift;
   k.rs = p.search_size / 2;
   k.img_w = g.img_w;
   k.img_h = g.img_h;
@@ -339,7 +362,7 @@ void NlmGpu::enqueue(ConstPlane src, Plane dst, cudaStream_t stream) {
   for (int i = 0; i < kNlmMaxPatchSize; ++i) k.taps[i] = taps[i];
 
   const dim3 grid((src.width + g.out_w - 1) / g.out_w, (src.height + kTileH - 1) / kTileH);
-  select_kernel(p.patch_size / 2, p.gaussian)<<<grid, kThreads, g.shared_bytes, stream>>>(k);
+  select_kernel(p.patch_size / 2, p.gaussian, src.samples.deep())<<<grid, kThreads, g.shared_bytes, stream>>>(k);
   check_launch("nlm_kernel");
 }
 
