@@ -287,12 +287,38 @@ luma_levels_through (const std::string & launch, GstVideoFormat fmt,
   return levels_of (words_of (out.planes[0]), l.bits, l.shift);
 }
 
-/* The same through harness `h`, which stays open (renegotiating where the
- * caps change). */
+/* Bits of a format's luma: 8, or 10 to 16. */
+inline int
+luma_bits (GstVideoFormat fmt)
+{
+  return GST_VIDEO_FORMAT_INFO_DEPTH (gst_video_format_get_info (fmt), 0);
+}
+
+/* Formats of a stream that changes depth: 8, 16, 10, 8, then 12 bits. */
+static const GstVideoFormat kDepthChanges[] = { GST_VIDEO_FORMAT_GRAY8,
+  GST_VIDEO_FORMAT_GRAY16_LE, GST_VIDEO_FORMAT_P010_10LE,
+  GST_VIDEO_FORMAT_NV12, GST_VIDEO_FORMAT_Y444_12LE
+};
+
+/* Luma `levels` in a frame of `fmt` (8-bit formats too) through harness
+ * `h`, which stays open (renegotiating where the caps change): the output's
+ * luma levels; the chroma must be carried. */
 inline Image16
 luma_levels_in (GstHarness * h, GstVideoFormat fmt, const Image16 & levels,
     std::mt19937 & rng)
 {
+  if (luma_bits (fmt) == 8) {
+    Image bytes (levels.width, levels.height);
+    for (size_t k = 0; k < levels.pixels.size (); ++k)
+      bytes.pixels[k] = uint8_t (levels.pixels[k]);
+    PlanarFrame in = frame_with_luma (rng, fmt, bytes);
+    PlanarFrame out = push_pull_in (h, in);
+    assert_chroma_carried (out, in);
+    Image16 got (levels.width, levels.height);
+    for (size_t k = 0; k < got.pixels.size (); ++k)
+      got.pixels[k] = out.planes[0].pixels[k];
+    return got;
+  }
   const DeepLayout l = deep_layout (fmt);
   PlanarFrame in = deep_frame (rng, fmt, words_of_levels (levels, l.shift));
   PlanarFrame out = push_pull_in (h, in);

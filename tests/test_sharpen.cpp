@@ -319,26 +319,12 @@ GST_START_TEST (test_depth_renegotiation)
   std::mt19937 rng (1617);
   const SharpenSettings s { "unsharp", 1.5, 1.2, 3 };
   GstHarness *h = gst_harness_new_parse (s.launch ("cpu").c_str ());
-  const GstVideoFormat formats[] = { GST_VIDEO_FORMAT_GRAY8,
-    GST_VIDEO_FORMAT_GRAY16_LE, GST_VIDEO_FORMAT_P010_10LE,
-    GST_VIDEO_FORMAT_NV12, GST_VIDEO_FORMAT_Y444_12LE
-  };
-  for (GstVideoFormat fmt : formats) {
-    const int bits = GST_VIDEO_FORMAT_INFO_DEPTH (gst_video_format_get_info
-        (fmt), 0);
-    const char *what = gst_video_format_to_string (fmt);
-    if (bits == 8) {
-      Image img = natural_image (45, 31);
-      PlanarFrame out = push_pull_in (h, frame_with_luma (rng, fmt, img));
-      assert_images_equal (out.planes[0], reference_sharpen (img, s), what);
-    } else {
-      const DeepLayout l = deep_layout (fmt);
-      Image16 levels = thermal_like_image (rng, 45, 31, bits);
-      PlanarFrame out = push_pull_in (h, deep_frame (rng, fmt,
-              words_of_levels (levels, l.shift)));
-      assert_images16_equal (levels_of (words_of (out.planes[0]), l.bits,
-              l.shift), reference_sharpen_levels (levels, s, bits), what);
-    }
+  for (GstVideoFormat fmt : kDepthChanges) {
+    const int bits = luma_bits (fmt);
+    const Image16 levels = thermal_like_image (rng, 45, 31, bits);
+    assert_images16_equal (luma_levels_in (h, fmt, levels, rng),
+        reference_sharpen_levels (levels, s, bits),
+        gst_video_format_to_string (fmt));
   }
   gst_harness_teardown (h);
 }
