@@ -18,16 +18,9 @@ namespace {
 // Rows per interpolation task: enough work to amortise the hand-off.
 constexpr int kRowsPerTask = 32;
 
-// How samples of type Sample (uint8_t: 8-bit planes; uint16_t: deep ones)
-// read as levels and write back.
-struct Levels {
-  int shift = 0;
-  uint32_t max_level = 255;
+using Levels = SampleLevels;
 
-  uint32_t of(uint32_t sample) const { return sample_level(sample, shift, max_level); }
-};
-
-Levels levels_of(SampleLayout l) { return Levels{l.shift, l.max_level()}; }
+Levels levels_of(SampleLayout l) { return sample_levels(l); }
 
 template <typename Sample>
 const Sample *row_of(ConstPlane p, int y) {

@@ -52,16 +52,14 @@ struct Depth<uint16_t> {
   using VSum = uint64_t;
 };
 
-// The level of a sample: word >> shift, clamped (the identity on 8-bit
-// planes).
+// The level of a sample (the identity on 8-bit planes). The layout comes as
+// plain values, so that the loops around it vectorise.
 template <typename Sample>
-__attribute__((always_inline)) inline Sample level_of(Sample w, const SampleLayout &l) {
-  if constexpr (sizeof(Sample) == 1) {
+__attribute__((always_inline)) inline Sample level_of(Sample w, SampleLevels l) {
+  if constexpr (sizeof(Sample) == 1)
     return w;
-  } else {
-    const uint32_t v = uint32_t(w) >> l.shift;
-    return static_cast<Sample>(v < l.max_level() ? v : l.max_level());
-  }
+  else
+    return static_cast<Sample>(l.of(w));
 }
 
 template <typename Sample>
@@ -78,14 +76,15 @@ Sample *row_of(Plane p, int y) {
 template <typename Sample>
 __attribute__((always_inline)) inline void pad_row(ConstPlane src, int y, int r, Sample *out) {
   const Sample *row = row_of<Sample>(src, y);
+  const SampleLevels l = sample_levels(src.samples);
   for (int i = 0; i < r; ++i) {
-    out[i] = level_of(row[reflect101(i - r, src.width)], src.samples);
-    out[r + src.width + i] = level_of(row[reflect101(src.width + i, src.width)], src.samples);
+    out[i] = level_of(row[reflect101(i - r, src.width)], l);
+    out[r + src.width + i] = level_of(row[reflect101(src.width + i, src.width)], l);
   }
   if constexpr (sizeof(Sample) == 1)
     std::memcpy(out + r, row, static_cast<size_t>(src.width));
   else
-    for (int x = 0; x < src.width; ++x) out[r + x] = level_of(row[x], src.samples);
+    for (int x = 0; x < src.width; ++x) out[r + x] = level_of(row[x], l);
 }
 
 struct UnsharpArgs {
@@ -114,6 +113,7 @@ __attribute__((always_inline)) inline void unsharp_band(const UnsharpArgs &a, in
   const int w = a.src.width;
   const int r = a.n / 2;
   const int top = int(a.dst.samples.max_level()), shift = a.dst.samples.shift;
+  const SampleLevels levels = sample_levels(a.src.samples);
   Scratch &s = thread_scratch();
   Sample *padded = grown<Sample>(s.padded, static_cast<size_t>(w + 2 * r));
   const int band = y1 - y0 + 2 * r;
@@ -146,7 +146,7 @@ __attribute__((always_inline)) inline void unsharp_band(const UnsharpArgs &a, in
     Sample *dst = row_of<Sample>(a.dst, y);
     for (int x = 0; x < w; ++x) {
       const int blur = static_cast<int>((column[x] + (VSum(1) << (2 * kFrac - 1))) >> (2 * kFrac));
-      const int level = level_of(src[x], a.src.samples);
+      const int level = level_of(src[x], levels);
       const float sharp = kHardwareFma
                               ? __builtin_fmaf(static_cast<float>(level), a.w.source,
                                                static_cast<float>(blur) * a.w.blur)

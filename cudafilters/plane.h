@@ -38,6 +38,20 @@ struct SampleLayout {
   bool operator!=(const SampleLayout &o) const { return !(*this == o); }
 };
 
+// A layout's shift and largest level as plain values, for loops over many
+// samples: level = min(word >> shift, max_level).
+struct SampleLevels {
+  int shift = 0;
+  uint32_t max_level = 255;
+
+  CUDAFILTERS_PLANE_HD uint32_t of(uint32_t word) const {
+    const uint32_t v = word >> shift;
+    return v < max_level ? v : max_level;
+  }
+};
+
+inline SampleLevels sample_levels(SampleLayout l) { return SampleLevels{l.shift, l.max_level()}; }
+
 // The layout of a plane whose samples hold only `significant_bits` bits of
 // their format's (0: all of them), for data that uses fewer bits than its
 // container (14-bit thermal data in GRAY16_LE). The number must not exceed
