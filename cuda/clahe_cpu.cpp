@@ -73,7 +73,16 @@ void clipped_lut(const Bin *bins, const ClaheGeometry &g, int frac_bits, Sample 
     return;
   }
   uint64_t excess = 0;
-  for (uint32_t b = 0; b < levels; ++b) excess += clahe_excess(bins[b], limit);
+  if constexpr (sizeof(Bin) == 4) {
+    // Plain counts: one tile's excess fits 32 bits, and a 32-bit sum
+    // vectorises (clahe_excess bin by bin in 64 bits did not).
+    const uint32_t lim = static_cast<uint32_t>(limit);
+    uint32_t sum = 0;
+    for (uint32_t b = 0; b < levels; ++b) sum += std::max(bins[b], lim) - lim;
+    excess = sum;
+  } else {
+    for (uint32_t b = 0; b < levels; ++b) excess += clahe_excess(bins[b], limit);
+  }
   const uint64_t whole = excess >> frac_bits;
   const uint64_t even = (whole / levels) << frac_bits;
   const uint32_t residual = static_cast<uint32_t>(whole % levels);
