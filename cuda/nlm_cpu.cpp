@@ -257,26 +257,19 @@ TileFn select_tile_fn(int rp, bool gaussian, std::string_view isa) {
   return pick<Baseline>(rp, gaussian, all);
 }
 
-// A sample's level (see SampleLayout) in 8-bit units.
-template <typename Word>
-float level_in_units(Word w, SampleLayout l, float unit) {
-  const uint32_t level = std::min<uint32_t>(uint32_t(w) >> l.shift, l.max_level());
-  return float(level) * unit;
-}
-
 // The tile and R pixels around it as floats in 8-bit units, borders
 // mirrored (reflect-101).
 template <typename Word>
 void load_window(ConstPlane src, const Tile &t, int R, float *window, int stride) {
   const float unit = nlm_level_unit(src.samples);
+  const SampleLevels levels = sample_levels(src.samples);
   for (int r = 0; r < t.height + 2 * R; ++r) {
     const int y = reflect101(t.y0 - R + r, src.height);
     const Word *row = reinterpret_cast<const Word *>(src.data + static_cast<size_t>(y) * src.stride);
     float *out = window + static_cast<size_t>(r) * stride;
     for (int c = 0; c < stride; ++c) {
       const int x = t.x0 - R + c;
-      out[c] = level_in_units(row[x >= 0 && x < src.width ? x : reflect101(x, src.width)],
-                              src.samples, unit);
+      out[c] = float(levels.of(row[x >= 0 && x < src.width ? x : reflect101(x, src.width)])) * unit;
     }
   }
 }
