@@ -23,10 +23,14 @@ struct Size {
 // The sizes every benchmark reports.
 constexpr Size kSizes[] = {{"720p", 1280, 720}, {"1080p", 1920, 1080}, {"4K", 3840, 2160}};
 
-// `--frames N` (measurements per row) and `--json FILE` (JSON lines).
+// `--frames N` (measurements per row), `--json FILE` (JSON lines) and
+// `--size NAME` (one of kSizes' names: only that size).
 struct Options {
   int frames;
   FILE *json = nullptr;
+  const char *size = nullptr;
+
+  bool wants(const Size &sz) const { return !size || !std::strcmp(size, sz.name); }
 };
 
 inline Options parse_options(int argc, char **argv, int default_frames) {
@@ -34,6 +38,7 @@ inline Options parse_options(int argc, char **argv, int default_frames) {
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--frames") && i + 1 < argc) o.frames = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--json") && i + 1 < argc) o.json = std::fopen(argv[++i], "w");
+    else if (!std::strcmp(argv[i], "--size") && i + 1 < argc) o.size = argv[++i];
   }
   return o;
 }

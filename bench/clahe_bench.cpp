@@ -5,7 +5,7 @@
 // copies each way), the CPU implementation on the shared thread pool, and
 // 16- and 10-bit frames (GRAY16_LE, P010_10LE) for every grid.
 //
-//   clahe_bench [--frames N] [--json FILE]
+//   clahe_bench [--frames N] [--json FILE] [--size 720p|1080p|4K]
 //
 // Frames are synthetic but not constant (gradients, texture and noise), and
 // several distinct frames are rotated so no cache holds a single input. The
@@ -103,6 +103,7 @@ int main(int argc, char **argv) {
     rep.device_info();
     Stream stream;
     for (const Size &sz : kSizes) {
+      if (!opt.wants(sz)) continue;
       const size_t n = size_t(sz.width) * sz.height;
       std::vector<std::vector<uint8_t>> host(kRotation);
       for (int k = 0; k < kRotation; ++k) host[k] = make_frame(sz.width, sz.height, k);

@@ -3,7 +3,7 @@
 // shared thread pool, and the machine's memory bandwidth with the same
 // threads, the floor of the equalization paths.
 //
-//   cpu_bench [--frames N] [--json FILE] [--dump-frames DIR]
+//   cpu_bench [--frames N] [--json FILE] [--size 720p|1080p|4K] [--dump-frames DIR]
 //
 // Four distinct synthetic frames are rotated per size. --dump-frames writes
 // them (NAME-WxH-K.gray) so bench/peers.py times OpenCV on the same frames.
@@ -138,6 +138,8 @@ int main(int argc, char **argv) {
   measure_memory(rep, opt.frames);
 
   for (const Size &sz : kSizes) {
+
+    if (!opt.wants(sz)) continue;
     Frames f(sz);
     f.dump(dump);
     const double px = double(sz.width) * sz.height;

@@ -3,7 +3,7 @@
 // with pageable and with page-locked frames, the CPU implementation, and the
 // floors (pinned copies each way, device memory bandwidth).
 //
-//   histeq_bench [--frames N] [--json FILE]
+//   histeq_bench [--frames N] [--json FILE] [--size 720p|1080p|4K]
 //
 // Frames are synthetic but not constant (gradients, texture and noise), and
 // several distinct frames are rotated so no cache holds a single input.
@@ -84,6 +84,8 @@ int main(int argc, char **argv) {
     rep.device_copy_row(stream.get());
 
     for (const Size &sz : kSizes) {
+
+      if (!opt.wants(sz)) continue;
       const size_t n = size_t(sz.width) * sz.height;
       std::vector<std::vector<uint8_t>> host(kRotation);
       for (int k = 0; k < kRotation; ++k) host[k] = make_frame(sz.width, sz.height, k);

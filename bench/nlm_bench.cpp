@@ -3,7 +3,7 @@
 // host round trip; the CPU implementation on all cores. Prints the work in
 // pixel-offsets so the time can be set against the floor (docs/cudanlm.md).
 //
-//   nlm_bench [--frames N] [--json FILE]
+//   nlm_bench [--frames N] [--json FILE] [--size 720p|1080p|4K]
 #include "bench_util.h"
 #include <cudafilters/gpu_frame_runner.h>
 #include <cudafilters/nlm_cpu.h>
@@ -72,6 +72,8 @@ int main(int argc, char **argv) {
     NlmGpu nlm;
 
     for (const Size &sz : kSizes) {
+
+      if (!opt.wants(sz)) continue;
       Frames f(sz);
       NlmParams p;  // defaults: h 10, patch 7, search 21, box
       nlm.set_params(p);

@@ -5,7 +5,7 @@
 // implementation on the same frames. Checks the GPU against the CPU once per
 // size.
 //
-//   sharpen_bench [--frames N] [--json FILE]
+//   sharpen_bench [--frames N] [--json FILE] [--size 720p|1080p|4K]
 #include <cudafilters/cuda_memory.h>
 #include <cudafilters/sharpen_cpu.h>
 #include <cudafilters/sharpen_gpu.h>
@@ -55,6 +55,8 @@ int main(int argc, char **argv) {
     rep.device_copy_row(stream.get());
 
     for (const Size &sz : kSizes) {
+
+      if (!opt.wants(sz)) continue;
       const size_t n = size_t(sz.width) * sz.height;
       std::vector<std::vector<uint8_t>> host(kRotation);
       std::vector<DevicePlane> dev_in(kRotation);
