@@ -4,25 +4,29 @@
 //
 // The 8-bit path (clahe_gpu.cu) keeps per-warp histograms and builds each
 // tile's 256-entry LUT in one block; a 2^16-bin tile histogram fits in
-// shared memory only as packed 16-bit counters (128 KB), and building its
-// LUT in one block leaves most SMs idle. So a frame takes four kernels:
-//   1. counting: a block per chunk of a tile's rows (at most 65535 samples,
-//      so no packed counter overflows) stores the chunk's histogram;
-//   2. per run of 2048 bins of a tile: the bins' counts (the chunks added
-//      up), blended with the past when smoothing, and what clipping removes
-//      from and keeps of them;
-//   3. per run again: the tile's redistribution, known in closed form from
-//      the runs' sums, a scan, and the LUT entries;
-//   4. the mapping: every pixel blends the four nearest tiles' LUT entries,
-//      gathered from L2 (each LUT is 128 KB) rather than shared memory.
-// Every thread of steps 2 and 3 owns 8 consecutive bins, read and written
-// as 16-byte vectors, so a warp's accesses are contiguous.
+// shared memory only as packed 16-bit counters (128 KB), so a chunk of a
+// tile counts at most 65535 samples. Two ways to the LUTs:
+//   - tile per cluster (where a tile needs at most a cluster's worth of
+//     chunks, e.g. 8x8 tiles up to 8K): one launch. The blocks of a
+//     thread-block cluster count one chunk each into their own shared
+//     memory, then split the tile's bins between them, reading each other's
+//     counters through distributed shared memory, and build the LUT. Where
+//     SMs are spare a tile gets twice the blocks its chunks need, since
+//     building a 65536-entry LUT in one block is what takes the time;
+//   - otherwise (e.g. one tile of a 1080p frame), three kernels: counting
+//     chunks into global memory; per run of 2048 bins the counts, the blend
+//     with the past when smoothing, and what clipping removes and keeps;
+//     per run again the redistribution (closed form from the runs' sums), a
+//     scan and the LUT entries.
+// Then the mapping: every pixel blends the four nearest tiles' LUT entries,
+// gathered from L2 (each LUT is 128 KB) rather than shared memory.
 #include <cudafilters/clahe_gpu.h>
 
 #include "plane_kernels.cuh"
 
 #include <cub/block/block_reduce.cuh>
 #include <cub/block/block_scan.cuh>
+#include <cooperative_groups.h>
 
 #include <algorithm>
 #include <stdexcept>
@@ -33,6 +37,7 @@ namespace cudafilters {
 namespace {
 
 using namespace kernels;
+namespace cg = cooperative_groups;
 
 constexpr int kThreads = 1024;
 // Samples of one chunk: no packed 16-bit counter can overflow.
@@ -49,8 +54,9 @@ struct DeepGrid {
   int clip;
   float lut_scale;
   float inv_tile_width, inv_tile_height;
-  int chunks;      // counting blocks per tile
-  int chunk_rows;  // rows each counts
+  int chunks;         // counting blocks per tile
+  int chunk_rows;     // rows each counts
+  bool vector_count;  // rows may be read as 16-byte vectors (count_chunk_vectors)
 };
 
 struct DeepHistoryRef {
@@ -83,7 +89,7 @@ __device__ void count_chunk(const DeepSource &src, const DeepGrid &g, int tile, 
   const int rows = min(g.chunk_rows, (ty + 1) * g.tile_height - y0);
   const uint32_t max_level = g.levels - 1;
   const int lane = threadIdx.x % 32;
-  for (int r = threadIdx.x / 32; r < rows; r += kThreads / 32) {
+  for (int r = threadIdx.x / 32; r < rows; r += blockDim.x / 32) {
     const int y = y0 + r;
     const uint16_t *row = words_row(src.data, src.pitch, reflect101(y, g.height));
     // Each frame sample lies in exactly one tile: whoever counts it in
@@ -338,6 +344,288 @@ __global__ void __launch_bounds__(kLutThreads)
   }
 }
 
+// ---------------------------------------------------------------------------
+// One tile per thread-block cluster: where a tile is small enough for a few
+// chunks (8x8 tiles up to 4K), the blocks of a cluster count one chunk each
+// into their own shared memory and then build the tile's LUT together,
+// reading each other's counters through distributed shared memory. Neither
+// the chunks' histograms nor the runs' sums pass through global memory, and
+// steps 1 to 3 are one launch. Before compute capability 9.0 a cluster is
+// a single block.
+
+// The blocks of this tile's cluster.
+struct TileCluster {
+  __device__ static unsigned rank() {
+#if __CUDA_ARCH__ >= 900
+    return cg::this_cluster().block_rank();
+#else
+    return 0;
+#endif
+  }
+  __device__ static unsigned size() {
+#if __CUDA_ARCH__ >= 900
+    return cg::this_cluster().num_blocks();
+#else
+    return 1;
+#endif
+  }
+  __device__ static void sync() {
+#if __CUDA_ARCH__ >= 900
+    cg::this_cluster().sync();
+#else
+    __syncthreads();
+#endif
+  }
+  // Block `rank`'s copy of this block's shared variable `p`.
+  template <typename T>
+  __device__ static T *of(T *p, unsigned rank) {
+#if __CUDA_ARCH__ >= 900
+    return cg::this_cluster().map_shared_rank(p, rank);
+#else
+    (void)rank;
+    return p;
+#endif
+  }
+};
+
+// Counts chunk `chunk` of tile `tile` 16-byte vectors at a time, the chunk's
+// vectors spread over the whole block with kBatch loads in flight per
+// thread. Needs rows that start 16-byte aligned, tiles a multiple of 8
+// samples wide and no stash; a vector past the frame's right edge is read
+// sample by sample, by reflection.
+__device__ void count_chunk_vectors(const DeepSource &src, const DeepGrid &g, int tile, int chunk,
+                                    unsigned int *packed) {
+  const int tx = tile % g.tiles_x, ty = tile / g.tiles_x;
+  const int x0 = tx * g.tile_width;
+  const int y0 = ty * g.tile_height + chunk * g.chunk_rows;
+  const int rows = min(g.chunk_rows, (ty + 1) * g.tile_height - y0);
+  if (rows <= 0) return;
+  const int per_row = g.tile_width / kGroup;
+  const int items = rows * per_row;
+  const uint32_t max_level = g.levels - 1;
+  constexpr int kBatch = 8;
+  const int threads = blockDim.x;
+  for (int base = threadIdx.x; base < items; base += threads * kBatch) {
+    uint4 q[kBatch];
+#pragma unroll
+    for (int k = 0; k < kBatch; ++k) {
+      const int i = base + k * threads;
+      if (i >= items) break;
+      const int y = reflect101(y0 + i / per_row, g.height);
+      const int x = x0 + (i % per_row) * kGroup;
+      const uint16_t *row = words_row(src.data, src.pitch, y);
+      if (x + kGroup <= g.width) {
+        q[k] = *reinterpret_cast<const uint4 *>(row + x);
+      } else {
+        uint32_t w[4];
+#pragma unroll
+        for (int j = 0; j < 4; ++j)
+          w[j] = row[reflect101(x + 2 * j, g.width)] | row[reflect101(x + 2 * j + 1, g.width)] << 16;
+        q[k] = make_uint4(w[0], w[1], w[2], w[3]);
+      }
+    }
+#pragma unroll
+    for (int k = 0; k < kBatch; ++k) {
+      if (base + k * threads >= items) break;
+      const uint32_t w[4] = {q[k].x, q[k].y, q[k].z, q[k].w};
+#pragma unroll
+      for (int j = 0; j < 8; ++j) {
+        const uint32_t level = sample_level((w[j / 2] >> (16 * (j % 2))) & 0xFFFFu, g.shift,
+                                            max_level);
+        atomicAdd(&packed[level >> 1], 1u << ((level & 1u) * 16));
+      }
+    }
+  }
+}
+
+// The counts of bins [8 group, 8 group + 8) of the tile: the 16-bit counters
+// of the cluster's blocks added up.
+__device__ __forceinline__ void cluster_counts(const unsigned int *packed, unsigned blocks,
+                                               uint32_t group, uint32_t (&n)[kRun]) {
+#pragma unroll
+  for (int k = 0; k < kRun; ++k) n[k] = 0;
+  for (unsigned b = 0; b < blocks; ++b) {
+    const uint4 q = reinterpret_cast<const uint4 *>(TileCluster::of(packed, b))[group];
+    const uint32_t w[4] = {q.x, q.y, q.z, q.w};
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+      n[2 * k] += w[k] & 0xFFFFu;
+      n[2 * k + 1] += w[k] >> 16;
+    }
+  }
+}
+
+// The counts of bins [8 group, 8 group + 8) in this block's own counters.
+__device__ __forceinline__ void own_counts(const unsigned int *packed, uint32_t group,
+                                           uint32_t (&n)[kRun]) {
+  const uint4 q = reinterpret_cast<const uint4 *>(packed)[group];
+  const uint32_t w[4] = {q.x, q.y, q.z, q.w};
+#pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    n[2 * k] = w[k] & 0xFFFFu;
+    n[2 * k + 1] = w[k] >> 16;
+  }
+}
+
+// A cluster's tile: counting, the clip, and the LUT of the slice of bins
+// this block owns (the groups of 8 bins [first, last)). Without smoothing
+// the bins and their sums are whole counts below 2^32 and are kept in 32
+// bits, which nearly halves the LUT's instructions; with smoothing they are
+// 48.16 fixed point in 64 bits, in half-size blocks that leave room for
+// them in registers.
+template <bool kSmooth>
+constexpr int tile_threads() {
+  return kSmooth ? kThreads / 2 : kThreads;
+}
+
+template <bool kSmooth>
+__global__ void __launch_bounds__(tile_threads<kSmooth>(), 1)
+    deep_clahe_tile_kernel(DeepSource src, DeepGrid g, DeepHistoryRef h, uint16_t *__restrict__ luts) {
+  constexpr int kBlock = tile_threads<kSmooth>();
+  extern __shared__ uint4 shared_vectors[];
+  unsigned int *packed = reinterpret_cast<unsigned int *>(shared_vectors);
+  using Reduce = cub::BlockReduce<RunSums, kBlock>;
+  using Count = std::conditional_t<kSmooth, unsigned long long, uint32_t>;
+  using Scan = cub::BlockScan<Count, kBlock>;
+  __shared__ union {
+    typename Reduce::TempStorage reduce;
+    typename Scan::TempStorage scan;
+  } tmp;
+  __shared__ RunSums slice_sums;
+  __shared__ Redistribution spread;
+  __shared__ Count before;
+
+  const unsigned blocks = TileCluster::size(), me = TileCluster::rank();
+  const int tile = blockIdx.x / blocks;
+  const uint32_t words = g.levels / 2;
+  for (uint32_t w = threadIdx.x; w < words; w += kBlock) packed[w] = 0;
+  __syncthreads();
+  if (g.vector_count)
+    count_chunk_vectors(src, g, tile, me, packed);
+  else
+    count_chunk(src, g, tile, me, packed);
+  TileCluster::sync();
+
+  const uint32_t groups = g.levels / kRun;
+  const uint32_t first = me * groups / blocks, last = (me + 1) * groups / blocks;
+  const int frac = kSmooth ? kHistoryFracBits : 0;
+  const Count limit = static_cast<Count>(g.clip) << frac;
+  unsigned long long *past = kSmooth ? h.bins + static_cast<size_t>(tile) * g.levels : nullptr;
+
+  // Where clipped counts fit the 16-bit counters, the slice's counts are
+  // gathered from the cluster once, here, and stored clipped in this block's
+  // own counters (which no other block reads from now on), so that the LUT
+  // pass reads only local shared memory. Clipping twice changes nothing.
+  const bool gather_once = !kSmooth && blocks > 1 && limit != 0 && limit <= 0xFFFFu;
+  // What clipping removes from and keeps of this block's slice (with
+  // smoothing, of the blend, stored as the next history).
+  RunSums mine{0, 0};
+  for (uint32_t group = first + threadIdx.x; group < last; group += kBlock) {
+    uint32_t n[kRun];
+    cluster_counts(packed, blocks, group, n);
+#pragma unroll
+    for (int k = 0; k < kRun; ++k) {
+      Count v = n[k];
+      if constexpr (kSmooth) {
+        unsigned long long &p = past[group * kRun + k];
+        v = next_history_bin(h.mode, h.mode == HistoryMode::kBlend ? p : 0, n[k], h.weight);
+        p = v;
+      }
+      const Count e = clahe_excess(v, limit);
+      mine.excess += e;
+      mine.kept += v - e;
+      n[k] = static_cast<uint32_t>(v - e);
+    }
+    if (gather_once)
+      reinterpret_cast<uint4 *>(packed)[group] =
+          make_uint4(n[0] | n[1] << 16, n[2] | n[3] << 16, n[4] | n[5] << 16, n[6] | n[7] << 16);
+  }
+  const RunSums sums = Reduce(tmp.reduce).Reduce(mine, RunSumsAdd{});
+  if (threadIdx.x == 0) slice_sums = sums;
+  TileCluster::sync();
+
+  // The tile's redistribution and what the slices before this one hold.
+  if (threadIdx.x < 32) {
+    const unsigned j = threadIdx.x;
+    const RunSums s_j = j < blocks ? *TileCluster::of(&slice_sums, j) : RunSums{0, 0};
+    const unsigned long long excess = warp_sum(s_j.excess);
+    const unsigned long long whole = limit ? excess >> frac : 0;
+    Redistribution s;
+    s.batch = static_cast<uint32_t>(whole / g.levels);
+    s.residual = static_cast<uint32_t>(whole % g.levels);
+    s.step = s.residual ? max(g.levels / s.residual, 1u) : 1u;
+    const uint32_t j_first = j * groups / blocks * kRun;
+    const uint32_t j_last = (j + 1) * groups / blocks * kRun;
+    const unsigned long long b =
+        warp_sum(j < me ? s_j.kept + (s.shares(j_first, j_last - j_first) << frac) : 0);
+    if (j == 0) {
+      spread = s;
+      before = static_cast<Count>(b);
+    }
+  }
+  __syncthreads();
+
+  // The slice's LUT entries, a round of kBlock groups at a time.
+  const Redistribution s = spread;
+  Count running = before;
+  for (uint32_t base = first; base < last; base += kBlock) {
+    const uint32_t group = base + threadIdx.x;
+    const bool active = group < last;
+    Count v[kRun];
+    Count total = 0;
+    if (active) {
+      if constexpr (kSmooth) {
+#pragma unroll
+        for (int k = 0; k < kRun; ++k) v[k] = past[group * kRun + k];
+      } else {
+        uint32_t n[kRun];
+        if (gather_once)
+          own_counts(packed, group, n);
+        else
+          cluster_counts(packed, blocks, group, n);
+#pragma unroll
+        for (int k = 0; k < kRun; ++k) v[k] = n[k];
+      }
+      const uint32_t bin0 = group * kRun;
+      uint32_t next = s.next_residual_bin(bin0);
+#pragma unroll
+      for (int k = 0; k < kRun; ++k) {
+        if (limit) {
+          uint32_t share = s.batch;
+          if (bin0 + k == next) {
+            ++share;
+            next += s.step;
+            if (next >= s.residual * s.step) next = 0xFFFFFFFFu;
+          }
+          v[k] = (v[k] > limit ? limit : v[k]) + (static_cast<Count>(share) << frac);
+        }
+        total += v[k];
+      }
+    }
+    Count cdf = 0, round_total = 0;
+    Scan(tmp.scan).ExclusiveSum(total, cdf, round_total);
+    cdf += running;
+    running += round_total;
+    if (active) {
+      uint32_t out[kRun];
+#pragma unroll
+      for (int k = 0; k < kRun; ++k) {
+        cdf += v[k];
+        if constexpr (kSmooth)
+          out[k] = clahe_lut_value(cdf, kHistoryUnit, g.lut_scale, g.levels - 1);
+        else
+          out[k] = clahe_lut_value(cdf, g.lut_scale, g.levels - 1);
+      }
+      reinterpret_cast<uint4 *>(luts + static_cast<size_t>(tile) * g.levels)[group] =
+          make_uint4(out[0] | out[1] << 16, out[2] | out[3] << 16, out[4] | out[5] << 16,
+                     out[6] | out[7] << 16);
+    }
+    __syncthreads();
+  }
+  // The other blocks may still read this block's counters.
+  TileCluster::sync();
+}
+
 struct DeepMap {
   const uint8_t *src;  // the source, or the stash when streaming
   size_t src_pitch;
@@ -405,7 +693,83 @@ __global__ void __launch_bounds__(kThreads)
 
 int ceil_div(int a, int b) { return (a + b - 1) / b; }
 
+template <bool kSmooth>
+void launch_deep_tiles(const DeepSource &source, const DeepGrid &g, const DeepHistoryRef &history,
+                       uint16_t *luts, int tiles, int cluster, bool clusters, size_t shared,
+                       cudaStream_t stream) {
+  cudaLaunchAttribute dims{};
+  dims.id = cudaLaunchAttributeClusterDimension;
+  dims.val.clusterDim.x = cluster;
+  dims.val.clusterDim.y = 1;
+  dims.val.clusterDim.z = 1;
+  cudaLaunchConfig_t config =
+      launch_config(tiles * cluster, tile_threads<kSmooth>(), stream, clusters ? &dims : nullptr, shared);
+  CUDAFILTERS_CHECK(
+      cudaLaunchKernelEx(&config, deep_clahe_tile_kernel<kSmooth>, source, g, history, luts));
+}
+
+// Steps 1 to 3 as three kernels: chunks counted into global memory, the
+// runs' sums, and the LUTs.
+void launch_deep_chunks(const DeepSource &source, const DeepGrid &g, const DeepHistoryRef &history,
+                        uint32_t *partials, const DeepLuts &luts, int chunk_blocks,
+                        int run_blocks, size_t shared, cudaStream_t stream) {
+  deep_clahe_count_kernel<<<chunk_blocks, kThreads, shared, stream>>>(source, g, partials);
+  check_launch("deep_clahe_count_kernel");
+  if (history.mode == HistoryMode::kOff) {
+    deep_clahe_runs_kernel<false><<<run_blocks, kLutThreads, 0, stream>>>(g, history, luts);
+    check_launch("deep_clahe_runs_kernel");
+    deep_clahe_lut_kernel<false><<<run_blocks, kLutThreads, 0, stream>>>(g, history, luts);
+  } else {
+    deep_clahe_runs_kernel<true><<<run_blocks, kLutThreads, 0, stream>>>(g, history, luts);
+    check_launch("deep_clahe_runs_kernel");
+    deep_clahe_lut_kernel<true><<<run_blocks, kLutThreads, 0, stream>>>(g, history, luts);
+  }
+  check_launch("deep_clahe_lut_kernel");
+}
+
 }  // namespace
+
+void ClaheGpu::prepare_deep_kernels() {
+  const int counters = (1 << 15) * static_cast<int>(sizeof(unsigned int));
+  CUDAFILTERS_CHECK(cudaFuncSetAttribute(deep_clahe_count_kernel,
+                                         cudaFuncAttributeMaxDynamicSharedMemorySize, counters));
+  CUDAFILTERS_CHECK(cudaFuncSetAttribute(deep_clahe_tile_kernel<false>,
+                                         cudaFuncAttributeMaxDynamicSharedMemorySize, counters));
+  CUDAFILTERS_CHECK(cudaFuncSetAttribute(deep_clahe_tile_kernel<true>,
+                                         cudaFuncAttributeMaxDynamicSharedMemorySize, counters));
+  // The largest cluster of 16-bit tile blocks the device can hold at once;
+  // 1 (no clusters) before compute capability 9.0.
+  max_tile_cluster_ = 1;
+  if (device_has_dependent_launch()) {
+    for (int c : {8, 4, 2}) {
+      cudaLaunchAttribute dims{};
+      dims.id = cudaLaunchAttributeClusterDimension;
+      dims.val.clusterDim.x = c;
+      dims.val.clusterDim.y = 1;
+      dims.val.clusterDim.z = 1;
+      cudaLaunchConfig_t config = launch_config(c, tile_threads<true>(), nullptr, &dims, counters);
+      int clusters = 0;
+      CUDAFILTERS_CHECK(
+          cudaOccupancyMaxActiveClusters(&clusters, deep_clahe_tile_kernel<true>, &config));
+      if (clusters > 0) {
+        max_tile_cluster_ = c;
+        break;
+      }
+    }
+    use_clusters_ = true;
+  }
+  deep_kernels_ready_ = true;
+}
+
+// Blocks per tile for the tile-per-cluster kernel: enough chunks that no
+// counter overflows, doubled while every block still has an SM of its own;
+// 0 where a tile needs more chunks than a cluster holds.
+int ClaheGpu::tile_cluster_blocks(int tiles, int chunks) const {
+  if (chunks > max_tile_cluster_) return 0;
+  int blocks = chunks;
+  while (2 * blocks <= max_tile_cluster_ && 2 * blocks * tiles <= sm_count_) blocks *= 2;
+  return blocks;
+}
 
 void ClaheGpu::enqueue_deep(ConstPlane src, const Plane *stash, Plane dst,
                             const CarriedPlanes &carried, cudaStream_t stream) {
@@ -417,12 +781,7 @@ void ClaheGpu::enqueue_deep(ConstPlane src, const Plane *stash, Plane dst,
     throw std::invalid_argument("deep CLAHE tiles must be at most 65535 samples wide");
 
   const size_t shared = std::max<size_t>(layout.levels() / 2, 1) * sizeof(unsigned int);
-  if (!deep_kernels_ready_) {
-    CUDAFILTERS_CHECK(cudaFuncSetAttribute(deep_clahe_count_kernel,
-                                           cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                           (1 << 15) * static_cast<int>(sizeof(unsigned int))));
-    deep_kernels_ready_ = true;
-  }
+  if (!deep_kernels_ready_) prepare_deep_kernels();
 
   DeepGrid g{};
   g.width = geom.width;
@@ -439,13 +798,20 @@ void ClaheGpu::enqueue_deep(ConstPlane src, const Plane *stash, Plane dst,
   g.inv_tile_height = geom.inv_tile_height;
   g.chunk_rows = std::min(geom.tile_height, std::max(1, kMaxChunkSamples / geom.tile_width));
   g.chunks = ceil_div(geom.tile_height, g.chunk_rows);
+  const int cluster = tile_cluster_blocks(geom.tiles(), g.chunks);
+  if (cluster) {
+    // Fewer rows per chunk never overflow a counter.
+    g.chunks = cluster;
+    g.chunk_rows = ceil_div(geom.tile_height, cluster);
+  }
+  g.vector_count = !stash && geom.tile_width % kGroup == 0 && aligned16(src.data, src.stride);
 
   const size_t tile_bins = static_cast<size_t>(geom.tiles()) * geom.levels;
   const int run_blocks = geom.tiles() * runs_per_tile(geom.levels);
   if (deep_luts_.size() < tile_bins) deep_luts_ = DeviceArray<uint16_t>(tile_bins);
-  if (deep_partials_.size() < tile_bins * g.chunks)
+  if (!cluster && deep_partials_.size() < tile_bins * g.chunks)
     deep_partials_ = DeviceArray<uint16_t>(tile_bins * g.chunks);
-  if (deep_runs_.size() < 2 * static_cast<size_t>(run_blocks))
+  if (!cluster && deep_runs_.size() < 2 * static_cast<size_t>(run_blocks))
     deep_runs_ = DeviceArray<unsigned long long>(2 * static_cast<size_t>(run_blocks));
 
   HistoryShape shape;
@@ -468,19 +834,17 @@ void ClaheGpu::enqueue_deep(ConstPlane src, const Plane *stash, Plane dst,
 
   // Until every launch is queued the history may be left half-advanced.
   deep_state_dirty_ = true;
-  deep_clahe_count_kernel<<<geom.tiles() * g.chunks, kThreads, shared, stream>>>(
-      source, g, reinterpret_cast<uint32_t *>(deep_partials_.get()));
-  check_launch("deep_clahe_count_kernel");
-  if (history.mode == HistoryMode::kOff) {
-    deep_clahe_runs_kernel<false><<<run_blocks, kLutThreads, 0, stream>>>(g, history, luts);
-    check_launch("deep_clahe_runs_kernel");
-    deep_clahe_lut_kernel<false><<<run_blocks, kLutThreads, 0, stream>>>(g, history, luts);
+  if (cluster) {
+    if (history.mode == HistoryMode::kOff)
+      launch_deep_tiles<false>(source, g, history, deep_luts_.get(), geom.tiles(), cluster,
+                               use_clusters_, shared, stream);
+    else
+      launch_deep_tiles<true>(source, g, history, deep_luts_.get(), geom.tiles(), cluster,
+                              use_clusters_, shared, stream);
   } else {
-    deep_clahe_runs_kernel<true><<<run_blocks, kLutThreads, 0, stream>>>(g, history, luts);
-    check_launch("deep_clahe_runs_kernel");
-    deep_clahe_lut_kernel<true><<<run_blocks, kLutThreads, 0, stream>>>(g, history, luts);
+    launch_deep_chunks(source, g, history, reinterpret_cast<uint32_t *>(deep_partials_.get()), luts,
+                       geom.tiles() * g.chunks, run_blocks, shared, stream);
   }
-  check_launch("deep_clahe_lut_kernel");
 
   const uint8_t *map_src = stash ? stash->data : src.data;
   const size_t map_pitch = stash ? stash->stride : src.stride;

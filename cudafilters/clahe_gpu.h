@@ -5,8 +5,9 @@
 // the four nearest tile LUTs for every pixel. On GPUs with programmatic
 // dependent launch the second starts while the first runs: it copies
 // carried planes, and maps each band of rows as soon as the tiles it blends
-// are flagged. Deep planes (up to 2^16 levels, clahe_gpu_deep.cu) take four
-// kernels: counting, two that build the LUTs, and the mapping.
+// are flagged. Deep planes (up to 2^16 levels, clahe_gpu_deep.cu) take two
+// kernels where a tile fits a thread-block cluster (its counting and LUT in
+// one, then the mapping), four otherwise.
 #pragma once
 
 #include "clahe_params.h"
@@ -43,6 +44,8 @@ class ClaheGpu final : public StreamingPlaneFilter {
   // Deep planes (clahe_gpu_deep.cu).
   void enqueue_deep(ConstPlane src, const Plane *stash, Plane dst, const CarriedPlanes &carried,
                     cudaStream_t stream);
+  void prepare_deep_kernels();
+  int tile_cluster_blocks(int tiles, int chunks) const;
 
   ClaheParams params_;
   int sm_count_ = 1;
@@ -76,6 +79,9 @@ class ClaheGpu final : public StreamingPlaneFilter {
   DeviceArray<unsigned long long> deep_history_;
   bool deep_state_dirty_ = false;
   bool deep_kernels_ready_ = false;
+  // Thread-block clusters (9.0 and later), and the most blocks one holds.
+  bool use_clusters_ = false;
+  int max_tile_cluster_ = 1;
 };
 
 }  // namespace cudafilters

@@ -157,7 +157,8 @@ CUDAFILTERS_HD uint32_t residual_share(uint32_t bin, uint32_t residual,
 // cut from the tile (`excess`, summed over its bins by clahe_excess) are
 // spread evenly, the remainder stepped across the bins (residual_share); a
 // fraction of a pixel left over is dropped.
-CUDAFILTERS_HD uint64_t clahe_excess(uint64_t count, uint64_t limit) {
+template <typename Count>
+CUDAFILTERS_HD Count clahe_excess(Count count, Count limit) {
   return limit != 0 && count > limit ? count - limit : 0;
 }
 
@@ -178,6 +179,13 @@ CUDAFILTERS_HD uint64_t clahe_clipped_bin(uint64_t count, uint32_t bin, uint64_t
 CUDAFILTERS_HD uint32_t clahe_lut_value(uint64_t cdf, float unit, float lut_scale,
                                         uint32_t max_level) {
   const int v = round_even(mul_rn(mul_rn(to_float_rn(cdf), unit), lut_scale));
+  return v < 0 ? 0u : static_cast<uint32_t>(v) > max_level ? max_level : static_cast<uint32_t>(v);
+}
+
+// The same for whole counts below 2^32 (a tile without smoothing): one
+// pixel is 1, and a 32-bit conversion gives the same float.
+CUDAFILTERS_HD uint32_t clahe_lut_value(uint32_t cdf, float lut_scale, uint32_t max_level) {
+  const int v = round_even(mul_rn(to_float_rn(cdf), lut_scale));
   return v < 0 ? 0u : static_cast<uint32_t>(v) > max_level ? max_level : static_cast<uint32_t>(v);
 }
 

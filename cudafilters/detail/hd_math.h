@@ -49,6 +49,14 @@ CUDAFILTERS_HD float div_rn(float a, float b) {
 }
 
 // An integer to the nearest float (OpenCV converts its int counts this way).
+CUDAFILTERS_HD float to_float_rn(uint32_t v) {
+#ifdef __CUDA_ARCH__
+  return __uint2float_rn(v);
+#else
+  return static_cast<float>(v);
+#endif
+}
+
 CUDAFILTERS_HD float to_float_rn(uint64_t v) {
 #ifdef __CUDA_ARCH__
   return __ull2float_rn(v);
