@@ -1,21 +1,22 @@
 // HistEqGpu on deep planes (16-bit words, up to 2^16 levels): one
 // cooperative kernel on the caller's stream whose steps are separated by
 // grid barriers (or, without cooperative launch, one launch per step):
-// partial histograms; the frame's histogram summed from them, with per-tile
-// (1024 levels) sums and first occupied levels; with smoothing, the blend
-// with the past; the LUT, one thread per level, from the tile sums and a
-// scan of its tile; the mapping. The 8-bit path (histeq_gpu.cu) keeps a
-// histogram per warp and builds its LUT in every block; 2^16 levels fit
-// neither, so here each block counts into packed 16-bit counters in shared
-// memory (128 KB at 16 bits) and the LUT is built by 64 blocks at once.
+// partial histograms, one per block so that every SM counts; the frame's
+// histogram summed from them by one block per tile of 1024 levels, with the
+// tile's sum and first occupied level; with smoothing, the blend with the
+// past; the LUT, one thread per level, from the tile sums and a scan of its
+// tile; the mapping, from a copy of the LUT in shared memory. The 8-bit
+// path (histeq_gpu.cu) keeps a histogram per warp and builds its LUT in
+// every block; 2^16 levels fit neither, so here each block counts into
+// packed 16-bit counters in shared memory (128 KB at 16 bits).
 //
 // The partial histograms are stored whole rather than added into one with
 // atomics: on noisy 16-bit frames a block occupies about as many levels as
 // it counts samples, so an atomic merge costs about one global atomic per
 // sample (measured on an H100: 22 us of a 1080p frame's 46), while storing
-// and summing 32 partials of 128 KB moves 8 MB through L2. Merging through
-// a cluster's distributed shared memory measured slower still (60-75 us):
-// its remote atomics are slower than the L2's.
+// and summing 132 partials of 128 KB moves 17 MB through L2, in 16-byte
+// vectors. Merging through a cluster's distributed shared memory measured
+// slower still (60-75 us): its remote atomics are slower than the L2's.
 #include <cudafilters/histeq_gpu.h>
 
 #include <cudafilters/detail/equalize_math.h>
@@ -42,11 +43,6 @@ constexpr int kGroup = 8;
 // counter can carry into its neighbour.
 constexpr int kMaxBlockSamples = 65535;
 constexpr int kMaxGroupsPerBlock = kMaxBlockSamples / kGroup;
-// What the partial histograms may take, where the frame's size does not
-// need more: 32 of 2^16 levels.
-constexpr size_t kPartialBytes = size_t(4) << 20;
-// Partials one thread sums, where there are threads enough for the slices.
-constexpr int kPartialsPerSlice = 8;
 
 // A deep plane as the kernels walk it: rows of groups of kGroup samples,
 // read as one vector where rows are 16-byte aligned.
@@ -140,10 +136,6 @@ struct DeepFrame {
   unsigned int *partials;
   int partial_count;
   int groups_per_partial;
-  // The sums over the partials are split into this many slices of them,
-  // each added into `hist` (which is then cleared first), so that few
-  // levels still keep many threads busy.
-  int slices;
   unsigned int *hist;
   unsigned long long *tile_sum;
   uint32_t *tile_first;
@@ -184,23 +176,21 @@ __device__ __forceinline__ void reduce_tile(DeepShared &sh, unsigned long long v
 __device__ void count_step(const DeepFrame &f, unsigned int *packed) {
   copy_planes(f.carried);
   const uint32_t levels = f.l.levels;
-  const int tiles = (levels + kThreads - 1) / kThreads;
-  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < max(levels, kThreads);
-       i += gridDim.x * blockDim.x) {
-    if (f.slices > 1 && i < levels) f.hist[i] = 0;
-    if (!smoothing(f) && i < tiles) {
-      f.tile_sum[i] = 0;
-      f.tile_first[i] = levels;
-    }
-  }
-
   const uint32_t words = deep_words(levels);
   const uint32_t copies = deep_copies(levels);
   unsigned int *mine = packed + (threadIdx.x / 32) % copies * words;
   const uint32_t max_level = levels - 1;
   const int items = f.count_src.height * f.count_src.groups_per_row;
   for (int p = blockIdx.x; p < f.partial_count; p += gridDim.x) {
-    for (uint32_t w = threadIdx.x; w < words * copies; w += blockDim.x) packed[w] = 0;
+    // Counters are cleared and stored 16 bytes at a time (words is a
+    // multiple of 4 from 8 levels on).
+    const bool vec = words % 4 == 0;
+    if (vec) {
+      for (uint32_t w = threadIdx.x; w < words * copies / 4; w += blockDim.x)
+        reinterpret_cast<uint4 *>(packed)[w] = make_uint4(0, 0, 0, 0);
+    } else {
+      for (uint32_t w = threadIdx.x; w < words * copies; w += blockDim.x) packed[w] = 0;
+    }
     __syncthreads();
     const int end = min(items, (p + 1) * f.groups_per_partial);
     for (int i = p * f.groups_per_partial + threadIdx.x; i < end; i += blockDim.x)
@@ -213,48 +203,84 @@ __device__ void count_step(const DeepFrame &f, unsigned int *packed) {
     // A partial counts at most 65535 samples, so the packed sums of its
     // copies cannot carry from one half into the other.
     unsigned int *out = f.partials + static_cast<size_t>(p) * words;
-    for (uint32_t w = threadIdx.x; w < words; w += blockDim.x) {
-      unsigned int v = 0;
-      for (uint32_t c = 0; c < copies; ++c) v += packed[c * words + w];
-      out[w] = v;
+    if (vec) {
+      for (uint32_t w = threadIdx.x; w < words / 4; w += blockDim.x) {
+        uint4 v = reinterpret_cast<const uint4 *>(packed)[w];
+        for (uint32_t c = 1; c < copies; ++c) {
+          const uint4 q = reinterpret_cast<const uint4 *>(packed + c * words)[w];
+          v = make_uint4(v.x + q.x, v.y + q.y, v.z + q.z, v.w + q.w);
+        }
+        reinterpret_cast<uint4 *>(out)[w] = v;
+      }
+    } else {
+      for (uint32_t w = threadIdx.x; w < words; w += blockDim.x) {
+        unsigned int v = 0;
+        for (uint32_t c = 0; c < copies; ++c) v += packed[c * words + w];
+        out[w] = v;
+      }
     }
     __syncthreads();
   }
 }
 
-// One thread per level and slice of the partials: the slice's sum, stored
-// in (or with several slices, added into) `hist`. Without smoothing the
-// tile sums and first occupied bins are added up here too; each block of
-// kThreads consecutive (slice, level) pairs lies in one tile.
-__device__ void sum_step(const DeepFrame &f, DeepShared &sh) {
+// Levels per tile of the sums and the LUT (a block's worth, one per thread).
+constexpr uint32_t kTileLevels = kThreads;
+// Partials are summed a vector of 8 levels at a time, by this many slices
+// of the block's threads, each over every kSumSlices-th partial.
+constexpr int kSumSlices = kThreads / (kTileLevels / kGroup);
+
+// One block per tile of kTileLevels levels: the tile's counts summed over
+// all partials, 16-byte vectors at a time, the slices' sums added up in
+// shared memory (`scratch`, kSumSlices x kTileLevels words) and stored in
+// `hist`. Without smoothing the tile's sum and first occupied bin are
+// stored too. A block owns its tile, so no atomics are needed.
+__device__ void sum_step(const DeepFrame &f, DeepShared &sh, unsigned int *scratch) {
   const uint32_t levels = f.l.levels;
-  const uint32_t pairs = levels * f.slices;
-  const int per_slice = (f.partial_count + f.slices - 1) / f.slices;
-  const uint16_t *counts = reinterpret_cast<const uint16_t *>(f.partials);
-  const size_t stride = 2 * static_cast<size_t>(deep_words(levels));
-  for (uint32_t base = blockIdx.x * kThreads; base < pairs; base += gridDim.x * kThreads) {
-    const uint32_t q = base + threadIdx.x;
-    uint32_t n = 0, bin = levels;
-    if (q < pairs) {
-      const uint32_t slice = q / levels;
-      bin = q - slice * levels;
-      const int p0 = slice * per_slice, p1 = min(p0 + per_slice, f.partial_count);
-#pragma unroll 8
-      for (int p = p0; p < p1; ++p) n += counts[p * stride + bin];
-      if (f.slices == 1)
-        f.hist[bin] = n;
-      else if (n != 0)
-        atomicAdd(&f.hist[bin], n);
+  const uint32_t tiles = (levels + kTileLevels - 1) / kTileLevels;
+  const uint32_t words = deep_words(levels);
+  const int slice = threadIdx.x / (kTileLevels / kGroup);
+  const uint32_t group = threadIdx.x % (kTileLevels / kGroup);
+  for (uint32_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    const uint32_t first_bin = tile * kTileLevels + group * kGroup;
+    uint32_t n[kGroup] = {};
+    if (first_bin + kGroup <= levels) {
+      const uint4 *at = reinterpret_cast<const uint4 *>(f.partials + first_bin / 2);
+      const size_t stride = words / 4;
+#pragma unroll 4
+      for (int p = slice; p < f.partial_count; p += kSumSlices) {
+        const uint4 q = at[p * stride];
+        const uint32_t w[4] = {q.x, q.y, q.z, q.w};
+#pragma unroll
+        for (int k = 0; k < 4; ++k) {
+          n[2 * k] += w[k] & 0xFFFFu;
+          n[2 * k + 1] += w[k] >> 16;
+        }
+      }
+    } else if (slice == 0) {
+      // Fewer than 8 levels in all (a plane of 1 or 2 significant bits).
+      const uint16_t *counts = reinterpret_cast<const uint16_t *>(f.partials);
+      for (uint32_t k = 0; first_bin + k < levels; ++k)
+        for (int p = 0; p < f.partial_count; ++p) n[k] += counts[p * 2 * size_t(words) + first_bin + k];
     }
-    if (smoothing(f)) continue;
-    unsigned long long sum;
-    uint32_t first;
-    reduce_tile(sh, n, bin, levels, sum, first);
-    if (threadIdx.x == 0 && sum != 0) {
-      const uint32_t tile = (base % levels) / kThreads;
-      atomicAdd(&f.tile_sum[tile], sum);
-      atomicMin(&f.tile_first[tile], first);
+    uint4 *out = reinterpret_cast<uint4 *>(scratch + slice * kTileLevels + group * kGroup);
+    out[0] = make_uint4(n[0], n[1], n[2], n[3]);
+    out[1] = make_uint4(n[4], n[5], n[6], n[7]);
+    __syncthreads();
+    const uint32_t bin = tile * kTileLevels + threadIdx.x;
+    uint32_t count = 0;
+#pragma unroll
+    for (int s = 0; s < kSumSlices; ++s) count += scratch[s * kTileLevels + threadIdx.x];
+    if (bin < levels) f.hist[bin] = count;
+    if (!smoothing(f)) {
+      unsigned long long sum;
+      uint32_t first;
+      reduce_tile(sh, bin < levels ? count : 0, bin, levels, sum, first);
+      if (threadIdx.x == 0) {
+        f.tile_sum[tile] = sum;
+        f.tile_first[tile] = first;
+      }
     }
+    __syncthreads();
   }
 }
 
@@ -281,19 +307,36 @@ __device__ void blend_step(const DeepFrame &f, DeepShared &sh) {
   }
 }
 
+// What the LUT step reads and writes.
+struct DeepLutStep {
+  const unsigned long long *tile_sum;
+  const uint32_t *tile_first;
+  const unsigned int *hist;            // the counts, without smoothing
+  const unsigned long long *smoothed;  // the blended bins, with smoothing (else null)
+  uint16_t *lut;
+  uint32_t levels;
+  int shift;
+};
+
 // The LUT, one thread per level: the frame's total, first occupied bin and
-// the sum before the tile from the tile sums, then a scan of the tile.
-__device__ void lut_step(const DeepFrame &f, DeepShared &sh) {
-  const uint32_t levels = f.l.levels;
+// the sum before the tile from the tile sums, then a scan of the tile. Not
+// inlined, and given only what it uses: its 64-bit block scans and
+// reductions need the most registers of all steps, and inlined they made
+// the whole kernel spill, counting and mapping included.
+__device__ __noinline__ void lut_step(const DeepLutStep f, DeepShared &sh) {
+  const uint32_t levels = f.levels;
   const uint32_t tiles = (levels + kThreads - 1) / kThreads;
-  const bool smooth = smoothing(f);
+  const bool smooth = f.smoothed != nullptr;
   auto value = [&](uint32_t b) -> unsigned long long {
-    return smooth ? f.history.next[b] : f.hist[b];
+    return smooth ? f.smoothed[b] : f.hist[b];
   };
   const uint32_t t = threadIdx.x;
   const unsigned long long s = t < tiles ? f.tile_sum[t] : 0;
   const uint32_t tile_first = t < tiles ? f.tile_first[t] : levels;
   for (uint32_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    // This level's count is loaded first, to arrive during the reductions.
+    const uint32_t bin = tile * kThreads + t;
+    const unsigned long long v = bin < levels ? value(bin) : 0;
     const unsigned long long all = DeepShared::SumReduce(sh.tmp.sum).Sum(s);
     __syncthreads();
     const unsigned long long pre = DeepShared::SumReduce(sh.tmp.sum).Sum(t < tile ? s : 0ull);
@@ -307,25 +350,34 @@ __device__ void lut_step(const DeepFrame &f, DeepShared &sh) {
     }
     __syncthreads();
 
-    const uint32_t bin = tile * kThreads + t;
-    const unsigned long long v = bin < levels ? value(bin) : 0;
     unsigned long long cdf = 0;
     DeepShared::Scan(sh.tmp.scan).InclusiveSum(v, cdf);
     if (bin < levels)
       f.lut[bin] = static_cast<uint16_t>(
           equalized_level_of(static_cast<int>(bin), static_cast<int>(sh.first), sh.first_count,
                              sh.total, sh.before + cdf, smooth ? kHistoryUnit : 1.f, levels - 1)
-          << f.l.shift);
+          << f.shift);
     __syncthreads();
   }
 }
 
-__device__ void map_step(const DeepFrame &f) {
-  const uint32_t max_level = f.l.levels - 1;
+// The mapping, its gathers from a copy of the LUT in shared memory (`lut`,
+// room for the levels): from L2, a 16-bit frame's gathers into a 128 KB LUT
+// took 0.7 TB/s at 4K.
+__device__ void map_step(const DeepFrame &f, uint16_t *lut) {
+  const uint32_t levels = f.l.levels;
+  const uint32_t vectors = levels * sizeof(uint16_t) / sizeof(uint4);
+  for (uint32_t i = threadIdx.x; i < vectors; i += blockDim.x)
+    reinterpret_cast<uint4 *>(lut)[i] = reinterpret_cast<const uint4 *>(f.lut)[i];
+  for (uint32_t i = vectors * (sizeof(uint4) / sizeof(uint16_t)) + threadIdx.x; i < levels;
+       i += blockDim.x)
+    lut[i] = f.lut[i];
+  __syncthreads();
+  const uint32_t max_level = levels - 1;
   const int items = f.map_src.height * f.map_src.groups_per_row;
   for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < items; i += gridDim.x * blockDim.x)
     visit_group(f.map_src, i, f.dst, f.dst_pitch, [&](uint32_t word) {
-      return static_cast<uint32_t>(f.lut[sample_level(word, f.l.shift, max_level)]);
+      return static_cast<uint32_t>(lut[sample_level(word, f.l.shift, max_level)]);
     });
 }
 
@@ -343,25 +395,27 @@ __global__ void __launch_bounds__(kThreads) deep_equalize_kernel(DeepFrame f, ui
     first = false;
     switch (step) {
       case kCount: count_step(f, packed); break;
-      case kSum: sum_step(f, sh); break;
+      case kSum: sum_step(f, sh, packed); break;
       case kBlend: blend_step(f, sh); break;
-      case kLut: lut_step(f, sh); break;
-      case kMap: map_step(f); break;
+      case kLut:
+        lut_step(DeepLutStep{f.tile_sum, f.tile_first, f.hist,
+                             smoothing(f) ? f.history.next : nullptr, f.lut, f.l.levels, f.l.shift},
+                 sh);
+        break;
+      case kMap: map_step(f, reinterpret_cast<uint16_t *>(packed)); break;
     }
   }
 }
 
 }  // namespace
 
-int HistEqGpu::deep_partial_count(int items, uint32_t levels) const {
+int HistEqGpu::deep_partial_count(int items) const {
   // Enough partials that none counts more samples than its packed counters
-  // hold; beyond that, up to one per resident block, as long as they all
-  // fit in kPartialBytes (each is stored and read back once more).
+  // hold, and at least one per resident block, so that every SM counts. The
+  // sums then read them all (17 MB for 132 partials of 2^16 levels), which
+  // costs less than counting with fewer SMs.
   const int needed = (items + kMaxGroupsPerBlock - 1) / kMaxGroupsPerBlock;
-  const size_t bytes = deep_words(levels) * sizeof(unsigned int);
-  int wanted = static_cast<int>(
-      std::min<size_t>(deep_resident_blocks_, std::max<size_t>(1, kPartialBytes / bytes)));
-  return std::max({1, needed, std::min(wanted, items)});
+  return std::max({1, needed, std::min(deep_resident_blocks_, items)});
 }
 
 void HistEqGpu::reserve_deep(uint32_t levels, bool with_history) {
@@ -445,16 +499,11 @@ void HistEqGpu::enqueue_deep(ConstPlane src, const Plane *stash, Plane dst,
   f.l = l;
   f.history = history;
   const int items = count_src.height * count_src.groups_per_row;
-  f.partial_count = deep_partial_count(items, l.levels);
+  f.partial_count = deep_partial_count(items);
   f.groups_per_partial = (items + f.partial_count - 1) / f.partial_count;
   const size_t partial_words = static_cast<size_t>(f.partial_count) * words;
   if (deep_partials_.size() < partial_words) deep_partials_ = DeviceArray<uint32_t>(partial_words);
   f.partials = deep_partials_.get();
-  // Slices of kPartialsPerSlice partials, as long as there are threads to
-  // spare for them.
-  const int step_blocks = single_pass_ ? deep_resident_blocks_ : 2 * sm_count_;
-  const int spare = std::max<int>(1, static_cast<int>(int64_t(step_blocks) * kThreads / l.levels));
-  f.slices = std::min((f.partial_count + kPartialsPerSlice - 1) / kPartialsPerSlice, spare);
   f.hist = deep_hist_.get();
   f.tile_sum = deep_tile_sum_.get();
   f.tile_first = deep_tile_first_.get();
@@ -477,11 +526,13 @@ void HistEqGpu::enqueue_deep(ConstPlane src, const Plane *stash, Plane dst,
       if (!(steps & (1u << step))) continue;
       int blocks = tiles;
       if (step == kCount) blocks = f.partial_count;
-      if (step == kSum)
-        blocks = static_cast<int>((int64_t(l.levels) * f.slices + kThreads - 1) / kThreads);
-      if (step == kMap) blocks = std::min((map_items + kThreads - 1) / kThreads, 4 * sm_count_);
-      deep_equalize_kernel<<<std::max(blocks, 1), kThreads, step == kCount ? shared : 0,
-                             stream>>>(f, 1u << step);
+      // Every block of the mapping loads the LUT: no more than fit at once.
+      if (step == kMap)
+        blocks = std::min((map_items + kThreads - 1) / kThreads, deep_resident_blocks_);
+      // Counting, the sums and the mapping use the shared memory.
+      const bool uses_shared = step == kCount || step == kSum || step == kMap;
+      deep_equalize_kernel<<<std::max(blocks, 1), kThreads, uses_shared ? shared : 0, stream>>>(
+          f, 1u << step);
       check_launch("deep_equalize_kernel");
     }
   }

@@ -58,7 +58,7 @@ class HistEqGpu final : public StreamingPlaneFilter {
                     cudaStream_t stream);
   void reserve_deep(uint32_t levels, bool with_history);
   // Partial histograms of a plane of `items` groups of samples.
-  int deep_partial_count(int items, uint32_t levels) const;
+  int deep_partial_count(int items) const;
 
   DeviceArray<HistEqState> state_;
   DeviceArray<uint8_t> lut_;
