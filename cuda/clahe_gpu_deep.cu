@@ -420,7 +420,8 @@ __device__ void count_chunk_vectors(const DeepSource &src, const DeepGrid &g, in
         uint32_t w[4];
 #pragma unroll
         for (int j = 0; j < 4; ++j)
-          w[j] = row[reflect101(x + 2 * j, g.width)] | row[reflect101(x + 2 * j + 1, g.width)] << 16;
+          w[j] = row[reflect101(x + 2 * j, g.width)] |
+                 row[reflect101(x + 2 * j + 1, g.width)] << 16;
         q[k] = make_uint4(w[0], w[1], w[2], w[3]);
       }
     }
@@ -480,7 +481,8 @@ constexpr int tile_threads() {
 
 template <bool kSmooth>
 __global__ void __launch_bounds__(tile_threads<kSmooth>(), 1)
-    deep_clahe_tile_kernel(DeepSource src, DeepGrid g, DeepHistoryRef h, uint16_t *__restrict__ luts) {
+    deep_clahe_tile_kernel(DeepSource src, DeepGrid g, DeepHistoryRef h,
+                           uint16_t *__restrict__ luts) {
   constexpr int kBlock = tile_threads<kSmooth>();
   extern __shared__ uint4 shared_vectors[];
   unsigned int *packed = reinterpret_cast<unsigned int *>(shared_vectors);
@@ -697,13 +699,9 @@ template <bool kSmooth>
 void launch_deep_tiles(const DeepSource &source, const DeepGrid &g, const DeepHistoryRef &history,
                        uint16_t *luts, int tiles, int cluster, bool clusters, size_t shared,
                        cudaStream_t stream) {
-  cudaLaunchAttribute dims{};
-  dims.id = cudaLaunchAttributeClusterDimension;
-  dims.val.clusterDim.x = cluster;
-  dims.val.clusterDim.y = 1;
-  dims.val.clusterDim.z = 1;
-  cudaLaunchConfig_t config =
-      launch_config(tiles * cluster, tile_threads<kSmooth>(), stream, clusters ? &dims : nullptr, shared);
+  cudaLaunchAttribute dims = cluster_attribute(cluster);
+  cudaLaunchConfig_t config = launch_config(tiles * cluster, tile_threads<kSmooth>(), stream,
+                                            clusters ? &dims : nullptr, shared);
   CUDAFILTERS_CHECK(
       cudaLaunchKernelEx(&config, deep_clahe_tile_kernel<kSmooth>, source, g, history, luts));
 }
@@ -742,11 +740,7 @@ void ClaheGpu::prepare_deep_kernels() {
   max_tile_cluster_ = 1;
   if (device_has_dependent_launch()) {
     for (int c : {8, 4, 2}) {
-      cudaLaunchAttribute dims{};
-      dims.id = cudaLaunchAttributeClusterDimension;
-      dims.val.clusterDim.x = c;
-      dims.val.clusterDim.y = 1;
-      dims.val.clusterDim.z = 1;
+      cudaLaunchAttribute dims = cluster_attribute(c);
       cudaLaunchConfig_t config = launch_config(c, tile_threads<true>(), nullptr, &dims, counters);
       int clusters = 0;
       CUDAFILTERS_CHECK(

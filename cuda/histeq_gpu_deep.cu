@@ -260,7 +260,8 @@ __device__ void sum_step(const DeepFrame &f, DeepShared &sh, unsigned int *scrat
       // Fewer than 8 levels in all (a plane of 1 or 2 significant bits).
       const uint16_t *counts = reinterpret_cast<const uint16_t *>(f.partials);
       for (uint32_t k = 0; first_bin + k < levels; ++k)
-        for (int p = 0; p < f.partial_count; ++p) n[k] += counts[p * 2 * size_t(words) + first_bin + k];
+        for (int p = 0; p < f.partial_count; ++p)
+          n[k] += counts[p * 2 * size_t(words) + first_bin + k];
     }
     uint4 *out = reinterpret_cast<uint4 *>(scratch + slice * kTileLevels + group * kGroup);
     out[0] = make_uint4(n[0], n[1], n[2], n[3]);

@@ -182,6 +182,17 @@ inline cudaLaunchAttribute dependent_launch_attribute() {
   return a;
 }
 
+// The attribute that groups blocks into thread-block clusters of `blocks`
+// along x (9.0+).
+inline cudaLaunchAttribute cluster_attribute(int blocks) {
+  cudaLaunchAttribute a{};
+  a.id = cudaLaunchAttributeClusterDimension;
+  a.val.clusterDim.x = blocks;
+  a.val.clusterDim.y = 1;
+  a.val.clusterDim.z = 1;
+  return a;
+}
+
 // Whether the current device runs programmatic dependent launch (9.0+).
 inline bool device_has_dependent_launch() {
   int device = 0, major = 0;
