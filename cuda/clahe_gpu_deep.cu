@@ -37,7 +37,6 @@ namespace cudafilters {
 namespace {
 
 using namespace kernels;
-namespace cg = cooperative_groups;
 
 constexpr int kThreads = 1024;
 // Samples of one chunk: no packed 16-bit counter can overflow.
@@ -353,41 +352,6 @@ __global__ void __launch_bounds__(kLutThreads)
 // steps 1 to 3 are one launch. Before compute capability 9.0 a cluster is
 // a single block.
 
-// The blocks of this tile's cluster.
-struct TileCluster {
-  __device__ static unsigned rank() {
-#if __CUDA_ARCH__ >= 900
-    return cg::this_cluster().block_rank();
-#else
-    return 0;
-#endif
-  }
-  __device__ static unsigned size() {
-#if __CUDA_ARCH__ >= 900
-    return cg::this_cluster().num_blocks();
-#else
-    return 1;
-#endif
-  }
-  __device__ static void sync() {
-#if __CUDA_ARCH__ >= 900
-    cg::this_cluster().sync();
-#else
-    __syncthreads();
-#endif
-  }
-  // Block `rank`'s copy of this block's shared variable `p`.
-  template <typename T>
-  __device__ static T *of(T *p, unsigned rank) {
-#if __CUDA_ARCH__ >= 900
-    return cg::this_cluster().map_shared_rank(p, rank);
-#else
-    (void)rank;
-    return p;
-#endif
-  }
-};
-
 // Counts chunk `chunk` of tile `tile` 16-byte vectors at a time, the chunk's
 // vectors spread over the whole block with kBatch loads in flight per
 // thread. Needs rows that start 16-byte aligned, tiles a multiple of 8
@@ -446,7 +410,7 @@ __device__ __forceinline__ void cluster_counts(const unsigned int *packed, unsig
 #pragma unroll
   for (int k = 0; k < kRun; ++k) n[k] = 0;
   for (unsigned b = 0; b < blocks; ++b) {
-    const uint4 q = reinterpret_cast<const uint4 *>(TileCluster::of(packed, b))[group];
+    const uint4 q = reinterpret_cast<const uint4 *>(BlockCluster::of(packed, b))[group];
     const uint32_t w[4] = {q.x, q.y, q.z, q.w};
 #pragma unroll
     for (int k = 0; k < 4; ++k) {
@@ -497,7 +461,7 @@ __global__ void __launch_bounds__(tile_threads<kSmooth>(), 1)
   __shared__ Redistribution spread;
   __shared__ Count before;
 
-  const unsigned blocks = TileCluster::size(), me = TileCluster::rank();
+  const unsigned blocks = BlockCluster::size(), me = BlockCluster::rank();
   const int tile = blockIdx.x / blocks;
   const uint32_t words = g.levels / 2;
   for (uint32_t w = threadIdx.x; w < words; w += kBlock) packed[w] = 0;
@@ -506,7 +470,7 @@ __global__ void __launch_bounds__(tile_threads<kSmooth>(), 1)
     count_chunk_vectors(src, g, tile, me, packed);
   else
     count_chunk(src, g, tile, me, packed);
-  TileCluster::sync();
+  BlockCluster::sync();
 
   const uint32_t groups = g.levels / kRun;
   const uint32_t first = me * groups / blocks, last = (me + 1) * groups / blocks;
@@ -544,12 +508,12 @@ __global__ void __launch_bounds__(tile_threads<kSmooth>(), 1)
   }
   const RunSums sums = Reduce(tmp.reduce).Reduce(mine, RunSumsAdd{});
   if (threadIdx.x == 0) slice_sums = sums;
-  TileCluster::sync();
+  BlockCluster::sync();
 
   // The tile's redistribution and what the slices before this one hold.
   if (threadIdx.x < 32) {
     const unsigned j = threadIdx.x;
-    const RunSums s_j = j < blocks ? *TileCluster::of(&slice_sums, j) : RunSums{0, 0};
+    const RunSums s_j = j < blocks ? *BlockCluster::of(&slice_sums, j) : RunSums{0, 0};
     const unsigned long long excess = warp_sum(s_j.excess);
     const unsigned long long whole = limit ? excess >> frac : 0;
     Redistribution s;
@@ -625,7 +589,7 @@ __global__ void __launch_bounds__(tile_threads<kSmooth>(), 1)
     __syncthreads();
   }
   // The other blocks may still read this block's counters.
-  TileCluster::sync();
+  BlockCluster::sync();
 }
 
 struct DeepMap {

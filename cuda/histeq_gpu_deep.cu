@@ -25,6 +25,7 @@
 #include <cooperative_groups.h>
 #include <cub/block/block_reduce.cuh>
 #include <cub/block/block_scan.cuh>
+#include <cuda/atomic>
 #include <cuda/functional>
 
 #include <algorithm>
@@ -43,6 +44,8 @@ constexpr int kGroup = 8;
 // counter can carry into its neighbour.
 constexpr int kMaxBlockSamples = 65535;
 constexpr int kMaxGroupsPerBlock = kMaxBlockSamples / kGroup;
+// Vectors a thread loads before it uses the first (visit_groups).
+constexpr int kBatch = 2;
 
 // A deep plane as the kernels walk it: rows of groups of kGroup samples,
 // read as one vector where rows are 16-byte aligned.
@@ -71,7 +74,19 @@ DeepPlane deep_plane(ConstPlane p, bool vec) {
   return DeepPlane{p.data, p.stride, p.width, p.height, (p.width + kGroup - 1) / kGroup, vec};
 }
 
-// Calls f(x, word) for each sample of group `item`, and stores what f
+// f applied to each of the 8 samples of a vector, in place.
+template <typename F>
+__device__ __forceinline__ uint4 transform_vector(uint4 v, F f) {
+  uint32_t w[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    const uint32_t lo = f(w[k] & 0xFFFFu), hi = f(w[k] >> 16);
+    w[k] = lo | (hi << 16);
+  }
+  return make_uint4(w[0], w[1], w[2], w[3]);
+}
+
+// Calls f(word) for each sample of group `item`, and stores what f
 // returns at the same place in `out` (when not null).
 template <typename F>
 __device__ __forceinline__ void visit_group(const DeepPlane &p, int item, uint8_t *out,
@@ -81,21 +96,47 @@ __device__ __forceinline__ void visit_group(const DeepPlane &p, int item, uint8_
   const uint16_t *in = reinterpret_cast<const uint16_t *>(p.data + y * p.pitch);
   uint16_t *o = out ? reinterpret_cast<uint16_t *>(out + y * out_pitch) : nullptr;
   if (p.vec && x0 + kGroup <= p.width) {
-    const uint4 *at = reinterpret_cast<const uint4 *>(in + x0);
-    const uint4 v = __ldg(at);
-    uint32_t w[4] = {v.x, v.y, v.z, v.w};
-#pragma unroll
-    for (int k = 0; k < 4; ++k) {
-      const uint32_t lo = f(w[k] & 0xFFFFu), hi = f(w[k] >> 16);
-      w[k] = lo | (hi << 16);
-    }
-    if (o) *reinterpret_cast<uint4 *>(o + x0) = make_uint4(w[0], w[1], w[2], w[3]);
+    const uint4 v = transform_vector(__ldg(reinterpret_cast<const uint4 *>(in + x0)), f);
+    if (o) *reinterpret_cast<uint4 *>(o + x0) = v;
     return;
   }
   const int x1 = min(x0 + kGroup, p.width);
   for (int x = x0; x < x1; ++x) {
     const uint16_t r = static_cast<uint16_t>(f(__ldg(in + x)));
     if (o) o[x] = r;
+  }
+}
+
+// visit_group for items begin, begin + stride, ... below end, the loads of
+// kBatch whole vectors issued before any is used: a thread visits only a
+// few items of a frame (two at 1080p), so their memory latencies overlap
+// rather than add up.
+template <int kBatch, typename F>
+__device__ __forceinline__ void visit_groups(const DeepPlane &p, int begin, int end, int stride,
+                                             uint8_t *out, size_t out_pitch, F f) {
+  for (int first = begin; first < end; first += kBatch * stride) {
+    uint4 v[kBatch];
+    int y[kBatch], x0[kBatch];
+    bool whole[kBatch];
+#pragma unroll
+    for (int k = 0; k < kBatch; ++k) {
+      const int item = first + k * stride;
+      y[k] = item / p.groups_per_row;
+      x0[k] = (item - y[k] * p.groups_per_row) * kGroup;
+      whole[k] = item < end && p.vec && x0[k] + kGroup <= p.width;
+      if (whole[k])
+        v[k] = __ldg(reinterpret_cast<const uint4 *>(p.data + y[k] * p.pitch) + x0[k] / kGroup);
+    }
+#pragma unroll
+    for (int k = 0; k < kBatch; ++k) {
+      const int item = first + k * stride;
+      if (whole[k]) {
+        const uint4 r = transform_vector(v[k], f);
+        if (out) reinterpret_cast<uint4 *>(out + y[k] * out_pitch)[x0[k] / kGroup] = r;
+      } else if (item < end) {
+        visit_group(p, item, out, out_pitch, f);
+      }
+    }
   }
 }
 
@@ -139,6 +180,10 @@ struct DeepFrame {
   unsigned int *hist;
   unsigned long long *tile_sum;
   uint32_t *tile_first;
+  // Set to `epoch` once a tile's sum and first bin are stored (fuse_lut).
+  uint32_t *tile_flag;
+  uint32_t epoch;
+  bool fuse_lut;
   uint16_t *lut;
   CopyJobs carried;
 };
@@ -171,8 +216,53 @@ __device__ __forceinline__ void reduce_tile(DeepShared &sh, unsigned long long v
   __syncthreads();
 }
 
+// Clears `words` counters, 16 bytes at a time where `vec`.
+__device__ __forceinline__ void clear_counters(unsigned int *packed, uint32_t words, bool vec) {
+  if (vec) {
+    for (uint32_t w = threadIdx.x; w < words / 4; w += blockDim.x)
+      reinterpret_cast<uint4 *>(packed)[w] = make_uint4(0, 0, 0, 0);
+  } else {
+    for (uint32_t w = threadIdx.x; w < words; w += blockDim.x) packed[w] = 0;
+  }
+}
+
+// Stores partial `out`: the sum of every copy of the counters of every
+// block of the cluster. Each block stores its share of the words, reading
+// the other blocks' counters through distributed shared memory. The cluster
+// counts at most 65535 samples, so the packed sums cannot carry from one
+// half into the other.
+__device__ void store_partial(const unsigned int *packed, uint32_t words, uint32_t copies,
+                              bool vec, unsigned int *out) {
+  const unsigned rank = BlockCluster::rank(), blocks = BlockCluster::size();
+  if (vec) {
+    const uint32_t vectors = words / 4;
+    const uint32_t end = vectors * (rank + 1) / blocks;
+    for (uint32_t w = vectors * rank / blocks + threadIdx.x; w < end; w += blockDim.x) {
+      uint4 v = make_uint4(0, 0, 0, 0);
+      for (unsigned k = 0; k < blocks; ++k) {
+        // Starting at its own rank, each block reads a different block first.
+        const unsigned int *from = BlockCluster::of(packed, (rank + k) % blocks);
+        for (uint32_t c = 0; c < copies; ++c) {
+          const uint4 q = reinterpret_cast<const uint4 *>(from + c * words)[w];
+          v = make_uint4(v.x + q.x, v.y + q.y, v.z + q.z, v.w + q.w);
+        }
+      }
+      reinterpret_cast<uint4 *>(out)[w] = v;
+    }
+  } else if (rank == 0) {
+    for (uint32_t w = threadIdx.x; w < words; w += blockDim.x) {
+      unsigned int v = 0;
+      for (unsigned b = 0; b < blocks; ++b)
+        for (uint32_t c = 0; c < copies; ++c) v += BlockCluster::of(packed, b)[c * words + w];
+      out[w] = v;
+    }
+  }
+}
+
 // Counts partial histograms into packed 16-bit counters in shared memory
-// and stores them; clears what the next steps add into.
+// and stores them. A partial is counted by a thread-block cluster, each
+// block into its own counters, and stored as their sum: clusters make fewer
+// partials for the sums to read while every SM still counts.
 __device__ void count_step(const DeepFrame &f, unsigned int *packed) {
   copy_planes(f.carried);
   const uint32_t levels = f.l.levels;
@@ -181,45 +271,26 @@ __device__ void count_step(const DeepFrame &f, unsigned int *packed) {
   unsigned int *mine = packed + (threadIdx.x / 32) % copies * words;
   const uint32_t max_level = levels - 1;
   const int items = f.count_src.height * f.count_src.groups_per_row;
-  for (int p = blockIdx.x; p < f.partial_count; p += gridDim.x) {
-    // Counters are cleared and stored 16 bytes at a time (words is a
-    // multiple of 4 from 8 levels on).
-    const bool vec = words % 4 == 0;
-    if (vec) {
-      for (uint32_t w = threadIdx.x; w < words * copies / 4; w += blockDim.x)
-        reinterpret_cast<uint4 *>(packed)[w] = make_uint4(0, 0, 0, 0);
-    } else {
-      for (uint32_t w = threadIdx.x; w < words * copies; w += blockDim.x) packed[w] = 0;
-    }
+  const unsigned rank = BlockCluster::rank(), blocks = BlockCluster::size();
+  // Counters are cleared and stored 16 bytes at a time (words is a multiple
+  // of 4 from 8 levels on).
+  const bool vec = words % 4 == 0;
+  for (int p = blockIdx.x / blocks; p < f.partial_count; p += gridDim.x / blocks) {
+    clear_counters(packed, words * copies, vec);
     __syncthreads();
     const int end = min(items, (p + 1) * f.groups_per_partial);
-    for (int i = p * f.groups_per_partial + threadIdx.x; i < end; i += blockDim.x)
-      visit_group(f.count_src, i, f.stash, f.stash_pitch, [&](uint32_t word) {
-        const uint32_t level = sample_level(word, f.l.shift, max_level);
-        atomicAdd(&mine[level >> 1], 1u << ((level & 1u) * 16));
-        return word;
-      });
-    __syncthreads();
-    // A partial counts at most 65535 samples, so the packed sums of its
-    // copies cannot carry from one half into the other.
-    unsigned int *out = f.partials + static_cast<size_t>(p) * words;
-    if (vec) {
-      for (uint32_t w = threadIdx.x; w < words / 4; w += blockDim.x) {
-        uint4 v = reinterpret_cast<const uint4 *>(packed)[w];
-        for (uint32_t c = 1; c < copies; ++c) {
-          const uint4 q = reinterpret_cast<const uint4 *>(packed + c * words)[w];
-          v = make_uint4(v.x + q.x, v.y + q.y, v.z + q.z, v.w + q.w);
-        }
-        reinterpret_cast<uint4 *>(out)[w] = v;
-      }
-    } else {
-      for (uint32_t w = threadIdx.x; w < words; w += blockDim.x) {
-        unsigned int v = 0;
-        for (uint32_t c = 0; c < copies; ++c) v += packed[c * words + w];
-        out[w] = v;
-      }
-    }
-    __syncthreads();
+    const int begin = p * f.groups_per_partial + static_cast<int>(rank * blockDim.x + threadIdx.x);
+    visit_groups<kBatch>(f.count_src, begin, end, static_cast<int>(blocks * blockDim.x), f.stash,
+                         f.stash_pitch, [&](uint32_t word) {
+                           const uint32_t level = sample_level(word, f.l.shift, max_level);
+                           atomicAdd(&mine[level >> 1], 1u << ((level & 1u) * 16));
+                           return word;
+                         });
+    // Every block's counters are complete before any block reads them, and
+    // none is cleared again while another block may still read it.
+    BlockCluster::sync();
+    store_partial(packed, words, copies, vec, f.partials + static_cast<size_t>(p) * words);
+    BlockCluster::sync();
   }
 }
 
@@ -229,11 +300,117 @@ constexpr uint32_t kTileLevels = kThreads;
 // of the block's threads, each over every kSumSlices-th partial.
 constexpr int kSumSlices = kThreads / (kTileLevels / kGroup);
 
+// What the LUT reads and writes.
+struct DeepLutStep {
+  const unsigned long long *tile_sum;
+  const uint32_t *tile_first;
+  const unsigned int *hist;            // the counts, without smoothing
+  const unsigned long long *smoothed;  // the blended bins, with smoothing (else null)
+  uint16_t *lut;
+  uint32_t levels;
+  int shift;
+};
+
+// The LUT of tile `tile`, one thread per level, `v` the level's count:
+// the frame's total, first occupied bin and the sum before the tile from
+// the tile sums (thread t holds tile t's sum `s` and first occupied bin),
+// then a scan of the tile. Not inlined, and given only what it uses: its
+// 64-bit block scans and reductions need the most registers of all steps,
+// and inlined they made the whole kernel spill, counting and mapping
+// included. What other blocks wrote in this launch is loaded past L1.
+__device__ __noinline__ void tile_lut(const DeepLutStep f, DeepShared &sh, uint32_t tile,
+                                      unsigned long long v, unsigned long long s,
+                                      uint32_t tile_first) {
+  const uint32_t levels = f.levels;
+  const bool smooth = f.smoothed != nullptr;
+  const uint32_t t = threadIdx.x;
+  const unsigned long long all = DeepShared::SumReduce(sh.tmp.sum).Sum(s);
+  __syncthreads();
+  const unsigned long long pre = DeepShared::SumReduce(sh.tmp.sum).Sum(t < tile ? s : 0ull);
+  __syncthreads();
+  const uint32_t lowest = DeepShared::MinReduce(sh.tmp.min).Reduce(tile_first, cuda::minimum<>{});
+  if (t == 0) {
+    sh.total = all;
+    sh.before = pre;
+    sh.first = lowest < levels ? lowest : levels - 1;
+    sh.first_count = smooth ? __ldcg(f.smoothed + sh.first) : __ldcg(f.hist + sh.first);
+  }
+  __syncthreads();
+
+  unsigned long long cdf = 0;
+  DeepShared::Scan(sh.tmp.scan).InclusiveSum(v, cdf);
+  const uint32_t bin = tile * kTileLevels + t;
+  if (bin < levels)
+    f.lut[bin] = static_cast<uint16_t>(
+        equalized_level_of(static_cast<int>(bin), static_cast<int>(sh.first), sh.first_count,
+                           sh.total, sh.before + cdf, smooth ? kHistoryUnit : 1.f, levels - 1)
+        << f.shift);
+  __syncthreads();
+}
+
+// The LUT step: tile_lut for each tile, from the stored counts and tile sums.
+__device__ void lut_step(const DeepLutStep f, DeepShared &sh) {
+  const uint32_t levels = f.levels;
+  const uint32_t tiles = (levels + kTileLevels - 1) / kTileLevels;
+  const uint32_t t = threadIdx.x;
+  const unsigned long long s = t < tiles ? __ldcg(f.tile_sum + t) : 0;
+  const uint32_t first = t < tiles ? __ldcg(f.tile_first + t) : levels;
+  for (uint32_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    const uint32_t bin = tile * kTileLevels + t;
+    unsigned long long v = 0;
+    if (bin < levels) v = f.smoothed ? __ldcg(f.smoothed + bin) : __ldcg(f.hist + bin);
+    tile_lut(f, sh, tile, v, s, first);
+  }
+}
+
+__device__ DeepLutStep lut_step_of(const DeepFrame &f) {
+  return DeepLutStep{f.tile_sum, f.tile_first, f.hist, smoothing(f) ? f.history.next : nullptr,
+                     f.lut, f.l.levels, f.l.shift};
+}
+
+// Where the LUT follows the sums in one step: publishes this block's tile
+// sum and first bin (thread 0 holds them) to the other blocks, waits until
+// every tile is published for this frame, then writes the tile's LUT. Each
+// thread's stores are fenced before thread 0 sets the tile's flag to the
+// frame's epoch; thread t waits for tile t's flag. Not inlined, for the
+// same reason as tile_lut.
+__device__ __noinline__ void publish_and_lut(const DeepLutStep f, DeepShared &sh,
+                                             uint32_t *tile_flag, uint32_t epoch, uint32_t tile,
+                                             unsigned long long sum, uint32_t first,
+                                             unsigned long long v) {
+  unsigned long long *tile_sum = const_cast<unsigned long long *>(f.tile_sum);
+  uint32_t *tile_first = const_cast<uint32_t *>(f.tile_first);
+  if (threadIdx.x == 0) {
+    tile_sum[tile] = sum;
+    tile_first[tile] = first;
+  }
+  __threadfence();
+  __syncthreads();
+  if (threadIdx.x == 0)
+    cuda::atomic_ref<uint32_t, cuda::thread_scope_device>(tile_flag[tile])
+        .store(epoch, cuda::memory_order_release);
+  const uint32_t tiles = (f.levels + kTileLevels - 1) / kTileLevels;
+  const uint32_t t = threadIdx.x;
+  unsigned long long s = 0;
+  uint32_t tile_first_bin = f.levels;
+  if (t < tiles) {
+    cuda::atomic_ref<uint32_t, cuda::thread_scope_device> flag(tile_flag[t]);
+    while (flag.load(cuda::memory_order_acquire) != epoch) __nanosleep(32);
+    s = __ldcg(f.tile_sum + t);
+    tile_first_bin = __ldcg(f.tile_first + t);
+  }
+  __syncthreads();
+  tile_lut(f, sh, tile, v, s, tile_first_bin);
+}
+
 // One block per tile of kTileLevels levels: the tile's counts summed over
 // all partials, 16-byte vectors at a time, the slices' sums added up in
 // shared memory (`scratch`, kSumSlices x kTileLevels words) and stored in
 // `hist`. Without smoothing the tile's sum and first occupied bin are
-// stored too. A block owns its tile, so no atomics are needed.
+// stored too. A block owns its tile, so no atomics are needed. Where
+// `f.fuse_lut` (every tile has a block of its own, all resident), each
+// block then waits for every tile's sum and writes its tile's LUT, with no
+// grid barrier and no step of its own for the LUT.
 __device__ void sum_step(const DeepFrame &f, DeepShared &sh, unsigned int *scratch) {
   const uint32_t levels = f.l.levels;
   const uint32_t tiles = (levels + kTileLevels - 1) / kTileLevels;
@@ -258,10 +435,13 @@ __device__ void sum_step(const DeepFrame &f, DeepShared &sh, unsigned int *scrat
       }
     } else if (slice == 0) {
       // Fewer than 8 levels in all (a plane of 1 or 2 significant bits).
+      // Unrolled, so that n stays in registers.
       const uint16_t *counts = reinterpret_cast<const uint16_t *>(f.partials);
-      for (uint32_t k = 0; first_bin + k < levels; ++k)
-        for (int p = 0; p < f.partial_count; ++p)
-          n[k] += counts[p * 2 * size_t(words) + first_bin + k];
+#pragma unroll
+      for (uint32_t k = 0; k < kGroup; ++k)
+        if (first_bin + k < levels)
+          for (int p = 0; p < f.partial_count; ++p)
+            n[k] += counts[p * 2 * size_t(words) + first_bin + k];
     }
     uint4 *out = reinterpret_cast<uint4 *>(scratch + slice * kTileLevels + group * kGroup);
     out[0] = make_uint4(n[0], n[1], n[2], n[3]);
@@ -276,7 +456,10 @@ __device__ void sum_step(const DeepFrame &f, DeepShared &sh, unsigned int *scrat
       unsigned long long sum;
       uint32_t first;
       reduce_tile(sh, bin < levels ? count : 0, bin, levels, sum, first);
-      if (threadIdx.x == 0) {
+      if (f.fuse_lut) {
+        publish_and_lut(lut_step_of(f), sh, f.tile_flag, f.epoch, tile, sum, first,
+                        bin < levels ? count : 0);
+      } else if (threadIdx.x == 0) {
         f.tile_sum[tile] = sum;
         f.tile_first[tile] = first;
       }
@@ -308,60 +491,6 @@ __device__ void blend_step(const DeepFrame &f, DeepShared &sh) {
   }
 }
 
-// What the LUT step reads and writes.
-struct DeepLutStep {
-  const unsigned long long *tile_sum;
-  const uint32_t *tile_first;
-  const unsigned int *hist;            // the counts, without smoothing
-  const unsigned long long *smoothed;  // the blended bins, with smoothing (else null)
-  uint16_t *lut;
-  uint32_t levels;
-  int shift;
-};
-
-// The LUT, one thread per level: the frame's total, first occupied bin and
-// the sum before the tile from the tile sums, then a scan of the tile. Not
-// inlined, and given only what it uses: its 64-bit block scans and
-// reductions need the most registers of all steps, and inlined they made
-// the whole kernel spill, counting and mapping included.
-__device__ __noinline__ void lut_step(const DeepLutStep f, DeepShared &sh) {
-  const uint32_t levels = f.levels;
-  const uint32_t tiles = (levels + kThreads - 1) / kThreads;
-  const bool smooth = f.smoothed != nullptr;
-  auto value = [&](uint32_t b) -> unsigned long long {
-    return smooth ? f.smoothed[b] : f.hist[b];
-  };
-  const uint32_t t = threadIdx.x;
-  const unsigned long long s = t < tiles ? f.tile_sum[t] : 0;
-  const uint32_t tile_first = t < tiles ? f.tile_first[t] : levels;
-  for (uint32_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-    // This level's count is loaded first, to arrive during the reductions.
-    const uint32_t bin = tile * kThreads + t;
-    const unsigned long long v = bin < levels ? value(bin) : 0;
-    const unsigned long long all = DeepShared::SumReduce(sh.tmp.sum).Sum(s);
-    __syncthreads();
-    const unsigned long long pre = DeepShared::SumReduce(sh.tmp.sum).Sum(t < tile ? s : 0ull);
-    __syncthreads();
-    const uint32_t lowest = DeepShared::MinReduce(sh.tmp.min).Reduce(tile_first, cuda::minimum<>{});
-    if (t == 0) {
-      sh.total = all;
-      sh.before = pre;
-      sh.first = lowest < levels ? lowest : levels - 1;
-      sh.first_count = value(sh.first);
-    }
-    __syncthreads();
-
-    unsigned long long cdf = 0;
-    DeepShared::Scan(sh.tmp.scan).InclusiveSum(v, cdf);
-    if (bin < levels)
-      f.lut[bin] = static_cast<uint16_t>(
-          equalized_level_of(static_cast<int>(bin), static_cast<int>(sh.first), sh.first_count,
-                             sh.total, sh.before + cdf, smooth ? kHistoryUnit : 1.f, levels - 1)
-          << f.shift);
-    __syncthreads();
-  }
-}
-
 // The mapping, its gathers from a copy of the LUT in shared memory (`lut`,
 // room for the levels): from L2, a 16-bit frame's gathers into a 128 KB LUT
 // took 0.7 TB/s at 4K.
@@ -376,10 +505,10 @@ __device__ void map_step(const DeepFrame &f, uint16_t *lut) {
   __syncthreads();
   const uint32_t max_level = levels - 1;
   const int items = f.map_src.height * f.map_src.groups_per_row;
-  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < items; i += gridDim.x * blockDim.x)
-    visit_group(f.map_src, i, f.dst, f.dst_pitch, [&](uint32_t word) {
-      return static_cast<uint32_t>(lut[sample_level(word, f.l.shift, max_level)]);
-    });
+  visit_groups<kBatch>(f.map_src, blockIdx.x * blockDim.x + threadIdx.x, items,
+                       gridDim.x * blockDim.x, f.dst, f.dst_pitch, [&](uint32_t word) {
+                         return static_cast<uint32_t>(lut[sample_level(word, f.l.shift, max_level)]);
+                       });
 }
 
 // Runs the steps in `steps` (a bit per DeepStep) in order, with a grid
@@ -398,11 +527,7 @@ __global__ void __launch_bounds__(kThreads) deep_equalize_kernel(DeepFrame f, ui
       case kCount: count_step(f, packed); break;
       case kSum: sum_step(f, sh, packed); break;
       case kBlend: blend_step(f, sh); break;
-      case kLut:
-        lut_step(DeepLutStep{f.tile_sum, f.tile_first, f.hist,
-                             smoothing(f) ? f.history.next : nullptr, f.lut, f.l.levels, f.l.shift},
-                 sh);
-        break;
+      case kLut: lut_step(lut_step_of(f), sh); break;
       case kMap: map_step(f, reinterpret_cast<uint16_t *>(packed)); break;
     }
   }
@@ -410,13 +535,67 @@ __global__ void __launch_bounds__(kThreads) deep_equalize_kernel(DeepFrame f, ui
 
 }  // namespace
 
-int HistEqGpu::deep_partial_count(int items) const {
-  // Enough partials that none counts more samples than its packed counters
-  // hold, and at least one per resident block, so that every SM counts. The
-  // sums then read them all (17 MB for 132 partials of 2^16 levels), which
-  // costs less than counting with fewer SMs.
+void HistEqGpu::prepare_deep_launch(size_t shared, cudaStream_t stream) {
+  CUDAFILTERS_CHECK(cudaFuncSetAttribute(
+      deep_equalize_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared)));
+  int resident = 0;
+  CUDAFILTERS_CHECK(
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, deep_equalize_kernel, kThreads, shared));
+  if (resident < 1)
+    throw CudaError("deep histogram: no block fits in shared memory", cudaErrorInvalidConfiguration);
+  deep_resident_blocks_ = resident * sm_count_;
+  deep_shared_bytes_ = shared;
+  deep_cluster_resident_ = {deep_resident_blocks_, 0, 0, 0};
+  if (!device_has_dependent_launch()) return;
+  for (int i = 1; i < static_cast<int>(deep_cluster_resident_.size()); ++i) {
+    const int blocks = 1 << i;
+    cudaLaunchAttribute attrs[2] = {cluster_attribute(blocks), {}};
+    attrs[1].id = cudaLaunchAttributeCooperative;
+    attrs[1].val.cooperative = 1;
+    cudaLaunchConfig_t config = launch_config(blocks, kThreads, stream, attrs, shared, 1);
+    int clusters = 0;
+    if (cudaOccupancyMaxActiveClusters(&clusters, deep_equalize_kernel, &config) != cudaSuccess) {
+      (void)cudaGetLastError();
+      clusters = 0;
+    }
+    if (clusters < 1) continue;
+    if (single_pass_) {
+      // A cooperative launch in clusters, of no steps: where the two do not
+      // combine, counting keeps to single blocks.
+      config = launch_config(clusters * blocks, kThreads, stream, attrs, shared, 2);
+      if (cudaLaunchKernelEx(&config, deep_equalize_kernel, DeepFrame{}, 0u) != cudaSuccess) {
+        (void)cudaGetLastError();
+        continue;
+      }
+    }
+    deep_cluster_resident_[i] = clusters * blocks;
+  }
+}
+
+int HistEqGpu::deep_cluster_blocks(int items) const {
+  // The largest cluster that keeps nearly every resident block counting
+  // and still has a partial per cluster, never one that counts more
+  // samples than its packed counters hold.
   const int needed = (items + kMaxGroupsPerBlock - 1) / kMaxGroupsPerBlock;
-  return std::max({1, needed, std::min(deep_resident_blocks_, items)});
+  int best = 1;
+  for (int i = 1; i < static_cast<int>(deep_cluster_resident_.size()); ++i) {
+    const int resident = deep_cluster_resident_[i];
+    if (resident >= deep_resident_blocks_ - deep_resident_blocks_ / 16 && resident >> i >= needed)
+      best = 1 << i;
+  }
+  return best;
+}
+
+int HistEqGpu::deep_partial_count(int items, int cluster) const {
+  // Enough partials that none counts more samples than its packed counters
+  // hold, and at least one per resident cluster, so that every SM counts.
+  // The sums then read them all (17 MB for 132 partials of 2^16 levels);
+  // clusters divide that by their size.
+  const int needed = (items + kMaxGroupsPerBlock - 1) / kMaxGroupsPerBlock;
+  int log2 = 0;
+  while ((1 << log2) < cluster) ++log2;
+  const int clusters = std::max(deep_cluster_resident_[log2] / cluster, 1);
+  return std::max({1, needed, std::min(clusters, items)});
 }
 
 void HistEqGpu::reserve_deep(uint32_t levels, bool with_history) {
@@ -426,6 +605,8 @@ void HistEqGpu::reserve_deep(uint32_t levels, bool with_history) {
     const size_t tiles = (levels + kThreads - 1) / kThreads;
     deep_tile_sum_ = DeviceArray<unsigned long long>(tiles);
     deep_tile_first_ = DeviceArray<uint32_t>(tiles);
+    deep_tile_flag_ = DeviceArray<uint32_t>(tiles);
+    deep_flags_cleared_ = false;
     deep_levels_ = levels;
     deep_history_levels_ = 0;
     deep_state_dirty_ = true;
@@ -476,19 +657,13 @@ void HistEqGpu::enqueue_deep(ConstPlane src, const Plane *stash, Plane dst,
 
   const size_t words = deep_words(l.levels);
   const size_t shared = words * deep_copies(l.levels) * sizeof(unsigned int);
-  if (shared != deep_shared_bytes_) {
-    CUDAFILTERS_CHECK(cudaFuncSetAttribute(deep_equalize_kernel,
-                                           cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                           static_cast<int>(shared)));
-    int resident = 0;
-    CUDAFILTERS_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-        &resident, deep_equalize_kernel, kThreads, shared));
-    if (resident < 1)
-      throw CudaError("deep histogram: no block fits in shared memory",
-                      cudaErrorInvalidConfiguration);
-    deep_resident_blocks_ = resident * sm_count_;
-    deep_shared_bytes_ = shared;
+  if (shared != deep_shared_bytes_) prepare_deep_launch(shared, stream);
+  if (!deep_flags_cleared_) {
+    CUDAFILTERS_CHECK(cudaMemsetAsync(deep_tile_flag_.get(), 0,
+                                      deep_tile_flag_.size() * sizeof(uint32_t), stream));
+    deep_flags_cleared_ = true;
   }
+  if (++deep_epoch_ == 0) deep_epoch_ = 1;
 
   DeepFrame f{};
   f.count_src = count_src;
@@ -499,8 +674,14 @@ void HistEqGpu::enqueue_deep(ConstPlane src, const Plane *stash, Plane dst,
   f.dst_pitch = dst.stride;
   f.l = l;
   f.history = history;
+  f.tile_flag = deep_tile_flag_.get();
+  f.epoch = deep_epoch_;
   const int items = count_src.height * count_src.groups_per_row;
-  f.partial_count = deep_partial_count(items);
+  // Clusters only where a partial is large (one copy of the counters, 2^15
+  // levels and more): merging many copies through distributed shared memory
+  // cost more than it saved (10-bit 1080p, 23.8 to 27.1 us).
+  const int cluster = deep_copies(l.levels) == 1 ? deep_cluster_blocks(items) : 1;
+  f.partial_count = deep_partial_count(items, cluster);
   f.groups_per_partial = (items + f.partial_count - 1) / f.partial_count;
   const size_t partial_words = static_cast<size_t>(f.partial_count) * words;
   if (deep_partials_.size() < partial_words) deep_partials_ = DeviceArray<uint32_t>(partial_words);
@@ -512,29 +693,39 @@ void HistEqGpu::enqueue_deep(ConstPlane src, const Plane *stash, Plane dst,
   int map_items = map_src.height * map_src.groups_per_row;
   f.carried = carried_jobs(carried, map_items);
 
+  const int tiles = static_cast<int>((l.levels + kTileLevels - 1) / kTileLevels);
   uint32_t steps = 1u << kCount | 1u << kSum | 1u << kLut | 1u << kMap;
   if (history.mode != HistoryMode::kOff) steps |= 1u << kBlend;
+  // Counting runs in clusters where they pay; the attributes name them only
+  // then, as devices before compute capability 9.0 have none.
+  cudaLaunchAttribute attrs[2] = {cluster_attribute(cluster), {}};
+  const unsigned cluster_attrs = cluster > 1 ? 1 : 0;
   if (single_pass_) {
-    cudaLaunchAttribute cooperative{};
-    cooperative.id = cudaLaunchAttributeCooperative;
-    cooperative.val.cooperative = 1;
+    attrs[cluster_attrs].id = cudaLaunchAttributeCooperative;
+    attrs[cluster_attrs].val.cooperative = 1;
+    const int log2 = __builtin_ctz(static_cast<unsigned>(cluster));
+    const int grid = cluster > 1 ? deep_cluster_resident_[log2] : deep_resident_blocks_;
+    // Every tile has a resident block of its own: the LUT follows the sums
+    // in the same step.
+    f.fuse_lut = history.mode == HistoryMode::kOff && tiles <= grid;
+    if (f.fuse_lut) steps &= ~(1u << kLut);
     const cudaLaunchConfig_t config =
-        launch_config(deep_resident_blocks_, kThreads, stream, &cooperative, shared);
+        launch_config(grid, kThreads, stream, attrs, shared, cluster_attrs + 1);
     CUDAFILTERS_CHECK(cudaLaunchKernelEx(&config, deep_equalize_kernel, f, steps));
   } else {
-    const int tiles = static_cast<int>((l.levels + kThreads - 1) / kThreads);
     for (uint32_t step = 0; step < kSteps; ++step) {
       if (!(steps & (1u << step))) continue;
       int blocks = tiles;
-      if (step == kCount) blocks = f.partial_count;
+      if (step == kCount) blocks = f.partial_count * cluster;
       // Every block of the mapping loads the LUT: no more than fit at once.
       if (step == kMap)
         blocks = std::min((map_items + kThreads - 1) / kThreads, deep_resident_blocks_);
       // Counting, the sums and the mapping use the shared memory.
       const bool uses_shared = step == kCount || step == kSum || step == kMap;
-      deep_equalize_kernel<<<std::max(blocks, 1), kThreads, uses_shared ? shared : 0, stream>>>(
-          f, 1u << step);
-      check_launch("deep_equalize_kernel");
+      const cudaLaunchConfig_t config =
+          launch_config(std::max(blocks, 1), kThreads, stream, attrs, uses_shared ? shared : 0,
+                        step == kCount ? cluster_attrs : 0);
+      CUDAFILTERS_CHECK(cudaLaunchKernelEx(&config, deep_equalize_kernel, f, 1u << step));
     }
   }
   deep_state_dirty_ = false;

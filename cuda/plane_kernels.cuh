@@ -9,6 +9,7 @@
 #include <cudafilters/gpu_plane_filter.h>
 #include <cudafilters/plane.h>
 
+#include <cooperative_groups.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -158,18 +159,19 @@ inline CopyJobs carried_jobs(const CarriedPlanes &carried, int &items) {
   return jobs;
 }
 
-// A launch of `threads`-thread blocks with at most one launch attribute and
+// A launch of `threads`-thread blocks with `attr_count` launch attributes and
 // `shared` bytes of dynamic shared memory. cudaLaunchKernelEx returns launch
 // errors itself: no check_launch after it.
 inline cudaLaunchConfig_t launch_config(int blocks, int threads, cudaStream_t stream,
-                                        cudaLaunchAttribute *attr, size_t shared = 0) {
+                                        cudaLaunchAttribute *attr, size_t shared = 0,
+                                        unsigned attr_count = 1) {
   cudaLaunchConfig_t config{};
   config.gridDim = dim3(blocks);
   config.blockDim = dim3(threads);
   config.dynamicSmemBytes = shared;
   config.stream = stream;
   config.attrs = attr;
-  config.numAttrs = attr ? 1 : 0;
+  config.numAttrs = attr ? attr_count : 0;
   return config;
 }
 
@@ -181,6 +183,42 @@ inline cudaLaunchAttribute dependent_launch_attribute() {
   a.val.programmaticStreamSerializationAllowed = 1;
   return a;
 }
+
+// The blocks of this block's thread-block cluster (9.0+; before that, and
+// in a launch without clusters, a cluster of one block).
+struct BlockCluster {
+  __device__ static unsigned rank() {
+#if __CUDA_ARCH__ >= 900
+    return cooperative_groups::this_cluster().block_rank();
+#else
+    return 0;
+#endif
+  }
+  __device__ static unsigned size() {
+#if __CUDA_ARCH__ >= 900
+    return cooperative_groups::this_cluster().num_blocks();
+#else
+    return 1;
+#endif
+  }
+  __device__ static void sync() {
+#if __CUDA_ARCH__ >= 900
+    cooperative_groups::this_cluster().sync();
+#else
+    __syncthreads();
+#endif
+  }
+  // Block `rank`'s copy of this block's shared variable `p`.
+  template <typename T>
+  __device__ static T *of(T *p, unsigned rank) {
+#if __CUDA_ARCH__ >= 900
+    return cooperative_groups::this_cluster().map_shared_rank(p, rank);
+#else
+    (void)rank;
+    return p;
+#endif
+  }
+};
 
 // The attribute that groups blocks into thread-block clusters of `blocks`
 // along x (9.0+).

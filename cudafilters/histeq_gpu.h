@@ -8,6 +8,8 @@
 #include "detail/equalize_math.h"
 #include "gpu_plane_filter.h"
 
+#include <array>
+
 namespace cudafilters {
 
 struct HistEqState;
@@ -57,8 +59,14 @@ class HistEqGpu final : public StreamingPlaneFilter {
   void enqueue_deep(ConstPlane src, const Plane *stash, Plane dst, const CarriedPlanes &carried,
                     cudaStream_t stream);
   void reserve_deep(uint32_t levels, bool with_history);
-  // Partial histograms of a plane of `items` groups of samples.
-  int deep_partial_count(int items) const;
+  // For a shared-memory size: the blocks that fit at once, alone and in
+  // thread-block clusters.
+  void prepare_deep_launch(size_t shared, cudaStream_t stream);
+  // Blocks per cluster that count a plane of `items` groups of samples.
+  int deep_cluster_blocks(int items) const;
+  // Partial histograms of a plane of `items` groups, counted by clusters of
+  // `cluster` blocks.
+  int deep_partial_count(int items, int cluster) const;
 
   DeviceArray<HistEqState> state_;
   DeviceArray<uint8_t> lut_;
@@ -84,6 +92,11 @@ class HistEqGpu final : public StreamingPlaneFilter {
   DeviceArray<uint32_t> deep_hist_;
   DeviceArray<unsigned long long> deep_tile_sum_;
   DeviceArray<uint32_t> deep_tile_first_;
+  // A tile's flag holds the epoch of the last frame whose tile sum is
+  // stored; the epoch advances every frame, never to 0.
+  DeviceArray<uint32_t> deep_tile_flag_;
+  bool deep_flags_cleared_ = false;
+  uint32_t deep_epoch_ = 0;
   DeviceArray<uint16_t> deep_lut_;
   DeviceArray<unsigned long long> deep_history_;
   uint32_t deep_levels_ = 0;        // allocated
@@ -93,6 +106,9 @@ class HistEqGpu final : public StreamingPlaneFilter {
   bool deep_state_dirty_ = true;
   size_t deep_shared_bytes_ = 0;
   int deep_resident_blocks_ = 1;
+  // Blocks resident at once in clusters of 2^i blocks (0 where none fit or
+  // a cooperative launch cannot use clusters).
+  std::array<int, 4> deep_cluster_resident_{};
 };
 
 }  // namespace cudafilters
