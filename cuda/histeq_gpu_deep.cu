@@ -23,6 +23,7 @@
 #include "plane_kernels.cuh"
 
 #include <cooperative_groups.h>
+#include <cooperative_groups/reduce.h>
 #include <cub/block/block_reduce.cuh>
 #include <cub/block/block_scan.cuh>
 #include <cuda/atomic>
@@ -192,10 +193,15 @@ struct DeepShared {
   using SumReduce = cub::BlockReduce<unsigned long long, kThreads>;
   using MinReduce = cub::BlockReduce<uint32_t, kThreads>;
   using Scan = cub::BlockScan<unsigned long long, kThreads>;
+  // Whole counts (no smoothing): a frame has fewer than 2^32 samples.
+  using CountReduce = cub::BlockReduce<uint32_t, kThreads>;
+  using CountScan = cub::BlockScan<uint32_t, kThreads>;
   union {
     typename SumReduce::TempStorage sum;
     typename MinReduce::TempStorage min;
     typename Scan::TempStorage scan;
+    typename CountReduce::TempStorage count_sum;
+    typename CountScan::TempStorage count_scan;
   } tmp;
   unsigned long long total, before, first_count;
   uint32_t first;
@@ -206,11 +212,15 @@ __device__ __forceinline__ bool smoothing(const DeepFrame &f) {
 }
 
 // The block's tile: its sum and first occupied bin (l.levels if none), as
-// thread 0 sees them.
-__device__ __forceinline__ void reduce_tile(DeepShared &sh, unsigned long long v, uint32_t bin,
-                                            uint32_t levels, unsigned long long &sum,
-                                            uint32_t &first) {
-  sum = DeepShared::SumReduce(sh.tmp.sum).Sum(v);
+// thread 0 sees them. Count: uint32_t for whole counts, unsigned long long
+// for smoothed bins.
+template <typename Count>
+__device__ __forceinline__ void reduce_tile(DeepShared &sh, Count v, uint32_t bin,
+                                            uint32_t levels, Count &sum, uint32_t &first) {
+  if constexpr (sizeof(Count) == 4)
+    sum = DeepShared::CountReduce(sh.tmp.count_sum).Sum(v);
+  else
+    sum = DeepShared::SumReduce(sh.tmp.sum).Sum(v);
   __syncthreads();
   first = DeepShared::MinReduce(sh.tmp.min).Reduce(v != 0 ? bin : levels, cuda::minimum<>{});
   __syncthreads();
@@ -294,8 +304,10 @@ __device__ void count_step(const DeepFrame &f, unsigned int *packed) {
   }
 }
 
-// Levels per tile of the sums and the LUT (a block's worth, one per thread).
-constexpr uint32_t kTileLevels = kThreads;
+// Levels per tile of the sums and the LUT, one per thread of the first half
+// of a block: 128 tiles at 16 bits, so that the sums keep nearly every SM
+// busy (64 tiles of 1024 left half of them waiting).
+constexpr uint32_t kTileLevels = kThreads / 2;
 // Partials are summed a vector of 8 levels at a time, by this many slices
 // of the block's threads, each over every kSumSlices-th partial.
 constexpr int kSumSlices = kThreads / (kTileLevels / kGroup);
@@ -311,18 +323,28 @@ struct DeepLutStep {
   int shift;
 };
 
-// The LUT of tile `tile`, one thread per level, `v` the level's count:
-// the frame's total, first occupied bin and the sum before the tile from
-// the tile sums (thread t holds tile t's sum `s` and first occupied bin),
-// then a scan of the tile. Not inlined, and given only what it uses: its
-// 64-bit block scans and reductions need the most registers of all steps,
-// and inlined they made the whole kernel spill, counting and mapping
-// included. What other blocks wrote in this launch is loaded past L1.
-__device__ __noinline__ void tile_lut(const DeepLutStep f, DeepShared &sh, uint32_t tile,
-                                      unsigned long long v, unsigned long long s,
-                                      uint32_t tile_first) {
+// At most 2^16 levels: a thread per tile where a block reduces the tile
+// sums.
+static_assert((1u << 16) / kTileLevels <= kThreads, "more tiles than a block has threads");
+
+// This thread's level in tile `tile`; `levels` (none) for the threads past
+// the tile.
+__device__ __forceinline__ uint32_t level_in_tile(uint32_t tile, uint32_t levels) {
+  return threadIdx.x < kTileLevels ? tile * kTileLevels + threadIdx.x : levels;
+}
+
+// The LUT of tile `tile` from smoothed bins, one thread per level, `v` the
+// level's bin: the frame's total, first occupied bin and the sum before
+// the tile from the tile sums (thread t holds tile t's sum `s` and first
+// occupied bin), then a scan of the tile. Not inlined, and given only what
+// it uses: its 64-bit block scans and reductions need the most registers
+// of all steps, and inlined they made the whole kernel spill, counting and
+// mapping included. What other blocks wrote in this launch is loaded past
+// L1.
+__device__ __noinline__ void smoothed_tile_lut(const DeepLutStep f, DeepShared &sh,
+                                               uint32_t tile, unsigned long long v,
+                                               unsigned long long s, uint32_t tile_first) {
   const uint32_t levels = f.levels;
-  const bool smooth = f.smoothed != nullptr;
   const uint32_t t = threadIdx.x;
   const unsigned long long all = DeepShared::SumReduce(sh.tmp.sum).Sum(s);
   __syncthreads();
@@ -333,33 +355,78 @@ __device__ __noinline__ void tile_lut(const DeepLutStep f, DeepShared &sh, uint3
     sh.total = all;
     sh.before = pre;
     sh.first = lowest < levels ? lowest : levels - 1;
-    sh.first_count = smooth ? __ldcg(f.smoothed + sh.first) : __ldcg(f.hist + sh.first);
+    sh.first_count = __ldcg(f.smoothed + sh.first);
   }
   __syncthreads();
 
   unsigned long long cdf = 0;
   DeepShared::Scan(sh.tmp.scan).InclusiveSum(v, cdf);
-  const uint32_t bin = tile * kTileLevels + t;
+  const uint32_t bin = level_in_tile(tile, levels);
   if (bin < levels)
     f.lut[bin] = static_cast<uint16_t>(
         equalized_level_of(static_cast<int>(bin), static_cast<int>(sh.first), sh.first_count,
-                           sh.total, sh.before + cdf, smooth ? kHistoryUnit : 1.f, levels - 1)
+                           sh.total, sh.before + cdf, kHistoryUnit, levels - 1)
         << f.shift);
   __syncthreads();
 }
 
-// The LUT step: tile_lut for each tile, from the stored counts and tile sums.
+// The same for whole counts, in 32 bits: the frame's total, the sum before
+// the tile and the first occupied bin come from one warp's reductions over
+// the stored tile sums (at most 64), then one 32-bit block scan. Not
+// inlined, as smoothed_tile_lut.
+__device__ __noinline__ void tile_lut(const DeepLutStep f, DeepShared &sh, uint32_t tile,
+                                      uint32_t v) {
+  const uint32_t levels = f.levels;
+  const uint32_t tiles = (levels + kTileLevels - 1) / kTileLevels;
+  if (threadIdx.x < 32) {
+    const auto warp = cooperative_groups::tiled_partition<32>(cooperative_groups::this_thread_block());
+    uint32_t all = 0, pre = 0, lowest = levels;
+    for (uint32_t t = threadIdx.x; t < tiles; t += 32) {
+      const uint32_t sum = static_cast<uint32_t>(__ldcg(f.tile_sum + t));
+      all += sum;
+      if (t < tile) pre += sum;
+      lowest = min(lowest, __ldcg(f.tile_first + t));
+    }
+    all = cooperative_groups::reduce(warp, all, cooperative_groups::plus<uint32_t>());
+    pre = cooperative_groups::reduce(warp, pre, cooperative_groups::plus<uint32_t>());
+    lowest = cooperative_groups::reduce(warp, lowest, cooperative_groups::less<uint32_t>());
+    if (threadIdx.x == 0) {
+      sh.total = all;
+      sh.before = pre;
+      sh.first = lowest < levels ? lowest : levels - 1;
+      sh.first_count = __ldcg(f.hist + sh.first);
+    }
+  }
+  __syncthreads();
+
+  uint32_t cdf = 0;
+  DeepShared::CountScan(sh.tmp.count_scan).InclusiveSum(v, cdf);
+  const uint32_t bin = level_in_tile(tile, levels);
+  if (bin < levels)
+    f.lut[bin] = static_cast<uint16_t>(
+        equalized_level_of(static_cast<int>(bin), static_cast<int>(sh.first), sh.first_count,
+                           sh.total, sh.before + cdf, 1.f, levels - 1)
+        << f.shift);
+  __syncthreads();
+}
+
+// The LUT step: a tile LUT for each tile, from the stored bins and tile sums.
 __device__ void lut_step(const DeepLutStep f, DeepShared &sh) {
   const uint32_t levels = f.levels;
   const uint32_t tiles = (levels + kTileLevels - 1) / kTileLevels;
   const uint32_t t = threadIdx.x;
+  if (!f.smoothed) {
+    for (uint32_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+      const uint32_t bin = level_in_tile(tile, levels);
+      tile_lut(f, sh, tile, bin < levels ? __ldcg(f.hist + bin) : 0u);
+    }
+    return;
+  }
   const unsigned long long s = t < tiles ? __ldcg(f.tile_sum + t) : 0;
   const uint32_t first = t < tiles ? __ldcg(f.tile_first + t) : levels;
   for (uint32_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-    const uint32_t bin = tile * kTileLevels + t;
-    unsigned long long v = 0;
-    if (bin < levels) v = f.smoothed ? __ldcg(f.smoothed + bin) : __ldcg(f.hist + bin);
-    tile_lut(f, sh, tile, v, s, first);
+    const uint32_t bin = level_in_tile(tile, levels);
+    smoothed_tile_lut(f, sh, tile, bin < levels ? __ldcg(f.smoothed + bin) : 0ull, s, first);
   }
 }
 
@@ -368,21 +435,17 @@ __device__ DeepLutStep lut_step_of(const DeepFrame &f) {
                      f.lut, f.l.levels, f.l.shift};
 }
 
-// Where the LUT follows the sums in one step: publishes this block's tile
-// sum and first bin (thread 0 holds them) to the other blocks, waits until
-// every tile is published for this frame, then writes the tile's LUT. Each
-// thread's stores are fenced before thread 0 sets the tile's flag to the
-// frame's epoch; thread t waits for tile t's flag. Not inlined, for the
-// same reason as tile_lut.
-__device__ __noinline__ void publish_and_lut(const DeepLutStep f, DeepShared &sh,
-                                             uint32_t *tile_flag, uint32_t epoch, uint32_t tile,
-                                             unsigned long long sum, uint32_t first,
-                                             unsigned long long v) {
-  unsigned long long *tile_sum = const_cast<unsigned long long *>(f.tile_sum);
-  uint32_t *tile_first = const_cast<uint32_t *>(f.tile_first);
+// Where the LUT follows the sums in one step (whole counts): publishes this
+// block's tile sum and first bin (thread 0 holds them) to the other blocks,
+// waits until every tile is published for this frame, then writes the
+// tile's LUT. Each thread's stores are fenced before thread 0 sets the
+// tile's flag to the frame's epoch; the first warp waits for every flag.
+__device__ void publish_and_lut(const DeepLutStep f, DeepShared &sh, uint32_t *tile_flag,
+                                uint32_t epoch, uint32_t tile, uint32_t sum, uint32_t first,
+                                uint32_t v) {
   if (threadIdx.x == 0) {
-    tile_sum[tile] = sum;
-    tile_first[tile] = first;
+    const_cast<unsigned long long *>(f.tile_sum)[tile] = sum;
+    const_cast<uint32_t *>(f.tile_first)[tile] = first;
   }
   __threadfence();
   __syncthreads();
@@ -390,17 +453,14 @@ __device__ __noinline__ void publish_and_lut(const DeepLutStep f, DeepShared &sh
     cuda::atomic_ref<uint32_t, cuda::thread_scope_device>(tile_flag[tile])
         .store(epoch, cuda::memory_order_release);
   const uint32_t tiles = (f.levels + kTileLevels - 1) / kTileLevels;
-  const uint32_t t = threadIdx.x;
-  unsigned long long s = 0;
-  uint32_t tile_first_bin = f.levels;
-  if (t < tiles) {
-    cuda::atomic_ref<uint32_t, cuda::thread_scope_device> flag(tile_flag[t]);
-    while (flag.load(cuda::memory_order_acquire) != epoch) __nanosleep(32);
-    s = __ldcg(f.tile_sum + t);
-    tile_first_bin = __ldcg(f.tile_first + t);
+  if (threadIdx.x < 32) {
+    for (uint32_t t = threadIdx.x; t < tiles; t += 32) {
+      cuda::atomic_ref<uint32_t, cuda::thread_scope_device> flag(tile_flag[t]);
+      while (flag.load(cuda::memory_order_acquire) != epoch) __nanosleep(32);
+    }
+    __syncwarp();
   }
-  __syncthreads();
-  tile_lut(f, sh, tile, v, s, tile_first_bin);
+  tile_lut(f, sh, tile, v);
 }
 
 // One block per tile of kTileLevels levels: the tile's counts summed over
@@ -447,18 +507,19 @@ __device__ void sum_step(const DeepFrame &f, DeepShared &sh, unsigned int *scrat
     out[0] = make_uint4(n[0], n[1], n[2], n[3]);
     out[1] = make_uint4(n[4], n[5], n[6], n[7]);
     __syncthreads();
-    const uint32_t bin = tile * kTileLevels + threadIdx.x;
+    const uint32_t bin = level_in_tile(tile, levels);
     uint32_t count = 0;
+    if (bin < levels) {
 #pragma unroll
-    for (int s = 0; s < kSumSlices; ++s) count += scratch[s * kTileLevels + threadIdx.x];
+      for (int s = 0; s < kSumSlices; ++s) count += scratch[s * kTileLevels + threadIdx.x];
+    }
     if (bin < levels) f.hist[bin] = count;
     if (!smoothing(f)) {
-      unsigned long long sum;
-      uint32_t first;
-      reduce_tile(sh, bin < levels ? count : 0, bin, levels, sum, first);
+      uint32_t sum, first;
+      reduce_tile(sh, bin < levels ? count : 0u, bin, levels, sum, first);
       if (f.fuse_lut) {
         publish_and_lut(lut_step_of(f), sh, f.tile_flag, f.epoch, tile, sum, first,
-                        bin < levels ? count : 0);
+                        bin < levels ? count : 0u);
       } else if (threadIdx.x == 0) {
         f.tile_sum[tile] = sum;
         f.tile_first[tile] = first;
@@ -472,8 +533,9 @@ __device__ void sum_step(const DeepFrame &f, DeepShared &sh, unsigned int *scrat
 // the past, stored as the next history; the tile sums and first bins.
 __device__ void blend_step(const DeepFrame &f, DeepShared &sh) {
   const uint32_t levels = f.l.levels;
-  for (uint32_t base = blockIdx.x * kThreads; base < levels; base += gridDim.x * kThreads) {
-    const uint32_t bin = base + threadIdx.x;
+  const uint32_t tiles = (levels + kTileLevels - 1) / kTileLevels;
+  for (uint32_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    const uint32_t bin = level_in_tile(tile, levels);
     unsigned long long v = 0;
     if (bin < levels) {
       const unsigned long long past =
@@ -485,8 +547,8 @@ __device__ void blend_step(const DeepFrame &f, DeepShared &sh) {
     uint32_t first;
     reduce_tile(sh, v, bin, levels, sum, first);
     if (threadIdx.x == 0) {
-      f.tile_sum[base / kThreads] = sum;
-      f.tile_first[base / kThreads] = first;
+      f.tile_sum[tile] = sum;
+      f.tile_first[tile] = first;
     }
   }
 }
@@ -602,7 +664,7 @@ void HistEqGpu::reserve_deep(uint32_t levels, bool with_history) {
   if (deep_levels_ < levels) {
     deep_hist_ = DeviceArray<uint32_t>(levels);
     deep_lut_ = DeviceArray<uint16_t>(levels);
-    const size_t tiles = (levels + kThreads - 1) / kThreads;
+    const size_t tiles = (levels + kTileLevels - 1) / kTileLevels;
     deep_tile_sum_ = DeviceArray<unsigned long long>(tiles);
     deep_tile_first_ = DeviceArray<uint32_t>(tiles);
     deep_tile_flag_ = DeviceArray<uint32_t>(tiles);
@@ -656,7 +718,10 @@ void HistEqGpu::enqueue_deep(ConstPlane src, const Plane *stash, Plane dst,
                                aligned16(dst.data, dst.stride));
 
   const size_t words = deep_words(l.levels);
-  const size_t shared = words * deep_copies(l.levels) * sizeof(unsigned int);
+  // The counters, and no less than the sums' scratch (a few significant
+  // bits have small counters).
+  const size_t shared = std::max(words * deep_copies(l.levels) * sizeof(unsigned int),
+                                 kSumSlices * kTileLevels * sizeof(unsigned int));
   if (shared != deep_shared_bytes_) prepare_deep_launch(shared, stream);
   if (!deep_flags_cleared_) {
     CUDAFILTERS_CHECK(cudaMemsetAsync(deep_tile_flag_.get(), 0,

@@ -376,8 +376,9 @@ check_levels (const FrameLevels & got, ConstPlane in, ConstPlane out,
 }
 
 /* Deep planes in every launch mode (one cooperative launch, one launch per
- * step with and without overlap) equal the CPU path: 16-bit, 14 significant
- * bits, 12-bit and P010-like 10-bit at shift 6; sizes from 1x1 to 1921x1081
+ * step with and without overlap) equal the CPU path: 16-bit, 14, 8 and 2
+ * significant bits of 16, 12-bit and P010-like 10-bit at shift 6; sizes
+ * from 1x1 to 1921x1081
  * (cudahisteq-gpu's 8K frames cover more partial histograms than a
  * cooperative grid has blocks); smooth and noisy content; with temporal smoothing too. One instance per
  * mode filters every frame, so state carried between frames (and between
@@ -385,7 +386,9 @@ check_levels (const FrameLevels & got, ConstPlane in, ConstPlane out,
 GST_START_TEST (test_deep_launch_modes)
 {
   struct Layout { int bits, shift, significant; };
-  const Layout layouts[] = { {16, 0, 0}, {16, 0, 14}, {12, 0, 0}, {10, 6, 0} };
+  /* 8 and 2 of 16 bits: counters smaller than the sums' scratch. */
+  const Layout layouts[] = { {16, 0, 0}, {16, 0, 14}, {12, 0, 0}, {10, 6, 0}, {16, 0, 8},
+    {16, 0, 2} };
   const int sizes[][2] = { {1, 1}, {7, 3}, {33, 17}, {1921, 1081} };
   for (double smoothing : {0.0, 0.75}) {
     for (HistEqGpu::Launch mode : {HistEqGpu::Launch::kSinglePass,
