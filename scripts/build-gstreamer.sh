@@ -24,18 +24,8 @@ version=$1
 prefix=$(realpath -m "$2")
 here=$(cd "$(dirname "$0")" && pwd)
 
-# Tools GStreamer's build needs beyond the plugin's own (install-deps.sh).
-missing=()
-for p in flex bison git ninja-build pkg-config libglib2.0-dev python3-venv; do
-  dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  sudo=""
-  [ "$(id -u)" -eq 0 ] || sudo="sudo"
-  echo "installing: ${missing[*]}"
-  $sudo apt-get update -q
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
-fi
+# The plugin's build tools, and flex, bison and glib's headers for GStreamer's.
+"$here/install-deps.sh" --gstreamer-source
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

@@ -7,6 +7,9 @@
 #   scripts/install-deps.sh --pictures   also scikit-image's photos, OpenCV
 #                                        and matplotlib (demo, pictures,
 #                                        benchmark reports)
+#   scripts/install-deps.sh --gstreamer-source
+#                                        also what building GStreamer
+#                                        itself needs (build-gstreamer.sh)
 set -euo pipefail
 
 packages=(
@@ -19,9 +22,10 @@ packages=(
   python3-gi gir1.2-gstreamer-1.0 gir1.2-gst-plugins-base-1.0 python3-numpy
   gstreamer1.0-plugins-ugly gstreamer1.0-libav
 )
-if [ "${1:-}" = "--pictures" ]; then
-  packages+=(python3-skimage python3-opencv python3-matplotlib)
-fi
+case "${1:-}" in
+  --pictures) packages+=(python3-skimage python3-opencv python3-matplotlib) ;;
+  --gstreamer-source) packages+=(flex bison git libglib2.0-dev python3-venv) ;;
+esac
 
 missing=()
 for p in "${packages[@]}"; do
