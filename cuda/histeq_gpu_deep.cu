@@ -1,11 +1,13 @@
 // HistEqGpu on deep planes (16-bit words, up to 2^16 levels): one
 // cooperative kernel on the caller's stream whose steps are separated by
 // grid barriers (or, without cooperative launch, one launch per step):
-// partial histograms, one per block so that every SM counts; the frame's
-// histogram summed from them by one block per tile of 1024 levels, with the
-// tile's sum and first occupied level; with smoothing, the blend with the
-// past; the LUT, one thread per level, from the tile sums and a scan of its
-// tile; the mapping, from a copy of the LUT in shared memory. The 8-bit
+// partial histograms, one per thread-block cluster (or block) so that
+// every SM counts; the frame's histogram summed from them by one block per
+// tile of 512 levels, with the tile's sum and first occupied level, and
+// without smoothing the tile's LUT in the same step; with smoothing, the
+// blend with the past, then the LUT, one thread per level, from the tile
+// sums and a scan of its tile; the mapping, from a copy of the LUT in
+// shared memory. The 8-bit
 // path (histeq_gpu.cu) keeps a histogram per warp and builds its LUT in
 // every block; 2^16 levels fit neither, so here each block counts into
 // packed 16-bit counters in shared memory (128 KB at 16 bits).
@@ -14,9 +16,11 @@
 // atomics: on noisy 16-bit frames a block occupies about as many levels as
 // it counts samples, so an atomic merge costs about one global atomic per
 // sample (measured on an H100: 22 us of a 1080p frame's 46), while storing
-// and summing 132 partials of 128 KB moves 17 MB through L2, in 16-byte
-// vectors. Merging through a cluster's distributed shared memory measured
-// slower still (60-75 us): its remote atomics are slower than the L2's.
+// and summing 66 partials of 128 KB (1080p on an H100, in clusters of two
+// blocks) moves 8.7 MB through L2, in 16-byte vectors. Counting every
+// sample into a cluster's distributed shared memory measured slower still
+// (60-75 us): its remote atomics are slower than the L2's; reading whole
+// counters remotely, as the clusters here do once per partial, is not.
 #include <cudafilters/histeq_gpu.h>
 
 #include <cudafilters/detail/equalize_math.h>
