@@ -138,7 +138,6 @@ int main(int argc, char **argv) {
   measure_memory(rep, opt.frames);
 
   for (const Size &sz : kSizes) {
-
     if (!opt.wants(sz)) continue;
     Frames f(sz);
     f.dump(dump);

@@ -72,7 +72,6 @@ int main(int argc, char **argv) {
     NlmGpu nlm;
 
     for (const Size &sz : kSizes) {
-
       if (!opt.wants(sz)) continue;
       Frames f(sz);
       NlmParams p;  // defaults: h 10, patch 7, search 21, box

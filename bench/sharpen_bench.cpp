@@ -55,7 +55,6 @@ int main(int argc, char **argv) {
     rep.device_copy_row(stream.get());
 
     for (const Size &sz : kSizes) {
-
       if (!opt.wants(sz)) continue;
       const size_t n = size_t(sz.width) * sz.height;
       std::vector<std::vector<uint8_t>> host(kRotation);
