@@ -146,30 +146,59 @@ void GpuFrameRunner::count_levels(ConstPlane src, ConstPlane dst) {
   levels_->enqueue(src, dst, stream_.get());
 }
 
+void GpuFrameRunner::switch_to(cudaStream_t stream) {
+  if (last_stream_ != nullptr && last_stream_ != stream)
+    CUDAFILTERS_CHECK(cudaStreamSynchronize(last_stream_));
+  last_stream_ = stream;
+}
+
+void GpuFrameRunner::order_after(cudaStream_t first, cudaStream_t then) {
+  CUDAFILTERS_CHECK(cudaEventRecord(link_.get(), first));
+  CUDAFILTERS_CHECK(cudaStreamWaitEvent(then, link_.get(), 0));
+}
+
+void GpuFrameRunner::synchronize() {
+  if (last_stream_ != nullptr) CUDAFILTERS_CHECK(cudaStreamSynchronize(last_stream_));
+  last_stream_ = nullptr;
+}
+
+void GpuFrameRunner::poison_device(Plane dst, const CarriedPlanes &carried,
+                                   cudaStream_t stream) {
+  if (!poison_outputs_) return;
+  CUDAFILTERS_CHECK(cudaMemset2DAsync(dst.data, dst.stride, kPoisonByte, dst.row_bytes(),
+                                      dst.height, stream));
+  for (const CarriedPlane &p : carried)
+    CUDAFILTERS_CHECK(cudaMemset2DAsync(p.dst.data, p.dst.stride, kPoisonByte,
+                                        static_cast<size_t>(p.dst.width), p.dst.height, stream));
+}
+
 void GpuFrameRunner::process_device(GpuPlaneFilter &filter, ConstPlane src, Plane dst,
                                     const CarriedPlanes &carried, FrameLevels *levels) {
-  if (poison_outputs_) {
-    CUDAFILTERS_CHECK(cudaMemset2DAsync(dst.data, dst.stride, kPoisonByte, dst.row_bytes(),
-                                        dst.height, stream_.get()));
-    for (const CarriedPlane &p : carried)
-      CUDAFILTERS_CHECK(cudaMemset2DAsync(p.dst.data, p.dst.stride, kPoisonByte,
-                                          static_cast<size_t>(p.dst.width), p.dst.height,
-                                          stream_.get()));
-  }
+  switch_to(stream_.get());
+  poison_device(dst, carried, stream_.get());
   filter.enqueue_carrying(src, dst, carried, stream_.get());
   if (levels) count_levels(src, dst);
-  stream_.synchronize();
+  synchronize();
   if (levels) *levels = levels_->result();
 }
 
+void GpuFrameRunner::enqueue_device(GpuPlaneFilter &filter, ConstPlane src, Plane dst,
+                                    const CarriedPlanes &carried, cudaStream_t stream) {
+  if (stream == nullptr) stream = stream_.get();
+  switch_to(stream);
+  poison_device(dst, carried, stream);
+  filter.enqueue_carrying(src, dst, carried, stream);
+}
+
 void GpuFrameRunner::stream_frame(GpuPlaneFilter &filter, ConstPlane src, Plane dst) {
+  switch_to(stream_.get());
   if (poison_outputs_)
     CUDAFILTERS_CHECK(cudaMemset2DAsync(dst.data, dst.stride, kPoisonByte, dst.row_bytes(),
                                         dst.height, stream_.get()));
   filter.enqueue_streaming(
       src, dst, Plane{dev_in_.data(), dev_in_.pitch(), src.width, src.height, src.samples},
       stream_.get());
-  stream_.synchronize();
+  synchronize();
 }
 
 void GpuFrameRunner::process_host(GpuPlaneFilter &filter, ConstPlane src, Plane dst,
@@ -177,6 +206,7 @@ void GpuFrameRunner::process_host(GpuPlaneFilter &filter, ConstPlane src, Plane 
   if (src.samples != dst.samples || src.width != dst.width || src.height != dst.height)
     throw std::invalid_argument("source and output planes differ in size or layout");
   reserve(src.width, src.height, src.samples.bytes);
+  switch_to(stream_.get());
   const HostResidence in = locate(src), out = locate(dst);
   last_streamed_ = host_path_ == HostPath::kAuto && !levels && filter.streams_host_memory() &&
                    in.device != nullptr && out.device != nullptr && rows_aligned16(src) &&

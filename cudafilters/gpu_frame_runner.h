@@ -55,6 +55,22 @@ class GpuFrameRunner {
   void process_device(GpuPlaneFilter &filter, ConstPlane src, Plane dst,
                       const CarriedPlanes &carried = {}, FrameLevels *levels = nullptr);
 
+  // As process_device, without levels and without the wait: the frame is
+  // queued on `stream`, a stream of the current context that the caller
+  // keeps alive until synchronize() (the runner's own stream when null), and
+  // is done when the work queued there so far is. For frames whose producer
+  // and consumer order their own work on that stream.
+  void enqueue_device(GpuPlaneFilter &filter, ConstPlane src, Plane dst,
+                      const CarriedPlanes &carried, cudaStream_t stream);
+
+  // Work queued on `then` from now on starts after the work queued on
+  // `first` so far: an event recorded on one and waited for by the other,
+  // with no host wait.
+  void order_after(cudaStream_t first, cudaStream_t then);
+
+  // Waits on the host for every frame queued so far.
+  void synchronize();
+
  private:
   // src and dst: device addresses of mapped page-locked host planes.
   void stream_frame(GpuPlaneFilter &filter, ConstPlane src, Plane dst);
@@ -62,8 +78,15 @@ class GpuFrameRunner {
   // Queues the level counts of src and dst (device planes).
   void count_levels(ConstPlane src, ConstPlane dst);
   void download(Plane dst, bool page_locked);
+  // The filter's device state is ordered by the stream its frames run on:
+  // before a frame goes to another stream than the last one, the last one's
+  // frames finish.
+  void switch_to(cudaStream_t stream);
+  void poison_device(Plane dst, const CarriedPlanes &carried, cudaStream_t stream);
 
   Stream stream_;
+  // The stream the last frame was queued on; null when none is pending.
+  cudaStream_t last_stream_ = nullptr;
   DevicePlane dev_in_;
   DevicePlane dev_out_;
   PinnedBuffer stage_in_;
@@ -71,6 +94,8 @@ class GpuFrameRunner {
   // One per staged download chunk, so the host copies a chunk out while the
   // next one is still in flight.
   std::vector<Event> chunk_done_;
+  // Reused by order_after: a wait binds to the event's state when queued.
+  Event link_{cudaEventDisableTiming};
   // Created on the first frame that asks for levels.
   std::unique_ptr<LevelCounterGpu> levels_;
   HostPath host_path_;
