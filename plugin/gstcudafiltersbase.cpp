@@ -17,6 +17,7 @@
 
 #include <cudafilters/cuda_check.h>
 #include "gstcudafiltershostallocator.h"
+#include "gstcudafiltersstreams.h"
 #include <cudafilters/gpu_frame_runner.h>
 #include <cudafilters/plane_levels.h>
 
@@ -74,6 +75,10 @@ private:
  * the element's CUDA context current. */
 struct GpuState
 {
+  explicit GpuState (GstCudaContext * context) : streams (context) {}
+
+  /* Declared before the runner, which is destroyed first. */
+  GstCudaFiltersStreams streams;
   cudafilters::GpuFrameRunner runner;
   std::unique_ptr<cudafilters::GpuPlaneFilter> filter;
   /* The chroma planes of the current device frame; kept so that its storage
@@ -82,9 +87,9 @@ struct GpuState
 };
 
 bool
-poison_requested ()
+env_flag (const gchar * name)
 {
-  const gchar *v = g_getenv ("CUDAFILTERS_POISON_OUTPUT");
+  const gchar *v = g_getenv (name);
   return v != nullptr && v[0] != '\0' && v[0] != '0';
 }
 
@@ -104,7 +109,10 @@ struct GstCudaFiltersBasePrivate
   GstVideoInfo info;
   /* Negotiated video/x-raw(memory:CUDAMemory): frames stay on the GPU. */
   bool cuda_caps = false;
-  bool poison_outputs = poison_requested ();
+  bool poison_outputs = env_flag ("CUDAFILTERS_POISON_OUTPUT");
+  /* Wait for every frame in CUDA memory before pushing it, as with
+   * GStreamer 1.22: the comparison point for tests and benchmarks. */
+  bool host_sync = env_flag ("CUDAFILTERS_HOST_SYNC");
   /* The next frame starts a new history (set from flushing threads too). */
   std::atomic<bool> restart_history { true };
   /* Running time of the last statistics message; NONE: none since the
@@ -207,6 +215,11 @@ close_gpu (GstCudaFiltersBase * self)
 
   if (priv->gpu) {
     ScopedCudaContext scope (priv->context);
+    try {
+      priv->gpu->runner.synchronize ();
+    } catch (const std::exception & e) {
+      GST_WARNING_OBJECT (self, "last frames failed: %s", e.what ());
+    }
     priv->gpu.reset ();
   }
   gst_clear_object (&priv->context);
@@ -227,7 +240,7 @@ create_gpu_state (GstCudaFiltersBase * self, std::string & why)
     return false;
   }
   try {
-    auto gpu = std::make_unique < GpuState > ();
+    auto gpu = std::make_unique < GpuState > (priv->context);
     gpu->filter = klass->create_gpu_filter (self);
     if (GST_VIDEO_INFO_WIDTH (&priv->info) > 0)
       gpu->runner.reserve (GST_VIDEO_INFO_WIDTH (&priv->info),
@@ -417,18 +430,24 @@ gst_cuda_filters_base_transform_size (GstBaseTransform *, GstPadDirection,
   return TRUE;
 }
 
-/* A GstCudaBufferPool of our context for @caps. */
-static GstBufferPool *
-cuda_pool_new (GstCudaContext * context, GstCaps * caps, gsize size,
-    guint min, guint max)
+/* Configures @pool for @caps; with @decide, its stream becomes ours
+ * (see GstCudaFiltersStreams), otherwise it gets the one we use. */
+static gboolean
+configure_cuda_pool (GstBufferPool * pool, GpuState & gpu, bool decide,
+    GstCaps * caps, gsize size, guint min, guint max)
 {
-  GstBufferPool *pool = gst_cuda_buffer_pool_new (context);
   GstStructure *config = gst_buffer_pool_get_config (pool);
   gst_buffer_pool_config_set_params (config, caps, size, min, max);
   gst_buffer_pool_config_add_option (config, GST_BUFFER_POOL_OPTION_VIDEO_META);
-  if (!gst_buffer_pool_set_config (pool, config))
-    gst_clear_object (&pool);
-  return pool;
+  if (decide)
+    gpu.streams.decide (config);
+  else
+    gpu.streams.offer (config);
+  if (gst_buffer_pool_set_config (pool, config))
+    return TRUE;
+  /* A pool that adjusted the configuration refuses it and keeps the
+   * adjusted one, which is then taken. */
+  return gst_buffer_pool_set_config (pool, gst_buffer_pool_get_config (pool));
 }
 
 /* CUDA caps: keep downstream's pool if it is a CUDA pool of our context,
@@ -446,21 +465,29 @@ decide_cuda_pool (GstCudaFiltersBase * self, GstQuery * query, GstCaps * caps,
   if (pool && (!GST_IS_CUDA_BUFFER_POOL (pool) ||
           GST_CUDA_BUFFER_POOL (pool)->context != priv->context))
     gst_clear_object (&pool);
+  if (!pool)
+    pool = gst_cuda_buffer_pool_new (priv->context);
 
-  const gsize size = GST_VIDEO_INFO_SIZE (info);
-  if (pool) {
-    GstStructure *config = gst_buffer_pool_get_config (pool);
-    gst_buffer_pool_config_set_params (config, caps, size, min, max);
-    gst_buffer_pool_config_add_option (config,
-        GST_BUFFER_POOL_OPTION_VIDEO_META);
-    gst_buffer_pool_set_config (pool, config);
-  } else {
-    pool = cuda_pool_new (priv->context, caps, size, min, max);
-    if (!pool) {
-      GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS, (nullptr),
-          ("could not configure a CUDA buffer pool"));
+  /* Frames queued on the stream we leave finish before the next one is
+   * queued on another. */
+  {
+    ScopedCudaContext scope (priv->context);
+    try {
+      priv->gpu->runner.synchronize ();
+    } catch (const std::exception & e) {
+      GST_ELEMENT_ERROR (self, LIBRARY, FAILED, ("CUDA processing failed."),
+          ("%s", e.what ()));
+      gst_object_unref (pool);
       return FALSE;
     }
+  }
+
+  const gsize size = GST_VIDEO_INFO_SIZE (info);
+  if (!configure_cuda_pool (pool, *priv->gpu, true, caps, size, min, max)) {
+    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS, (nullptr),
+        ("could not configure a CUDA buffer pool"));
+    gst_object_unref (pool);
+    return FALSE;
   }
   if (gst_query_get_n_allocation_pools (query) > 0)
     gst_query_set_nth_allocation_pool (query, 0, pool, size, min, max);
@@ -553,13 +580,12 @@ gst_cuda_filters_base_propose_allocation (GstBaseTransform * trans,
 
   if (priv->cuda_caps) {
     if (need_pool) {
-      GstBufferPool *pool = cuda_pool_new (priv->context, caps,
-          GST_VIDEO_INFO_SIZE (&info), 0, 0);
-      if (pool) {
+      GstBufferPool *pool = gst_cuda_buffer_pool_new (priv->context);
+      if (configure_cuda_pool (pool, *priv->gpu, false, caps,
+              GST_VIDEO_INFO_SIZE (&info), 0, 0))
         gst_query_add_allocation_pool (query, pool,
             GST_VIDEO_INFO_SIZE (&info), 0, 0);
-        gst_object_unref (pool);
-      }
+      gst_object_unref (pool);
     }
     return TRUE;
   }
@@ -742,12 +768,17 @@ filter_on_gpu (GstCudaFiltersBase * self, cudafilters::ConstPlane src,
 }
 
 /* Frames in CUDA memory: the filter runs on the mapped device planes, the
- * other planes are copied on the device. */
+ * other planes are copied on the device. Where the memory's streams allow
+ * it (gstcudafiltersstreams.h) the frame is only queued; otherwise, and for
+ * frames whose statistics are read, it is waited for. */
 static GstFlowReturn
-filter_device_frames (GstCudaFiltersBase * self, GstVideoFrame * in_frame,
-    GstVideoFrame * out_frame, cudafilters::FrameLevels * levels)
+filter_device_frames (GstCudaFiltersBase * self, GstBuffer * inbuf,
+    GstBuffer * outbuf, GstVideoFrame * in_frame, GstVideoFrame * out_frame,
+    cudafilters::FrameLevels * levels)
 {
-  return run_on_gpu (self, [&](GpuState & gpu) {
+  const bool may_queue = !levels && !get_priv (self)->host_sync;
+  bool queued = false;
+  GstFlowReturn ret = run_on_gpu (self, [&](GpuState & gpu) {
         gpu.carried.clear ();
         for (guint p = 1; p < GST_VIDEO_FRAME_N_PLANES (in_frame); ++p) {
           cudafilters::ConstPlane src = frame_plane (in_frame, p);
@@ -760,9 +791,30 @@ filter_device_frames (GstCudaFiltersBase * self, GstVideoFrame * in_frame,
           };
           gpu.carried.push_back ({src, dst});
         }
-        gpu.runner.process_device (*gpu.filter, frame_plane (in_frame, 0),
-            frame_plane_mut (out_frame, 0), gpu.carried, levels);
+        const cudafilters::ConstPlane src = frame_plane (in_frame, 0);
+        const cudafilters::Plane dst = frame_plane_mut (out_frame, 0);
+
+        GstCudaFiltersStreams::Placement at;
+        if (may_queue)
+          at = gpu.streams.place (inbuf, outbuf, gpu.runner);
+        queued = at.work != nullptr;
+        if (!queued) {
+          GstCudaFiltersStreams::wait_for_producer (inbuf);
+          gpu.runner.process_device (*gpu.filter, src, dst, gpu.carried,
+              levels);
+          return;
+        }
+        if (at.work != at.output)
+          gpu.runner.order_after (at.output, at.work);
+        gpu.runner.enqueue_device (*gpu.filter, src, dst, gpu.carried,
+            at.work);
+        if (at.work != at.output)
+          gpu.runner.order_after (at.work, at.output);
       });
+  if (ret == GST_FLOW_OK && !queued)
+    GstCudaFiltersStreams::mark_finished (outbuf);
+  GST_LOG_OBJECT (self, "device frame %s", queued ? "queued" : "waited for");
+  return ret;
 }
 
 /* Whether this frame's statistics go on the bus: the first frame after the
@@ -884,7 +936,8 @@ gst_cuda_filters_base_transform (GstBaseTransform * trans, GstBuffer * inbuf,
 
   GstFlowReturn ret;
   if (on_device) {
-    ret = filter_device_frames (self, &in_frame, &out_frame, want_levels);
+    ret = filter_device_frames (self, inbuf, outbuf, &in_frame, &out_frame,
+        want_levels);
   } else {
     cudafilters::ConstPlane src = frame_plane (&in_frame, 0);
     cudafilters::Plane dst = frame_plane_mut (&out_frame, 0);

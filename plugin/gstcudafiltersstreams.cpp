@@ -1,0 +1,157 @@
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include "gstcudafiltersstreams.h"
+
+#include <gst/cuda/gstcudabufferpool.h>
+#include <gst/cuda/gstcudamemory.h>
+
+#include <cudafilters/gpu_frame_runner.h>
+
+#ifdef HAVE_GST_CUDA_STREAM
+
+namespace {
+
+GstCudaStream *
+memory_stream (GstBuffer * buffer)
+{
+  GstMemory *mem = gst_buffer_peek_memory (buffer, 0);
+  if (!gst_is_cuda_memory (mem))
+    return nullptr;
+  return gst_cuda_memory_get_stream (GST_CUDA_MEMORY_CAST (mem));
+}
+
+cudaStream_t
+handle (GstCudaStream * stream)
+{
+  return reinterpret_cast < cudaStream_t > (gst_cuda_stream_get_handle (stream));
+}
+
+}  // namespace
+
+struct GstCudaFiltersStreams::Impl
+{
+  explicit Impl (GstCudaContext * ctx)
+      : context (ctx), own (gst_cuda_stream_new (ctx)),
+        chosen (own ? gst_cuda_stream_ref (own) : nullptr) {}
+  ~Impl () {
+    gst_clear_cuda_stream (&last_work);
+    gst_clear_cuda_stream (&chosen);
+    gst_clear_cuda_stream (&own);
+  }
+  Impl (const Impl &) = delete;
+  Impl & operator= (const Impl &) = delete;
+
+  GstCudaContext *context;
+  /* Ours; null if it could not be created (frames are then waited for). */
+  GstCudaStream *own;
+  /* The one our pools carry: downstream's or ours. */
+  GstCudaStream *chosen;
+  /* The one the last frame was queued on, kept alive until it is waited
+   * for. */
+  GstCudaStream *last_work = nullptr;
+};
+
+GstCudaFiltersStreams::GstCudaFiltersStreams (GstCudaContext * context)
+    : impl_ (std::make_unique < Impl > (context))
+{
+}
+
+GstCudaFiltersStreams::~GstCudaFiltersStreams () = default;
+
+void
+GstCudaFiltersStreams::decide (GstStructure * config)
+{
+  GstCudaStream *theirs = gst_buffer_pool_config_get_cuda_stream (config);
+  gst_clear_cuda_stream (&impl_->chosen);
+  if (theirs && theirs->context == impl_->context) {
+    impl_->chosen = theirs;
+    return;
+  }
+  gst_clear_cuda_stream (&theirs);
+  if (impl_->own) {
+    impl_->chosen = gst_cuda_stream_ref (impl_->own);
+    gst_buffer_pool_config_set_cuda_stream (config, impl_->own);
+  }
+}
+
+void
+GstCudaFiltersStreams::offer (GstStructure * config) const
+{
+  if (impl_->chosen)
+    gst_buffer_pool_config_set_cuda_stream (config, impl_->chosen);
+}
+
+GstCudaFiltersStreams::Placement
+GstCudaFiltersStreams::place (GstBuffer * in, GstBuffer * out,
+    cudafilters::GpuFrameRunner & runner)
+{
+  GstCudaStream *work = memory_stream (in);
+  GstCudaStream *output = memory_stream (out);
+  if (!work || !output || output != impl_->chosen)
+    return {};
+  if (work != impl_->last_work) {
+    runner.synchronize ();
+    gst_clear_cuda_stream (&impl_->last_work);
+    impl_->last_work = gst_cuda_stream_ref (work);
+  }
+  return {handle (work), handle (output)};
+}
+
+void
+GstCudaFiltersStreams::wait_for_producer (GstBuffer * in)
+{
+  GstMemory *mem = gst_buffer_peek_memory (in, 0);
+  if (gst_is_cuda_memory (mem))
+    gst_cuda_memory_sync (GST_CUDA_MEMORY_CAST (mem));
+}
+
+void
+GstCudaFiltersStreams::mark_finished (GstBuffer * out)
+{
+  GstMemory *mem = gst_buffer_peek_memory (out, 0);
+  if (gst_is_cuda_memory (mem))
+    GST_MEMORY_FLAG_UNSET (mem, GST_CUDA_MEMORY_TRANSFER_NEED_SYNC);
+}
+
+#else /* GStreamer 1.22: memory has no stream. */
+
+struct GstCudaFiltersStreams::Impl
+{
+};
+
+GstCudaFiltersStreams::GstCudaFiltersStreams (GstCudaContext *)
+{
+}
+
+GstCudaFiltersStreams::~GstCudaFiltersStreams () = default;
+
+void
+GstCudaFiltersStreams::decide (GstStructure *)
+{
+}
+
+void
+GstCudaFiltersStreams::offer (GstStructure *) const
+{
+}
+
+GstCudaFiltersStreams::Placement
+GstCudaFiltersStreams::place (GstBuffer *, GstBuffer *,
+    cudafilters::GpuFrameRunner &)
+{
+  return {};
+}
+
+void
+GstCudaFiltersStreams::wait_for_producer (GstBuffer *)
+{
+}
+
+void
+GstCudaFiltersStreams::mark_finished (GstBuffer *)
+{
+}
+
+#endif

@@ -1,0 +1,79 @@
+/* The CUDA streams a frame in CUDA memory is queued on, so that elements
+ * push frames downstream without waiting for them on the host.
+ *
+ * From GStreamer 1.24 on, GstCudaMemory carries the stream its producer
+ * queued its work on, and GST_CUDA_MEMORY_TRANSFER_NEED_SYNC says that work
+ * may still be running: a consumer on the same stream just queues after it,
+ * a consumer on another stream (or on the host) waits first, as
+ * gst_cuda_memory_sync() and every CPU map do.
+ *
+ * The elements put one stream into the buffer pools on both pads:
+ * downstream's when its pool carries one, else their own. A chain such as
+ * `cudaupload ! cudahisteq ! cudanlm ! cudadownload` thus runs on a single
+ * stream, and only the element that needs the frames on the host waits.
+ *
+ * A frame whose memory is on another stream than the output's (a decoder's,
+ * say) is queued on the input's stream, so that the producer's next writes
+ * into that memory come after our reads, and the two streams are linked by
+ * events: our writes wait for the work queued on the output's stream (its
+ * consumers' reads of the buffer we reuse), and the output's stream waits
+ * for our writes. Memory without a stream gives no such order, and its
+ * frames are waited for; so are all frames with GStreamer 1.22. */
+#pragma once
+
+#include <gst/cuda/gstcudacontext.h>
+#include <gst/gst.h>
+
+#include <cuda_runtime_api.h>
+
+#include <memory>
+
+namespace cudafilters {
+class GpuFrameRunner;
+}
+
+class GstCudaFiltersStreams
+{
+public:
+  /* Where a frame is queued: @work, then @output's consumers. Null @work:
+   * the frame is waited for on the host. */
+  struct Placement
+  {
+    cudaStream_t work = nullptr;
+    cudaStream_t output = nullptr;
+  };
+
+  /* Creates the element's own stream in @context (a current context). */
+  explicit GstCudaFiltersStreams (GstCudaContext * context);
+  ~GstCudaFiltersStreams ();
+  GstCudaFiltersStreams (const GstCudaFiltersStreams &) = delete;
+  GstCudaFiltersStreams & operator= (const GstCudaFiltersStreams &) = delete;
+
+  /* Output pool @config (from decide_allocation): adopts the stream that
+   * downstream put in it, if of the same context, else puts ours in. The
+   * caller waits for the frames queued so far first. */
+  void decide (GstStructure * config);
+
+  /* A pool @config that we propose upstream: its memory gets the stream of
+   * our output. */
+  void offer (GstStructure * config) const;
+
+  /* Where to queue the frame @in -> @out without a host wait. Before the
+   * work moves to another stream, waits for @runner's frames queued on the
+   * last one, which stays referenced until then. Call with the context
+   * current. */
+  Placement place (GstBuffer * in, GstBuffer * out,
+      cudafilters::GpuFrameRunner & runner);
+
+  /* Before the host-waiting path reads @in on another stream: waits for its
+   * producer's work if it may still be running. */
+  static void wait_for_producer (GstBuffer * in);
+
+  /* After the host-waiting path has written @out and waited: nothing is
+   * left for its consumers to wait for. */
+  static void mark_finished (GstBuffer * out);
+
+private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
