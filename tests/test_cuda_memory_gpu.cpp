@@ -1,18 +1,31 @@
 /* Every element on frames in CUDA memory: cudaupload ! X ! cudadownload for
  * every format cudaupload takes, and a decode through nvh264dec, each
- * compared with the system-memory path. Exits 77 (skipped) where no GPU is
+ * compared with the system-memory path; chains of elements on CUDA memory
+ * pushed without host waits (GStreamer 1.24 on) compared with the same
+ * chains waiting for every frame. Exits 77 (skipped) where no GPU is
  * usable. */
 #include "deep_frames.h"
 #include "nlm_reference.h"
 
 #include <gst/app/gstappsink.h>
+#include <gst/app/gstappsrc.h>
+#include <gst/cuda/gstcudabufferpool.h>
+#include <gst/cuda/gstcudacontext.h>
+#include <gst/cuda/gstcudaloader.h>
 #include <gst/cuda/gstcudamemory.h>
+#include <gst/cuda/gstcudautils.h>
 
 #include <glib/gstdio.h>
 
 #include <cstring>
+#include <memory>
 
 using namespace test;
+
+/* CUDA memory that carries its stream came with GStreamer 1.24. */
+#if GST_CHECK_VERSION (1, 24, 0)
+#define HAVE_CUDA_MEMORY_STREAMS 1
+#endif
 
 /* GRAY8 is not among the formats 1.22's cudaupload accepts. */
 static const GstVideoFormat kCudaFormats[] = {
@@ -177,6 +190,224 @@ run_to_eos (const std::string & launch)
   return frames;
 }
 
+/* What appsink "out" of a pipeline received: the frames, and for each
+ * whether its CUDA memory still had queued work on its stream when it
+ * arrived (GST_CUDA_MEMORY_TRANSFER_NEED_SYNC; never before 1.24). */
+struct Received
+{
+  std::vector<PlanarFrame> frames;
+  std::vector<bool> pending;
+};
+
+static bool
+work_pending (GstBuffer * buf)
+{
+#ifdef HAVE_CUDA_MEMORY_STREAMS
+  GstMemory *mem = gst_buffer_peek_memory (buf, 0);
+  return gst_is_cuda_memory (mem) &&
+      gst_cuda_memory_get_stream (GST_CUDA_MEMORY_CAST (mem)) != NULL &&
+      GST_MEMORY_FLAG_IS_SET (mem, GST_CUDA_MEMORY_TRANSFER_NEED_SYNC);
+#else
+  (void) buf;
+  return false;
+#endif
+}
+
+/* Frames in CUDA memory of @ctx whose memory carries a stream of its own
+ * (from 1.24 on), as a decoder's output does. */
+class CudaFramePool
+{
+public:
+  CudaFramePool (GstCudaContext * ctx, const GstVideoInfo & info)
+      : pool_ (gst_cuda_buffer_pool_new (ctx)) {
+    GstCaps *caps = gst_video_info_to_caps (&info);
+    gst_caps_set_features_simple (caps,
+        gst_caps_features_new_single (GST_CAPS_FEATURE_MEMORY_CUDA_MEMORY));
+    GstStructure *config = gst_buffer_pool_get_config (pool_);
+    gst_buffer_pool_config_set_params (config, caps,
+        GST_VIDEO_INFO_SIZE (&info), 0, 0);
+    gst_caps_unref (caps);
+#ifdef HAVE_CUDA_MEMORY_STREAMS
+    GstCudaStream *stream = gst_cuda_stream_new (ctx);
+    fail_unless (stream != NULL);
+    gst_buffer_pool_config_set_cuda_stream (config, stream);
+    gst_cuda_stream_unref (stream);
+#endif
+    fail_unless (gst_buffer_pool_set_config (pool_, config));
+    fail_unless (gst_buffer_pool_set_active (pool_, TRUE));
+  }
+  ~CudaFramePool () {
+    gst_buffer_pool_set_active (pool_, FALSE);
+    gst_object_unref (pool_);
+  }
+  CudaFramePool (const CudaFramePool &) = delete;
+  CudaFramePool & operator= (const CudaFramePool &) = delete;
+
+  GstBuffer *frame (const PlanarFrame & f) {
+    GstBuffer *buf = NULL;
+    fail_unless (gst_buffer_pool_acquire_buffer (pool_, &buf, NULL) ==
+        GST_FLOW_OK);
+    GstVideoFrame vf;
+    GstVideoInfo info = f.info;
+    fail_unless (gst_video_frame_map (&vf, &info, buf, GST_MAP_WRITE));
+    for (guint p = 0; p < f.planes.size (); ++p)
+      for (int y = 0; y < f.planes[p].height; ++y)
+        memcpy ((uint8_t *) GST_VIDEO_FRAME_PLANE_DATA (&vf, p) +
+            size_t (y) * GST_VIDEO_FRAME_PLANE_STRIDE (&vf, p),
+            &f.planes[p].pixels[size_t (y) * f.planes[p].width],
+            f.planes[p].width);
+    gst_video_frame_unmap (&vf);
+    return buf;
+  }
+
+private:
+  GstBufferPool *pool_;
+};
+
+/* Pushes @frames through appsrc ! @middle ! appsink name=out, all queued
+ * before the pipeline plays so that several are in flight, and collects
+ * the output (mapped on the CPU) until EOS. @host_sync sets
+ * CUDAFILTERS_HOST_SYNC for the elements created here. With @ctx, the
+ * frames are pushed in CUDA memory of that context (see CudaFramePool),
+ * which the pipeline shares. */
+static Received
+run_frames (const std::string & middle, const std::vector<PlanarFrame> & frames,
+    bool host_sync, GstCudaContext * ctx = NULL)
+{
+  const GstVideoInfo & info = frames[0].info;
+  const std::string launch = "appsrc name=src format=time caps=\"" +
+      video_caps (GST_VIDEO_INFO_FORMAT (&info), GST_VIDEO_INFO_WIDTH (&info),
+      GST_VIDEO_INFO_HEIGHT (&info), ctx ? "memory:CUDAMemory" : NULL) +
+      "\" ! " + middle + " ! appsink name=out sync=false";
+  g_setenv ("CUDAFILTERS_HOST_SYNC", host_sync ? "1" : "0", TRUE);
+  GError *err = NULL;
+  GstElement *pipeline = gst_parse_launch (launch.c_str (), &err);
+  g_unsetenv ("CUDAFILTERS_HOST_SYNC");
+  fail_unless (pipeline != NULL && err == NULL, "%s: %s", launch.c_str (),
+      err ? err->message : "");
+  std::unique_ptr<CudaFramePool> pool;
+  if (ctx) {
+    GstContext *c = gst_context_new_cuda_context (ctx);
+    gst_element_set_context (pipeline, c);
+    gst_context_unref (c);
+    pool = std::make_unique<CudaFramePool> (ctx, info);
+  }
+  GstElement *src = gst_bin_get_by_name (GST_BIN (pipeline), "src");
+  GstElement *sink = gst_bin_get_by_name (GST_BIN (pipeline), "out");
+  g_object_set (src, "max-bytes", (guint64) 0, "block", FALSE, NULL);
+  for (size_t i = 0; i < frames.size (); ++i) {
+    GstBuffer *b = pool ? pool->frame (frames[i]) : buffer_from_frame (frames[i]);
+    GST_BUFFER_PTS (b) = i * GST_SECOND / 30;
+    GST_BUFFER_DURATION (b) = GST_SECOND / 30;
+    fail_unless (gst_app_src_push_buffer (GST_APP_SRC (src), b) == GST_FLOW_OK);
+  }
+  gst_app_src_end_of_stream (GST_APP_SRC (src));
+  fail_unless (gst_element_set_state (pipeline, GST_STATE_PLAYING) !=
+      GST_STATE_CHANGE_FAILURE, "%s: cannot play", launch.c_str ());
+
+  Received got;
+  while (got.frames.size () < frames.size ()) {
+    GstSample *s = gst_app_sink_try_pull_sample (GST_APP_SINK (sink),
+        60 * GST_SECOND);
+    if (!s)
+      break;
+    GstBuffer *buf = gst_sample_get_buffer (s);
+    got.pending.push_back (work_pending (buf));
+    GstVideoInfo out_info;
+    fail_unless (gst_video_info_from_caps (&out_info, gst_sample_get_caps (s)));
+    got.frames.push_back (frame_from_buffer (buf, out_info));
+    gst_sample_unref (s);
+  }
+  GstBus *bus = gst_element_get_bus (pipeline);
+  GstMessage *msg = gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR);
+  std::string problem;
+  if (msg) {
+    GError *e = NULL;
+    gst_message_parse_error (msg, &e, NULL);
+    problem = e->message;
+    g_error_free (e);
+    gst_message_unref (msg);
+  }
+  gst_object_unref (src);
+  gst_object_unref (sink);
+  gst_element_set_state (pipeline, GST_STATE_NULL);
+  gst_object_unref (pipeline);
+  release_bus (bus);
+  fail_unless (problem.empty (), "%s: %s", launch.c_str (), problem.c_str ());
+  fail_unless_equals_int ((int) got.frames.size (), (int) frames.size ());
+  return got;
+}
+
+/* Chains of elements on CUDA memory give, frame for frame and bit for bit,
+ * what the same chains give when every element waits for every frame:
+ * downloaded by cudadownload, and mapped on the CPU by an appsink that
+ * takes CUDA memory. From GStreamer 1.24 on the frames reach that appsink
+ * with their work still queued, which shows that no element waited. */
+GST_START_TEST (test_chains_without_host_waits)
+{
+  fail_unless (gst_cuda_load_library ());
+  GstCudaContext *ctx = gst_cuda_context_new (0);
+  fail_unless (ctx != NULL);
+  std::mt19937 rng (21);
+  std::vector<PlanarFrame> frames;
+  for (int i = 0; i < 24; ++i)
+    frames.push_back (frame_with_luma (rng, GST_VIDEO_FORMAT_NV12,
+            i % 2 ? natural_image (1280, 720) : noisy_step_image (rng, 1280,
+                720, 4.0 + i)));
+  const char *kChains[] = {
+    "cudahisteq backend=cuda ! cudahisteq backend=cuda ! "
+        "cudahisteq backend=cuda ! cudahisteq backend=cuda",
+    "cudanlm backend=cuda strength=12 patch-size=5 search-size=11 ! "
+        "cudanlm backend=cuda strength=8 patch-size=7 search-size=21",
+    "cudahisteq backend=cuda ! cudanlm backend=cuda strength=12 "
+        "patch-size=5 search-size=11 ! cudaclahe backend=cuda clip-limit=3 "
+        "! cudasharpen backend=cuda amount=1.5 radius=2",
+  };
+  for (const char *chain : kChains) {
+    const std::string upload =
+        std::string ("cudaupload ! video/x-raw(memory:CUDAMemory) ! ") + chain;
+    const Received want = run_frames (upload + " ! cudadownload", frames,
+        true);
+    const Received downloaded = run_frames (upload + " ! cudadownload",
+        frames, false);
+    const Received mapped = run_frames (upload +
+        " ! video/x-raw(memory:CUDAMemory)", frames, false);
+    const Received mapped_sync = run_frames (upload +
+        " ! video/x-raw(memory:CUDAMemory)", frames, true);
+    /* Frames that arrive on a stream of their own: the first element
+     * queues on it and links it to the chain's by events. */
+    const Received from_stream = run_frames (std::string (chain) +
+        " ! video/x-raw(memory:CUDAMemory)", frames, false, ctx);
+    size_t queued = 0;
+    for (size_t i = 0; i < frames.size (); ++i) {
+      const std::string what = std::string (chain) + ", frame " +
+          std::to_string (i);
+      for (size_t p = 0; p < want.frames[i].planes.size (); ++p) {
+        assert_images_equal (downloaded.frames[i].planes[p],
+            want.frames[i].planes[p], (what + ", cudadownload").c_str ());
+        assert_images_equal (mapped.frames[i].planes[p],
+            want.frames[i].planes[p], (what + ", appsink").c_str ());
+        assert_images_equal (mapped_sync.frames[i].planes[p],
+            want.frames[i].planes[p], (what + ", appsink, waited").c_str ());
+        assert_images_equal (from_stream.frames[i].planes[p],
+            want.frames[i].planes[p], (what + ", own stream").c_str ());
+      }
+      fail_if (mapped_sync.pending[i], "%s: waited-for frame has work queued",
+          what.c_str ());
+      queued += mapped.pending[i] && from_stream.pending[i];
+    }
+#ifdef HAVE_CUDA_MEMORY_STREAMS
+    fail_unless (queued == frames.size (), "%s: %zu of %zu frames were "
+        "waited for on the host", chain, frames.size () - queued,
+        frames.size ());
+#else
+    fail_unless (queued == 0);
+#endif
+  }
+  gst_object_unref (ctx);
+}
+GST_END_TEST;
+
 /* nvh264dec gives NV12 in CUDA memory: filtering it there must equal
  * filtering the downloaded frames. */
 GST_START_TEST (test_decode_through_nvh264dec)
@@ -262,6 +493,7 @@ cuda_memory_gpu_suite (void)
   suite_add_tcase (s, tc);
   tcase_add_test (tc, test_cuda_memory_matches_system_memory);
   tcase_add_test (tc, test_deep_cuda_memory_matches_system_memory);
+  tcase_add_test (tc, test_chains_without_host_waits);
   tcase_add_test (tc, test_decode_through_nvh264dec);
   tcase_add_test (tc, test_decode_10bit_through_nvh265dec);
   return s;
