@@ -4,6 +4,7 @@
 //
 //   element_bench [--backend cuda|cpu] [--frames N] [--json FILE]
 //                 [--dump-frames DIR] [--only histeq|clahe|nlm|sharpen]
+//   element_bench --chain [--frames N] [--json FILE] [--only histeq|nlm]
 //
 // Rows, for each element and size:
 //   - system memory (GRAY8), pageable frames pushed through a GstHarness;
@@ -13,6 +14,18 @@
 //   - pipeline throughput, appsrc ! element ! fakesink, as time per frame,
 //     next to the same pipeline with identity;
 //   - GStreamer's cvequalizehist on the same frames, where it is installed.
+//
+// --chain times appsrc ! <element> x K ! fakesink on NV12 frames in CUDA
+// memory at 1080p and 4K for K = 0, 1, 2, 4 and 8, for cudahisteq and
+// cudanlm, to the end of the GPU work of the last frame. The frames carry a
+// stream of their own, as a decoder's do (GStreamer 1.24 on). Each chain
+// runs once as built (frames pushed without a host wait where the memory
+// carries a stream) and once with CUDAFILTERS_HOST_SYNC=1 (every element
+// waits for every frame, as with GStreamer 1.22). The time each element
+// adds is (t(K) - t(0)) / K, next to the GPU time of the work the element
+// queues per frame (its engine with the chroma plane carried, frames back
+// to back).
+//
 // Kernel-only GPU times and the copy and bandwidth floors come from
 // histeq_bench, clahe_bench and nlm_bench. Four distinct frames are rotated; --dump-frames
 // writes them (raw GRAY8) so other tools can run on the same input.
@@ -23,13 +36,18 @@
 #include <gst/cuda/gstcudabufferpool.h>
 #include <gst/cuda/gstcudacontext.h>
 #include <gst/cuda/gstcudaloader.h>
+#include <gst/cuda/gstcudamemory.h>
 #include <gst/cuda/gstcudautils.h>
+#include <cudafilters/gpu_frame_runner.h>
+#include <cudafilters/histeq_gpu.h>
+#include <cudafilters/nlm_gpu.h>
 #include <gst/video/video.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -47,6 +65,7 @@ struct ElementOptions {
   std::string json;
   std::string dump_dir;
   std::string only;
+  bool chain = false;
 };
 
 std::string caps_string(const char *format, const Size &sz, bool cuda) {
@@ -93,8 +112,10 @@ struct CudaFrames {
   GstBufferPool *pool = nullptr;
   std::vector<GstBuffer *> bufs;
 
+  // With `with_stream` (GStreamer 1.24 on), the memory carries a stream of
+  // its own, as a decoder's output does.
   CudaFrames(GstCudaContext *ctx, const char *format, const Size &sz,
-             const std::vector<std::vector<uint8_t>> &lumas) {
+             const std::vector<std::vector<uint8_t>> &lumas, bool with_stream = false) {
     GstCaps *caps = gst_caps_from_string(caps_string(format, sz, true).c_str());
     GstVideoInfo info;
     gst_video_info_from_caps(&info, caps);
@@ -102,7 +123,21 @@ struct CudaFrames {
     GstStructure *config = gst_buffer_pool_get_config(pool);
     gst_buffer_pool_config_set_params(config, caps, GST_VIDEO_INFO_SIZE(&info), kRotation, kRotation);
     gst_caps_unref(caps);
-    if (!gst_buffer_pool_set_config(pool, config) || !gst_buffer_pool_set_active(pool, TRUE))
+#if GST_CHECK_VERSION(1, 24, 0)
+    if (with_stream) {
+      GstCudaStream *stream = gst_cuda_stream_new(ctx);
+      gst_buffer_pool_config_set_cuda_stream(config, stream);
+      gst_clear_cuda_stream(&stream);
+    }
+#else
+    (void)with_stream;
+#endif
+    // A pool that adjusts the configuration (GStreamer 1.22 pads the size)
+    // says so by refusing it; the adjusted one is then taken.
+    if (!gst_buffer_pool_set_config(pool, config) &&
+        !gst_buffer_pool_set_config(pool, gst_buffer_pool_get_config(pool)))
+      throw std::runtime_error("cannot configure a CUDA buffer pool");
+    if (!gst_buffer_pool_set_active(pool, TRUE))
       throw std::runtime_error("cannot set up a CUDA buffer pool");
     for (const auto &l : lumas) {
       GstBuffer *b = nullptr;
@@ -171,9 +206,11 @@ Stats time_harness_proposed(const std::string &launch, const char *format, const
 }
 
 // Time per frame of appsrc ! <middle> ! fakesink over `frames` frames, from
-// PLAYING to EOS; one sample per repetition.
+// PLAYING to EOS; one sample per repetition. With `finish`, to the end of
+// the work queued in `ctx` by then.
 Stats time_pipeline(const std::string &middle, const std::string &caps, GstCudaContext *ctx,
-                    const std::vector<GstBuffer *> &inputs, int frames, int reps) {
+                    const std::vector<GstBuffer *> &inputs, int frames, int reps,
+                    bool finish = false) {
   std::vector<double> per_frame;
   for (int r = 0; r < reps; ++r) {
     const std::string launch = "appsrc name=src format=time caps=\"" + caps + "\" ! " + middle +
@@ -203,6 +240,10 @@ Stats time_pipeline(const std::string &middle, const std::string &caps, GstCudaC
     gst_element_set_state(pipeline, GST_STATE_PLAYING);
     GstMessage *m = gst_bus_timed_pop_filtered(bus, 300 * GST_SECOND,
                                                GstMessageType(GST_MESSAGE_EOS | GST_MESSAGE_ERROR));
+    if (finish && gst_cuda_context_push(ctx)) {
+      CUDAFILTERS_CHECK(cudaDeviceSynchronize());
+      gst_cuda_context_pop(nullptr);
+    }
     const auto t1 = std::chrono::steady_clock::now();
     const bool ok = m && GST_MESSAGE_TYPE(m) == GST_MESSAGE_EOS;
     if (m) gst_message_unref(m);
@@ -215,6 +256,78 @@ Stats time_pipeline(const std::string &middle, const std::string &caps, GstCudaC
                         std::max(1, frames - 1));
   }
   return summarize(per_frame);
+}
+
+// GPU time per frame of what an element queues for an NV12 frame in CUDA
+// memory: `filter` on luma, chroma carried.
+Stats element_gpu_time(cudafilters::GpuPlaneFilter &filter, const Size &sz, int iters) {
+  const int w = sz.width, h = sz.height;
+  cudafilters::DevicePlane in, out;
+  in.reserve(w, h + h / 2);
+  out.reserve(w, h + h / 2);
+  const std::vector<uint8_t> luma = make_frame(w, h, 7);
+  CUDAFILTERS_CHECK(cudaMemcpy2D(in.data(), in.pitch(), luma.data(), w, w, h, cudaMemcpyHostToDevice));
+  CUDAFILTERS_CHECK(cudaMemset2D(in.data() + h * in.pitch(), in.pitch(), 128, w, h / 2));
+  const cudafilters::CarriedPlanes chroma = {
+      {cudafilters::ConstPlane(in.data() + h * in.pitch(), in.pitch(), w, h / 2),
+       cudafilters::Plane{out.data() + h * out.pitch(), out.pitch(), w, h / 2}}};
+  cudafilters::GpuFrameRunner runner;
+  const cudafilters::ConstPlane src(in.data(), in.pitch(), w, h);
+  const cudafilters::Plane dst{out.data(), out.pitch(), w, h};
+  cudafilters::Stream stream;
+  return time_gpu_back_to_back(stream.get(), iters, [&](int) {
+    runner.enqueue_device(filter, src, dst, chroma, stream.get());
+  }, 10, 5);
+}
+
+// The chains of --chain, for each element and size.
+void run_chains(Reporter &rep, const ElementOptions &opt, GstCudaContext *ctx) {
+  struct Chained {
+    const char *name;
+    const char *props;
+    int frames_divisor;
+    std::function<std::unique_ptr<cudafilters::GpuPlaneFilter>()> engine;
+  };
+  const Chained elements[] = {
+      {"cudahisteq", "", 1, [] { return std::make_unique<cudafilters::HistEqGpu>(); }},
+      {"cudanlm", " patch-size=7 search-size=21", 4,
+       [] { return std::make_unique<cudafilters::NlmGpu>(); }}};
+  const int ks[] = {0, 1, 2, 4, 8};
+  for (const Size &sz : kSizes) {
+    if (sz.height < 1080) continue;
+    std::vector<std::vector<uint8_t>> lumas;
+    for (int k = 0; k < kRotation; ++k) lumas.push_back(make_frame(sz.width, sz.height, 100 + k));
+    CudaFrames frames_on_gpu(ctx, "NV12", sz, lumas, true);
+    const std::string caps = caps_string("NV12", sz, true);
+    for (const Chained &e : elements) {
+      if (!opt.only.empty() && std::string(e.name).find(opt.only) == std::string::npos) continue;
+      const int frames = std::max(10, opt.frames / e.frames_divisor);
+      {
+        if (!gst_cuda_context_push(ctx)) throw std::runtime_error("cannot push the CUDA context");
+        auto engine = e.engine();
+        const Stats gpu = element_gpu_time(*engine, sz, std::max(10, frames / 10));
+        gst_cuda_context_pop(nullptr);
+        rep.row((std::string(e.name) + ": GPU time of one element").c_str(), sz, gpu, 0);
+      }
+      for (const bool host_sync : {false, true}) {
+        // Read by each element instance when it is created.
+        g_setenv("CUDAFILTERS_HOST_SYNC", host_sync ? "1" : "0", TRUE);
+        const char *mode = host_sync ? "host wait per element" : "as built";
+        double t0 = 0;
+        for (const int k : ks) {
+          std::string middle = "identity";
+          for (int i = 0; i < k; ++i) middle += std::string(" ! ") + e.name + " backend=cuda" + e.props;
+          const Stats st = time_pipeline(middle, caps, ctx, frames_on_gpu.bufs, frames, 3, true);
+          const std::string what = std::string(e.name) + " x" + std::to_string(k) + ", " + mode;
+          rep.row(what.c_str(), sz, st, 0);
+          if (k == 0) t0 = st.median_us;
+          else
+            std::printf("    added per element: %.1f us\n", (st.median_us - t0) / k);
+        }
+      }
+      g_unsetenv("CUDAFILTERS_HOST_SYNC");
+    }
+  }
 }
 
 std::string cpu_model() {
@@ -272,6 +385,7 @@ int main(int argc, char **argv) {
     else if (!std::strcmp(argv[i], "--json")) opt.json = next();
     else if (!std::strcmp(argv[i], "--dump-frames")) opt.dump_dir = next();
     else if (!std::strcmp(argv[i], "--only")) opt.only = next();
+    else if (!std::strcmp(argv[i], "--chain")) opt.chain = true;
   }
   FILE *json = opt.json.empty() ? nullptr : std::fopen(opt.json.c_str(), "w");
   const bool on_gpu = opt.backend == "cuda";
@@ -283,6 +397,9 @@ int main(int argc, char **argv) {
       std::fprintf(stderr, "no usable CUDA device; run with --backend cpu\n");
       return 1;
     }
+    // Registers GStreamer's CUDA allocator, which the frames' pools need
+    // before any element has done so.
+    gst_cuda_memory_init_once();
   }
   describe_machine(json, opt.backend);
   Reporter rep("element", json);
@@ -296,6 +413,22 @@ int main(int argc, char **argv) {
                               {"cudaclahe", " clip-limit=2 tiles-x=8 tiles-y=8", 1},
                               {"cudanlm", " patch-size=7 search-size=21", on_gpu ? 4 : 100},
                               {"cudasharpen", " amount=1 radius=1", 1}};
+
+  if (opt.chain) {
+    if (!ctx) {
+      std::fprintf(stderr, "--chain needs the cuda backend\n");
+      return 1;
+    }
+    try {
+      run_chains(rep, opt, ctx);
+    } catch (const std::exception &e) {
+      std::fprintf(stderr, "error: %s\n", e.what());
+      return 1;
+    }
+    if (ctx) gst_object_unref(ctx);
+    if (json) std::fclose(json);
+    return 0;
+  }
 
   try {
     for (const Size &sz : kSizes) {
