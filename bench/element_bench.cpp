@@ -372,6 +372,72 @@ void dump_frames(const std::string &dir, const Size &sz, const std::vector<std::
   }
 }
 
+// The rows of the default mode, for each size and element.
+void run_rows(Reporter &rep, const ElementOptions &opt, GstCudaContext *ctx) {
+  const bool on_gpu = ctx != nullptr;
+  const std::string label = on_gpu ? "" : " [CPU backend]";
+  struct Element {
+    const char *name;
+    const char *props;
+    int frames_divisor;  // cudanlm on the CPU is slow: fewer frames
+  };
+  const Element elements[] = {{"cudahisteq", "", 1},
+                              {"cudaclahe", " clip-limit=2 tiles-x=8 tiles-y=8", 1},
+                              {"cudanlm", " patch-size=7 search-size=21", on_gpu ? 4 : 100},
+                              {"cudasharpen", " amount=1 radius=1", 1}};
+
+  for (const Size &sz : kSizes) {
+    std::vector<std::vector<uint8_t>> lumas;
+    for (int k = 0; k < kRotation; ++k) lumas.push_back(make_frame(sz.width, sz.height, 100 + k));
+    if (!opt.dump_dir.empty()) dump_frames(opt.dump_dir, sz, lumas);
+    std::vector<GstBuffer *> gray = host_frames("GRAY8", sz, lumas);
+    const double n = double(sz.width) * sz.height;
+
+    for (const Element &e : elements) {
+      if (!opt.only.empty() && std::string(e.name).find(opt.only) == std::string::npos) continue;
+      const int iters = std::max(3, opt.frames / e.frames_divisor);
+      const std::string launch = std::string(e.name) + " backend=" + opt.backend + e.props;
+      auto what = [&](const char *kind) { return std::string(e.name) + ": " + kind + label; };
+
+      rep.row(what("GRAY8 system memory, pageable frames").c_str(), sz,
+              time_harness(launch, caps_string("GRAY8", sz, false), nullptr, gray, iters), 2 * n);
+      if (on_gpu) {
+        // The page-locked pool the GPU path proposes upstream.
+        rep.row(what("GRAY8 system memory, frames in the proposed pool").c_str(), sz,
+                time_harness_proposed(launch, "GRAY8", sz, lumas, iters), 2 * n);
+        // GRAY8 has no CUDA-memory layout in GStreamer: NV12 only.
+        for (const char *format : {"NV12"}) {
+          CudaFrames cuda(ctx, format, sz, lumas);
+          rep.row(what((std::string(format) + " CUDA memory").c_str()).c_str(), sz,
+                  time_harness(launch, caps_string(format, sz, true), ctx, cuda.bufs, iters), 2 * n);
+        }
+      }
+      const int reps = on_gpu || e.frames_divisor == 1 ? 5 : 1;
+      rep.row(what("pipeline, GRAY8 system memory").c_str(), sz,
+              time_pipeline(launch, caps_string("GRAY8", sz, false), nullptr, gray, iters, reps), 2 * n);
+      if (on_gpu) {
+        CudaFrames cuda(ctx, "NV12", sz, lumas);
+        rep.row(what("pipeline, NV12 CUDA memory").c_str(), sz,
+                time_pipeline(launch, caps_string("NV12", sz, true), ctx, cuda.bufs, iters, reps), 2 * n);
+      }
+    }
+    if (opt.only.empty() || opt.only == "histeq") {
+      rep.row("identity: pipeline, GRAY8 system memory", sz,
+              time_pipeline("identity", caps_string("GRAY8", sz, false), nullptr, gray, opt.frames, 5), 0);
+      if (GstElementFactory *f = gst_element_factory_find("cvequalizehist")) {
+        gst_object_unref(f);
+        rep.row("cvequalizehist (GStreamer opencv plugin)", sz,
+                time_harness("cvequalizehist", caps_string("GRAY8", sz, false), nullptr, gray,
+                             std::max(5, opt.frames / 4)),
+                2 * n);
+      } else {
+        std::printf("  cvequalizehist: not installed\n");
+      }
+    }
+    for (GstBuffer *b : gray) gst_buffer_unref(b);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -389,7 +455,6 @@ int main(int argc, char **argv) {
   }
   FILE *json = opt.json.empty() ? nullptr : std::fopen(opt.json.c_str(), "w");
   const bool on_gpu = opt.backend == "cuda";
-  const std::string label = on_gpu ? "" : " [CPU backend]";
 
   GstCudaContext *ctx = nullptr;
   if (on_gpu) {
@@ -401,86 +466,18 @@ int main(int argc, char **argv) {
     // before any element has done so.
     gst_cuda_memory_init_once();
   }
+  if (opt.chain && !ctx) {
+    std::fprintf(stderr, "--chain needs the cuda backend\n");
+    return 1;
+  }
   describe_machine(json, opt.backend);
   Reporter rep("element", json);
 
-  struct Element {
-    const char *name;
-    const char *props;
-    int frames_divisor;  // cudanlm on the CPU is slow: fewer frames
-  };
-  const Element elements[] = {{"cudahisteq", "", 1},
-                              {"cudaclahe", " clip-limit=2 tiles-x=8 tiles-y=8", 1},
-                              {"cudanlm", " patch-size=7 search-size=21", on_gpu ? 4 : 100},
-                              {"cudasharpen", " amount=1 radius=1", 1}};
-
-  if (opt.chain) {
-    if (!ctx) {
-      std::fprintf(stderr, "--chain needs the cuda backend\n");
-      return 1;
-    }
-    try {
-      run_chains(rep, opt, ctx);
-    } catch (const std::exception &e) {
-      std::fprintf(stderr, "error: %s\n", e.what());
-      return 1;
-    }
-    if (ctx) gst_object_unref(ctx);
-    if (json) std::fclose(json);
-    return 0;
-  }
-
   try {
-    for (const Size &sz : kSizes) {
-      std::vector<std::vector<uint8_t>> lumas;
-      for (int k = 0; k < kRotation; ++k) lumas.push_back(make_frame(sz.width, sz.height, 100 + k));
-      if (!opt.dump_dir.empty()) dump_frames(opt.dump_dir, sz, lumas);
-      std::vector<GstBuffer *> gray = host_frames("GRAY8", sz, lumas);
-      const double n = double(sz.width) * sz.height;
-
-      for (const Element &e : elements) {
-        if (!opt.only.empty() && std::string(e.name).find(opt.only) == std::string::npos) continue;
-        const int iters = std::max(3, opt.frames / e.frames_divisor);
-        const std::string launch = std::string(e.name) + " backend=" + opt.backend + e.props;
-        auto what = [&](const char *kind) { return std::string(e.name) + ": " + kind + label; };
-
-        rep.row(what("GRAY8 system memory, pageable frames").c_str(), sz,
-                time_harness(launch, caps_string("GRAY8", sz, false), nullptr, gray, iters), 2 * n);
-        if (on_gpu) {
-          // The page-locked pool the GPU path proposes upstream.
-          rep.row(what("GRAY8 system memory, frames in the proposed pool").c_str(), sz,
-                  time_harness_proposed(launch, "GRAY8", sz, lumas, iters), 2 * n);
-          // GRAY8 has no CUDA-memory layout in GStreamer: NV12 only.
-          for (const char *format : {"NV12"}) {
-            CudaFrames cuda(ctx, format, sz, lumas);
-            rep.row(what((std::string(format) + " CUDA memory").c_str()).c_str(), sz,
-                    time_harness(launch, caps_string(format, sz, true), ctx, cuda.bufs, iters), 2 * n);
-          }
-        }
-        const int reps = on_gpu || e.frames_divisor == 1 ? 5 : 1;
-        rep.row(what("pipeline, GRAY8 system memory").c_str(), sz,
-                time_pipeline(launch, caps_string("GRAY8", sz, false), nullptr, gray, iters, reps), 2 * n);
-        if (on_gpu) {
-          CudaFrames cuda(ctx, "NV12", sz, lumas);
-          rep.row(what("pipeline, NV12 CUDA memory").c_str(), sz,
-                  time_pipeline(launch, caps_string("NV12", sz, true), ctx, cuda.bufs, iters, reps), 2 * n);
-        }
-      }
-      if (opt.only.empty() || opt.only == "histeq") {
-        rep.row("identity: pipeline, GRAY8 system memory", sz,
-                time_pipeline("identity", caps_string("GRAY8", sz, false), nullptr, gray, opt.frames, 5), 0);
-        if (GstElementFactory *f = gst_element_factory_find("cvequalizehist")) {
-          gst_object_unref(f);
-          rep.row("cvequalizehist (GStreamer opencv plugin)", sz,
-                  time_harness("cvequalizehist", caps_string("GRAY8", sz, false), nullptr, gray,
-                               std::max(5, opt.frames / 4)),
-                  2 * n);
-        } else {
-          std::printf("  cvequalizehist: not installed\n");
-        }
-      }
-      for (GstBuffer *b : gray) gst_buffer_unref(b);
-    }
+    if (opt.chain)
+      run_chains(rep, opt, ctx);
+    else
+      run_rows(rep, opt, ctx);
   } catch (const std::exception &e) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return 1;

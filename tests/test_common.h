@@ -240,15 +240,13 @@ frame_with_luma (std::mt19937 & rng, GstVideoFormat fmt, const Image & luma)
   return f;
 }
 
-/* A buffer in GStreamer's default layout; padding bytes set to 0xEE. */
-inline GstBuffer *
-buffer_from_frame (const PlanarFrame & f)
+/* Writes @f into @buf (mapped on the CPU, in @f's layout). */
+inline void
+write_frame (GstBuffer * buf, const PlanarFrame & f)
 {
-  GstBuffer *buf = gst_buffer_new_allocate (NULL, GST_VIDEO_INFO_SIZE (&f.info),
-      NULL);
-  gst_buffer_memset (buf, 0, 0xEE, GST_VIDEO_INFO_SIZE (&f.info));
+  GstVideoInfo info = f.info;
   GstVideoFrame frame;
-  fail_unless (gst_video_frame_map (&frame, &f.info, buf, GST_MAP_WRITE));
+  fail_unless (gst_video_frame_map (&frame, &info, buf, GST_MAP_WRITE));
   for (guint p = 0; p < f.planes.size (); ++p)
     for (int y = 0; y < f.planes[p].height; ++y)
       memcpy ((uint8_t *) GST_VIDEO_FRAME_PLANE_DATA (&frame, p) +
@@ -256,6 +254,16 @@ buffer_from_frame (const PlanarFrame & f)
           &f.planes[p].pixels[size_t (y) * f.planes[p].width],
           f.planes[p].width);
   gst_video_frame_unmap (&frame);
+}
+
+/* A buffer in GStreamer's default layout; padding bytes set to 0xEE. */
+inline GstBuffer *
+buffer_from_frame (const PlanarFrame & f)
+{
+  GstBuffer *buf = gst_buffer_new_allocate (NULL, GST_VIDEO_INFO_SIZE (&f.info),
+      NULL);
+  gst_buffer_memset (buf, 0, 0xEE, GST_VIDEO_INFO_SIZE (&f.info));
+  write_frame (buf, f);
   return buf;
 }
 

@@ -247,16 +247,7 @@ public:
     GstBuffer *buf = NULL;
     fail_unless (gst_buffer_pool_acquire_buffer (pool_, &buf, NULL) ==
         GST_FLOW_OK);
-    GstVideoFrame vf;
-    GstVideoInfo info = f.info;
-    fail_unless (gst_video_frame_map (&vf, &info, buf, GST_MAP_WRITE));
-    for (guint p = 0; p < f.planes.size (); ++p)
-      for (int y = 0; y < f.planes[p].height; ++y)
-        memcpy ((uint8_t *) GST_VIDEO_FRAME_PLANE_DATA (&vf, p) +
-            size_t (y) * GST_VIDEO_FRAME_PLANE_STRIDE (&vf, p),
-            &f.planes[p].pixels[size_t (y) * f.planes[p].width],
-            f.planes[p].width);
-    gst_video_frame_unmap (&vf);
+    write_frame (buf, f);
     return buf;
   }
 
