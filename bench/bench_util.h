@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cudafilters/cuda_memory.h>
+#include <cudafilters/gpu_frame_runner.h>
 #include <cudafilters/gpu_plane_filter.h>
 
 #include <algorithm>
@@ -9,8 +10,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <functional>
 #include <random>
+#include <string>
 #include <vector>
 
 namespace bench {
@@ -167,6 +170,37 @@ inline Stats time_host(int iters, const std::function<void(int)> &fn, int warmup
     us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
   }
   return summarize(us);
+}
+
+// GPU time per frame of what an element queues for an NV12 frame in CUDA
+// memory: `filter` on luma, chroma carried.
+inline Stats element_gpu_time(cudafilters::GpuPlaneFilter &filter, const Size &sz, int iters) {
+  const int w = sz.width, h = sz.height;
+  cudafilters::DevicePlane in, out;
+  in.reserve(w, h + h / 2);
+  out.reserve(w, h + h / 2);
+  const std::vector<uint8_t> luma = make_frame(w, h, 7);
+  CUDAFILTERS_CHECK(cudaMemcpy2D(in.data(), in.pitch(), luma.data(), w, w, h, cudaMemcpyHostToDevice));
+  CUDAFILTERS_CHECK(cudaMemset2D(in.data() + h * in.pitch(), in.pitch(), 128, w, h / 2));
+  const cudafilters::CarriedPlanes chroma = {
+      {cudafilters::ConstPlane(in.data() + h * in.pitch(), in.pitch(), w, h / 2),
+       cudafilters::Plane{out.data() + h * out.pitch(), out.pitch(), w, h / 2}}};
+  cudafilters::GpuFrameRunner runner;
+  const cudafilters::ConstPlane src(in.data(), in.pitch(), w, h);
+  const cudafilters::Plane dst{out.data(), out.pitch(), w, h};
+  cudafilters::Stream stream;
+  return time_gpu_back_to_back(stream.get(), iters, [&](int) {
+    runner.enqueue_device(filter, src, dst, chroma, stream.get());
+  }, 10, 5);
+}
+
+// The CPU's model name, from /proc/cpuinfo.
+inline std::string cpu_model() {
+  std::ifstream f("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(f, line))
+    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
+  return "unknown";
 }
 
 // Prints one row and, with --json, appends one JSON line.

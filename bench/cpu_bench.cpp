@@ -101,22 +101,6 @@ void measure_memory(Reporter &rep, int iters) {
   rep.row("memory copy (all threads, read + write)", whole, copy, 2.0 * bytes);
 }
 
-// "model name" of the first CPU in /proc/cpuinfo, where there is one.
-std::string cpu_model() {
-  FILE *f = std::fopen("/proc/cpuinfo", "r");
-  if (!f) return "CPU";
-  char line[512];
-  std::string model = "CPU";
-  while (std::fgets(line, sizeof line, f)) {
-    if (std::strncmp(line, "model name", 10)) continue;
-    const char *colon = std::strchr(line, ':');
-    if (colon) model = std::string(colon + 2, std::strcspn(colon + 2, "\n"));
-    break;
-  }
-  std::fclose(f);
-  return model;
-}
-
 }  // namespace
 
 int main(int argc, char **argv) {

@@ -258,28 +258,6 @@ Stats time_pipeline(const std::string &middle, const std::string &caps, GstCudaC
   return summarize(per_frame);
 }
 
-// GPU time per frame of what an element queues for an NV12 frame in CUDA
-// memory: `filter` on luma, chroma carried.
-Stats element_gpu_time(cudafilters::GpuPlaneFilter &filter, const Size &sz, int iters) {
-  const int w = sz.width, h = sz.height;
-  cudafilters::DevicePlane in, out;
-  in.reserve(w, h + h / 2);
-  out.reserve(w, h + h / 2);
-  const std::vector<uint8_t> luma = make_frame(w, h, 7);
-  CUDAFILTERS_CHECK(cudaMemcpy2D(in.data(), in.pitch(), luma.data(), w, w, h, cudaMemcpyHostToDevice));
-  CUDAFILTERS_CHECK(cudaMemset2D(in.data() + h * in.pitch(), in.pitch(), 128, w, h / 2));
-  const cudafilters::CarriedPlanes chroma = {
-      {cudafilters::ConstPlane(in.data() + h * in.pitch(), in.pitch(), w, h / 2),
-       cudafilters::Plane{out.data() + h * out.pitch(), out.pitch(), w, h / 2}}};
-  cudafilters::GpuFrameRunner runner;
-  const cudafilters::ConstPlane src(in.data(), in.pitch(), w, h);
-  const cudafilters::Plane dst{out.data(), out.pitch(), w, h};
-  cudafilters::Stream stream;
-  return time_gpu_back_to_back(stream.get(), iters, [&](int) {
-    runner.enqueue_device(filter, src, dst, chroma, stream.get());
-  }, 10, 5);
-}
-
 // The chains of --chain, for each element and size.
 void run_chains(Reporter &rep, const ElementOptions &opt, GstCudaContext *ctx) {
   struct Chained {
@@ -328,14 +306,6 @@ void run_chains(Reporter &rep, const ElementOptions &opt, GstCudaContext *ctx) {
       g_unsetenv("CUDAFILTERS_HOST_SYNC");
     }
   }
-}
-
-std::string cpu_model() {
-  std::ifstream f("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(f, line))
-    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
-  return "unknown";
 }
 
 // Machine description: one JSON line and one printed line.
