@@ -1,8 +1,9 @@
 #!/bin/bash
 # Builds one GStreamer release into a prefix: core (with the gst-check
 # library and the tools), base (app, rawparse, typefind, videoconvertscale,
-# videotestsrc), and of bad only the CUDA library, nvcodec and the video
-# parsers. The plugin is then built and tested against it with
+# videotestsrc), of good only the MP4 demuxer (isomp4, for the decode
+# pipelines of bench/multistream_bench), and of bad only the CUDA library,
+# nvcodec and the video parsers. The plugin is then built and tested against it with
 # scripts/gst-version-matrix.sh.
 #
 #   scripts/build-gstreamer.sh VERSION PREFIX      e.g. 1.24.13 $HOME/gst/1.24
@@ -35,7 +36,7 @@ if [ -n "${GST_SOURCE:-}" ]; then
   # Without the documentation's plugin caches, which are not built from (and
   # are the largest files, which a partial clone may lack).
   git -C "$GST_SOURCE" archive "$version" -- subprojects/gstreamer subprojects/gst-plugins-base \
-    subprojects/gst-plugins-bad ':(exclude,glob)subprojects/*/docs/**/*.json' | tar -x -C "$work"
+    subprojects/gst-plugins-good subprojects/gst-plugins-bad ':(exclude,glob)subprojects/*/docs/**/*.json' | tar -x -C "$work"
 else
   git clone -q --depth 1 --branch "$version" \
     "${GST_GIT:-https://gitlab.freedesktop.org/gstreamer/gstreamer.git}" "$work/clone"
@@ -84,6 +85,7 @@ build() {
 build gstreamer -Dcheck=enabled
 build gst-plugins-base -Dapp=enabled -Drawparse=enabled -Dtypefind=enabled \
   -Dvideoconvertscale=enabled -Dvideotestsrc=enabled
+build gst-plugins-good -Disomp4=enabled
 build gst-plugins-bad -Dnvcodec=enabled -Dvideoparsers=enabled
 
 echo "== GStreamer $version in $prefix:"
