@@ -322,6 +322,28 @@ gst_cuda_filters_base_stop (GstBaseTransform * trans)
   return TRUE;
 }
 
+/* GStreamer's CUDA allocator, from 1.24 on, rounds an odd height up to even
+ * for NV12 and the other 4:2:0 formats but not for NV21, so an odd-height
+ * NV21 frame in CUDA memory is one chroma row short
+ * (gst_cuda_allocator_calculate_alloc_height): upstream's frames would be
+ * read, and our own output written, past the end of their memory. */
+static bool
+cuda_allocator_lacks_a_row (const GstVideoInfo & info)
+{
+  guint major, minor, micro, nano;
+  gst_version (&major, &minor, &micro, &nano);
+  return GST_VIDEO_INFO_FORMAT (&info) == GST_VIDEO_FORMAT_NV21 &&
+      GST_VIDEO_INFO_HEIGHT (&info) % 2 == 1 && (major > 1 || minor >= 24);
+}
+
+static bool
+caps_in_cuda_memory (GstCaps * caps)
+{
+  GstCapsFeatures *features = gst_caps_get_features (caps, 0);
+  return features && gst_caps_features_contains (features,
+      GST_CAPS_FEATURE_MEMORY_CUDA_MEMORY);
+}
+
 static gboolean
 gst_cuda_filters_base_set_caps (GstBaseTransform * trans, GstCaps * incaps,
     GstCaps * outcaps)
@@ -352,6 +374,17 @@ gst_cuda_filters_base_set_caps (GstBaseTransform * trans, GstCaps * incaps,
   GstCudaFiltersBaseClass *klass = GST_CUDA_FILTERS_BASE_GET_CLASS (self);
   if (klass->check_format && !klass->check_format (self, &info))
     return FALSE;
+  const bool cuda_caps = caps_in_cuda_memory (incaps);
+  if (cuda_caps && cuda_allocator_lacks_a_row (info)) {
+    GST_ELEMENT_ERROR (self, STREAM, FORMAT,
+        ("NV21 frames of odd height (%dx%d) cannot be held in CUDA memory "
+            "with this GStreamer: its CUDA allocator leaves out the last "
+            "chroma row. Use NV12, an even height, or system memory.",
+            GST_VIDEO_INFO_WIDTH (&info), GST_VIDEO_INFO_HEIGHT (&info)),
+        ("gst_cuda_allocator_calculate_alloc_height does not round NV21's "
+            "height up (GStreamer %s)", gst_version_string ()));
+    return FALSE;
+  }
 
   if (priv->gpu) {
     ScopedCudaContext scope (priv->context);
@@ -369,9 +402,7 @@ gst_cuda_filters_base_set_caps (GstBaseTransform * trans, GstCaps * incaps,
 
   priv->info = info;
   priv->restart_history = true;
-  GstCapsFeatures *features = gst_caps_get_features (incaps, 0);
-  priv->cuda_caps = features && gst_caps_features_contains (features,
-      GST_CAPS_FEATURE_MEMORY_CUDA_MEMORY);
+  priv->cuda_caps = cuda_caps;
   GST_DEBUG_OBJECT (self, "configured for %" GST_PTR_FORMAT, incaps);
   return TRUE;
 }

@@ -98,9 +98,18 @@ GST_START_TEST (test_cuda_memory_matches_system_memory)
 {
   std::mt19937 rng (12);
   const int sizes[][2] = { {320, 240}, {333, 119}, {1920, 1080} };
+  guint major, minor, micro, nano;
+  gst_version (&major, &minor, &micro, &nano);
   for (const char *filter : kFilters)
     for (GstVideoFormat fmt : kCudaFormats)
       for (const auto & sz : sizes) {
+        /* From 1.24 on GStreamer's CUDA allocator has no room for an
+         * odd-height NV21 frame's last chroma row: cudaupload fails, and the
+         * elements refuse such caps (test_odd_height_nv21_in_cuda_memory in
+         * test-robustness). */
+        if (fmt == GST_VIDEO_FORMAT_NV21 && sz[1] % 2 == 1 &&
+            (major > 1 || minor >= 24))
+          continue;
         PlanarFrame in = frame_with_luma (rng, fmt,
             noisy_step_image (rng, sz[0], sz[1], 12.0));
         PlanarFrame on_gpu = through_cuda_memory (filter, in);

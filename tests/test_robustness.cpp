@@ -221,6 +221,43 @@ GST_START_TEST (test_unsupported_caps_are_refused)
 }
 GST_END_TEST;
 
+/* From GStreamer 1.24 on, the CUDA allocator gives an odd-height NV21
+ * frame one chroma row too few: every element refuses such caps in CUDA
+ * memory with an error that says so, instead of reading or writing past
+ * the memory. Even heights, NV12, and NV21 in system memory are taken; on
+ * 1.22 (another allocator) odd-height NV21 in CUDA memory is taken too. */
+GST_START_TEST (test_odd_height_nv21_in_cuda_memory)
+{
+  guint major, minor, micro, nano;
+  gst_version (&major, &minor, &micro, &nano);
+  const bool short_allocator = major > 1 || minor >= 24;
+  const char *cuda_nv21 = "video/x-raw(memory:CUDAMemory),format=NV21,"
+      "width=33,height=19,framerate=30/1";
+  for (const ElementCase & e : kElements) {
+    for (const char *caps : {"video/x-raw(memory:CUDAMemory),format=NV21,"
+            "width=33,height=20,framerate=30/1",
+            "video/x-raw(memory:CUDAMemory),format=NV12,width=33,height=19,"
+            "framerate=30/1",
+            "video/x-raw,format=NV21,width=33,height=19,framerate=30/1"}) {
+      BusHarness c (launch_of (e));
+      gst_harness_set_src_caps_str (c.h, caps);
+      const std::string error = c.first_error ();
+      fail_unless (error.empty (), "%s, %s: %s", launch_of (e).c_str (), caps,
+          error.c_str ());
+    }
+    BusHarness c (launch_of (e));
+    gst_harness_set_src_caps_str (c.h, cuda_nv21);
+    const std::string error = c.first_error ();
+    if (short_allocator)
+      fail_unless (error.find ("NV21 frames of odd height (33x19)") !=
+          std::string::npos, "%s: %s", launch_of (e).c_str (), error.c_str ());
+    else
+      fail_unless (error.empty (), "%s: %s", launch_of (e).c_str (),
+          error.c_str ());
+  }
+}
+GST_END_TEST;
+
 /* Format and size change several times in one stream; every frame comes
  * out right for its own caps. */
 GST_START_TEST (test_format_and_size_changes_mid_stream)
@@ -638,6 +675,7 @@ robustness_suite (void)
   tcase_add_test (input, test_video_meta_strides_and_offsets);
   tcase_add_test (input, test_tiny_frames);
   tcase_add_test (input, test_unsupported_caps_are_refused);
+  tcase_add_test (input, test_odd_height_nv21_in_cuda_memory);
   tcase_add_test (input, test_format_and_size_changes_mid_stream);
   tcase_add_test (input, test_out_of_range_properties_are_refused);
 
