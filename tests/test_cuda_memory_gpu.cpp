@@ -15,8 +15,6 @@
 #include <gst/cuda/gstcudamemory.h>
 #include <gst/cuda/gstcudautils.h>
 
-#include <glib/gstdio.h>
-
 #include <cstring>
 #include <memory>
 
@@ -408,17 +406,14 @@ GST_START_TEST (test_chains_without_host_waits)
 }
 GST_END_TEST;
 
-/* nvh264dec gives NV12 in CUDA memory: filtering it there must equal
- * filtering the downloaded frames. */
+/* nvh264dec gives NV12 in CUDA memory (tests/media, made by
+ * scripts/make-test-clip.sh): filtering it there must equal filtering the
+ * downloaded frames. */
 GST_START_TEST (test_decode_through_nvh264dec)
 {
-  gchar *clip = g_build_filename (g_get_tmp_dir (), "cudafilters-test.mp4", NULL);
-  run_to_eos (std::string ("videotestsrc num-buffers=12 pattern=ball ! "
-          "video/x-raw,format=I420,width=320,height=240 ! x264enc ! h264parse ! "
-          "mp4mux ! filesink location=") + clip);
-
-  const std::string decode = std::string ("filesrc location=") + clip +
-      " ! qtdemux ! h264parse ! nvh264dec ! ";
+  const std::string decode = std::string ("filesrc location=")
+      + CUDAFILTERS_TEST_MEDIA "/ball-h264.mp4 ! qtdemux ! h264parse ! "
+      "nvh264dec ! ";
   /* Each element, and all chained as in a decode-filter-display pipeline. */
   const std::string chain = std::string (kFilters[2]) + " ! " + kFilters[0] +
       " ! " + kFilters[1];
@@ -435,8 +430,6 @@ GST_START_TEST (test_decode_through_nvh264dec)
         assert_images_equal (on_gpu[i].planes[p], in_sysmem[i].planes[p],
             filter);
   }
-  g_remove (clip);
-  g_free (clip);
 }
 GST_END_TEST;
 
@@ -447,7 +440,7 @@ GST_END_TEST;
 GST_START_TEST (test_decode_10bit_through_nvh265dec)
 {
   const std::string decode = std::string ("filesrc location=")
-      + CUDAFILTERS_TEST_MEDIA "/smpte-10bit.mkv ! matroskademux ! h265parse "
+      + CUDAFILTERS_TEST_MEDIA "/smpte-10bit.mp4 ! qtdemux ! h265parse "
       "! nvh265dec ! ";
   const char *filters[] = { "cudahisteq backend=cuda",
     "cudaclahe backend=cuda clip-limit=3 tiles-x=4 tiles-y=3",
