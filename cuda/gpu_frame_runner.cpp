@@ -1,14 +1,46 @@
 #include <cudafilters/gpu_frame_runner.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
+#include <thread>
 
 namespace cudafilters {
 
 namespace {
+
+// A host wait polls its event for up to kPollBeforeSleep: a frame of the
+// short filters through system memory (upload, kernel, download) is done
+// within it at sizes up to 4K, and its latency then has no wake-up in it. A
+// longer wait (cudanlm's kernel takes about a millisecond at 1080p, and a
+// frame may queue behind other streams' on a busy GPU) then checks every
+// kSleepStep and sleeps in between, so that many streams waiting on one GPU
+// do not each keep a CPU core spinning, as CUDA's default scheduling would.
+// Waiting on a blocking-sync event instead was slower on the H100 host: one
+// cudanlm stream through system memory ran at 628 fps against 690-765
+// (docs/results/host-waits).
+constexpr std::chrono::microseconds kPollBeforeSleep{500};
+constexpr std::chrono::microseconds kSleepStep{50};
+
+// True once the work before `event` is done.
+bool event_done(cudaEvent_t event) {
+  const cudaError_t state = cudaEventQuery(event);
+  if (state == cudaSuccess) return true;
+  if (state != cudaErrorNotReady) check_cuda(state, "cudaEventQuery");
+  // "Not ready" is no error: it must not linger as the thread's last error.
+  (void)cudaGetLastError();
+  return false;
+}
+
+// Returns once the work before `event` is done.
+void wait_for(cudaEvent_t event) {
+  const auto sleep_after = std::chrono::steady_clock::now() + kPollBeforeSleep;
+  while (!event_done(event))
+    if (std::chrono::steady_clock::now() >= sleep_after) std::this_thread::sleep_for(kSleepStep);
+}
 
 // Poisoning the device output before every frame makes pixels that a kernel
 // failed to write show up in tests as 0xA5 instead of stale data from the
@@ -118,12 +150,12 @@ void GpuFrameRunner::download(Plane dst, bool page_locked) {
   if (page_locked) {
     CUDAFILTERS_CHECK(cudaMemcpy2DAsync(dst.data, dst.stride, dev_out_.data(), dev_out_.pitch(), w,
                                         dst.height, cudaMemcpyDeviceToHost, stream_.get()));
-    stream_.synchronize();
+    wait_for_stream(stream_.get());
     return;
   }
   const int chunk = rows_per_chunk(w);
   const size_t chunks = static_cast<size_t>((dst.height + chunk - 1) / chunk);
-  while (chunk_done_.size() < chunks) chunk_done_.emplace_back(cudaEventDisableTiming);
+  while (chunk_done_.size() < chunks) chunk_done_.emplace_back(kHostWaitEventFlags);
   for (size_t c = 0; c < chunks; ++c) {
     const int y = static_cast<int>(c) * chunk;
     const int rows = std::min(chunk, dst.height - y);
@@ -136,7 +168,7 @@ void GpuFrameRunner::download(Plane dst, bool page_locked) {
   for (size_t c = 0; c < chunks; ++c) {
     const int y = static_cast<int>(c) * chunk;
     const int rows = std::min(chunk, dst.height - y);
-    CUDAFILTERS_CHECK(cudaEventSynchronize(chunk_done_[c].get()));
+    wait_for(chunk_done_[c].get());
     copy_rows(stage_out_.data() + y * w, w, dst.data + y * dst.stride, dst.stride, w, rows);
   }
 }
@@ -147,9 +179,13 @@ void GpuFrameRunner::count_levels(ConstPlane src, ConstPlane dst) {
 }
 
 void GpuFrameRunner::switch_to(cudaStream_t stream) {
-  if (last_stream_ != nullptr && last_stream_ != stream)
-    CUDAFILTERS_CHECK(cudaStreamSynchronize(last_stream_));
+  if (last_stream_ != nullptr && last_stream_ != stream) wait_for_stream(last_stream_);
   last_stream_ = stream;
+}
+
+void GpuFrameRunner::wait_for_stream(cudaStream_t stream) {
+  CUDAFILTERS_CHECK(cudaEventRecord(stream_done_.get(), stream));
+  wait_for(stream_done_.get());
 }
 
 void GpuFrameRunner::order_after(cudaStream_t first, cudaStream_t then) {
@@ -158,7 +194,7 @@ void GpuFrameRunner::order_after(cudaStream_t first, cudaStream_t then) {
 }
 
 void GpuFrameRunner::synchronize() {
-  if (last_stream_ != nullptr) CUDAFILTERS_CHECK(cudaStreamSynchronize(last_stream_));
+  if (last_stream_ != nullptr) wait_for_stream(last_stream_);
   last_stream_ = nullptr;
 }
 

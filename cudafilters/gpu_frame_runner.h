@@ -72,6 +72,9 @@ class GpuFrameRunner {
   void synchronize();
 
  private:
+  // Events the host waits on (wait_for in gpu_frame_runner.cpp polls them).
+  static constexpr unsigned kHostWaitEventFlags = cudaEventDisableTiming;
+
   // src and dst: device addresses of mapped page-locked host planes.
   void stream_frame(GpuPlaneFilter &filter, ConstPlane src, Plane dst);
   void upload(ConstPlane src, bool page_locked);
@@ -82,6 +85,8 @@ class GpuFrameRunner {
   // before a frame goes to another stream than the last one, the last one's
   // frames finish.
   void switch_to(cudaStream_t stream);
+  // Waits on the host for the work queued on `stream` so far (see wait_for).
+  void wait_for_stream(cudaStream_t stream);
   void poison_device(Plane dst, const CarriedPlanes &carried, cudaStream_t stream);
 
   Stream stream_;
@@ -94,6 +99,8 @@ class GpuFrameRunner {
   // One per staged download chunk, so the host copies a chunk out while the
   // next one is still in flight.
   std::vector<Event> chunk_done_;
+  // Recorded on a stream to wait for it from the host.
+  Event stream_done_{kHostWaitEventFlags};
   // Reused by order_after: a wait binds to the event's state when queued.
   Event link_{cudaEventDisableTiming};
   // Created on the first frame that asks for levels.
