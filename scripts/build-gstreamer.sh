@@ -71,7 +71,7 @@ export LD_LIBRARY_PATH="$prefix/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 # Every feature off unless named: no documentation, introspection,
 # translations, tests or examples of GStreamer's own.
 common=(--prefix "$prefix" --libdir lib --buildtype release --wrap-mode nodownload
-  -Dauto_features=disabled -Dtools=enabled)
+  -Dauto_features=disabled)
 
 build() {
   local name=$1
@@ -82,11 +82,12 @@ build() {
   "${meson[@]}" install -C "$work/build-$name" >/dev/null
 }
 
-build gstreamer -Dcheck=enabled
-build gst-plugins-base -Dapp=enabled -Drawparse=enabled -Dtypefind=enabled \
+build gstreamer -Dtools=enabled -Dcheck=enabled
+build gst-plugins-base -Dtools=enabled -Dapp=enabled -Drawparse=enabled -Dtypefind=enabled \
   -Dvideoconvertscale=enabled -Dvideotestsrc=enabled
+# good has no tools option.
 build gst-plugins-good -Disomp4=enabled
-build gst-plugins-bad -Dnvcodec=enabled -Dvideoparsers=enabled
+build gst-plugins-bad -Dtools=enabled -Dnvcodec=enabled -Dvideoparsers=enabled
 
 echo "== GStreamer $version in $prefix:"
 PATH="$prefix/bin:$PATH" GST_PLUGIN_SYSTEM_PATH_1_0="$prefix/lib/gstreamer-1.0" \
