@@ -9,6 +9,7 @@
 #include <array>
 #include <cmath>
 #include <cstring>
+#include <stdexcept>
 #include <utility>
 #include <vector>
 
@@ -26,8 +27,10 @@ constexpr int kTileCols = 128;
 // Working memory of one thread, kept from frame to frame: after the first
 // frames of a size nothing on this path allocates.
 struct Scratch {
-  std::vector<float> window;  // tile plus R = search + patch radius on every side
-  std::vector<float> acc_w, acc_v;
+  // Tile plus R = search + patch radius on every side, one per frame of the
+  // temporal window and channel: frame f, channel c at (f * channels + c).
+  std::vector<float> windows;
+  std::vector<float> acc_w, acc_v;  // acc_v: one tile per channel
   std::vector<float> columns;  // per-column vertical patch sums of one row
   std::vector<float> rows;     // Gaussian patches: the last 2 rp + 1 rows of distances
 };
@@ -46,14 +49,20 @@ struct Tile {
   int x0, y0, width, height;
 };
 
+// One frame of the search against the frame denoised: `ref` holds that
+// frame's windows, `other` the searched frame's (the same when they are one
+// frame), a window per channel.
+template <int CH>
 struct TileArgs {
-  const float *window;  // (height + 2R) x (width + 2R), row stride `stride`
+  const float *ref[CH];    // (height + 2R) x (width + 2R), row stride `stride`
+  const float *other[CH];
   int stride;
   int rs;
   Tile tile;
   NlmWeightCoeffs c;
   const float *taps;
-  float *acc_w, *acc_v;  // height x width
+  float *acc_w;            // height x width
+  float *acc_v[CH];
   float *columns;        // width + 2 rp
   float *rows;           // (2 rp + 1) x (width + 2 rp), Gaussian patches only
 };
@@ -104,18 +113,39 @@ CF_INLINE float squared_diff(float a, float b) {
   return d * d;
 }
 
-// out[k] = squared difference between ref[k] and the pixel `shift` away.
-CF_INLINE void distance_row(const float *__restrict ref, int shift, int n, float *__restrict out) {
-  for (int k = 0; k < n; ++k) out[k] = squared_diff(ref[k], ref[k + shift]);
+// The squared difference at k between the frame denoised and the searched
+// frame, `shift` away, summed over the channels.
+template <int CH>
+CF_INLINE float channel_distance(const float *const *ref, const float *const *other, int k,
+                                 int shift) {
+  float d = squared_diff(ref[0][k], other[0][k + shift]);
+  if constexpr (CH == 2) d = d + squared_diff(ref[1][k], other[1][k + shift]);
+  return d;
+}
+
+// out[k] = channel_distance at k, for the n positions from `offset` on.
+template <int CH>
+CF_INLINE void distance_row(const float *const *ref, const float *const *other, ptrdiff_t offset,
+                            int shift, int n, float *__restrict out) {
+  const float *r[CH], *o[CH];
+  for (int c = 0; c < CH; ++c) {
+    r[c] = ref[c] + offset;
+    o[c] = other[c] + offset;
+  }
+  for (int k = 0; k < n; ++k) out[k] = channel_distance<CH>(r, o, k, shift);
 }
 
 // Weights of one output row from its patch distances, accumulated in the
 // order the GPU kernel uses.
-template <bool FUSED>
+template <bool FUSED, int CH>
 CF_INLINE void accumulate_row(const float *__restrict dist_of_columns, int rp, bool gaussian,
-                              const float *__restrict taps, const float *__restrict pixels,
-                              float *__restrict acc_w, float *__restrict acc_v, int width,
+                              const float *__restrict taps, const float *const *pixels,
+                              float *__restrict acc_w, float *const *acc_v, int width,
                               NlmWeightCoeffs c) {
+  const float *__restrict pix0 = pixels[0];
+  const float *__restrict pix1 = pixels[CH - 1];
+  float *__restrict acc0 = acc_v[0];
+  float *__restrict acc1 = acc_v[CH - 1];
   const bool clamp = c.b > 0.f;
   for (int x = 0; x < width; ++x) {
     const float *col = dist_of_columns + x;
@@ -136,26 +166,26 @@ CF_INLINE void accumulate_row(const float *__restrict dist_of_columns, int rp, b
     }
     const float w = exp2_nonpositive<FUSED>(arg);
     acc_w[x] += w;
-    acc_v[x] = madd<FUSED>(w, pixels[x], acc_v[x]);
+    acc0[x] = madd<FUSED>(w, pix0[x], acc0[x]);
+    if constexpr (CH == 2) acc1[x] = madd<FUSED>(w, pix1[x], acc1[x]);
   }
 }
 
-// Every search offset over one tile. Patch distances are separable: first
-// down each column (a running sum for box patches, exact on 8-bit frames
-// because every term is an integer below 2^24; a ring of the last rows for
-// Gaussian ones), then along the row. Offsets run dx-major like the GPU
-// kernel.
-template <int RP, bool GAUSS, bool FUSED>
-CF_INLINE void filter_tile(const TileArgs &a) {
+// Every search offset over one tile, for one searched frame; the weights
+// add to what earlier frames of the temporal window left in the
+// accumulators. Patch distances are separable: first down each column (a
+// running sum for box patches, exact on 8-bit frames because every term is
+// an integer below 2^24; a ring of the last rows for Gaussian ones), then
+// along the row. Offsets run dx-major like the GPU kernel.
+template <int RP, bool GAUSS, bool FUSED, int CH>
+CF_INLINE void filter_tile(const TileArgs<CH> &a) {
   const int R = a.rs + RP, S = a.stride;
   const int w = a.tile.width, h = a.tile.height, cw = w + 2 * RP;
   const float *taps = a.taps;
-  // Pixel (x, y) of the tile, x from -R: origin + y * S + x.
-  const float *origin = a.window + R * S + R;
-  // Distances of row r cover columns -RP .. w + RP - 1: they start here.
-  const float *row0 = origin - RP;
-
-  for (int i = 0; i < w * h; ++i) a.acc_w[i] = a.acc_v[i] = 0.f;
+  // Pixel (x, y) of the tile, x from -R: R * S + R + y * S + x. Distances
+  // of row r cover columns -RP .. w + RP - 1: they start at row0 + r * S.
+  const ptrdiff_t origin = ptrdiff_t(R) * S + R;
+  const ptrdiff_t row0 = origin - RP;
 
   for (int dx = -a.rs; dx <= a.rs; ++dx) {
     for (int dy = -a.rs; dy <= a.rs; ++dy) {
@@ -164,24 +194,35 @@ CF_INLINE void filter_tile(const TileArgs &a) {
       if constexpr (!GAUSS) {
         for (int k = 0; k < cw; ++k) cols[k] = 0.f;
         for (int r = -RP; r <= RP; ++r) {
-          const float *ref = row0 + r * S;
-          for (int k = 0; k < cw; ++k) cols[k] += squared_diff(ref[k], ref[k + shift]);
+          const float *ref[CH], *oth[CH];
+          for (int c = 0; c < CH; ++c) {
+            ref[c] = a.ref[c] + row0 + r * S;
+            oth[c] = a.other[c] + row0 + r * S;
+          }
+          for (int k = 0; k < cw; ++k) cols[k] += channel_distance<CH>(ref, oth, k, shift);
         }
       } else {
         for (int r = -RP; r < RP; ++r)
-          distance_row(row0 + r * S, shift, cw, a.rows + (r + RP) * cw);
+          distance_row<CH>(a.ref, a.other, row0 + r * S, shift, cw, a.rows + (r + RP) * cw);
       }
       for (int y = 0; y < h; ++y) {
         if constexpr (!GAUSS) {
           if (y > 0) {
-            const float *add = row0 + (y + RP) * S, *sub = row0 + (y - RP - 1) * S;
+            const float *add_r[CH], *add_o[CH], *sub_r[CH], *sub_o[CH];
+            for (int c = 0; c < CH; ++c) {
+              add_r[c] = a.ref[c] + row0 + (y + RP) * S;
+              add_o[c] = a.other[c] + row0 + (y + RP) * S;
+              sub_r[c] = a.ref[c] + row0 + (y - RP - 1) * S;
+              sub_o[c] = a.other[c] + row0 + (y - RP - 1) * S;
+            }
             for (int k = 0; k < cw; ++k)
-              cols[k] = cols[k] + squared_diff(add[k], add[k + shift]) -
-                        squared_diff(sub[k], sub[k + shift]);
+              cols[k] = cols[k] + channel_distance<CH>(add_r, add_o, k, shift) -
+                        channel_distance<CH>(sub_r, sub_o, k, shift);
           }
         } else {
           constexpr int kRing = 2 * RP + 1;
-          distance_row(row0 + (y + RP) * S, shift, cw, a.rows + ((y + 2 * RP) % kRing) * cw);
+          distance_row<CH>(a.ref, a.other, row0 + (y + RP) * S, shift, cw,
+                           a.rows + ((y + 2 * RP) % kRing) * cw);
           const float *ring[kRing];
           for (int t = 0; t < kRing; ++t) ring[t] = a.rows + ((y + t) % kRing) * cw;
           for (int k = 0; k < cw; ++k) {
@@ -190,14 +231,20 @@ CF_INLINE void filter_tile(const TileArgs &a) {
             cols[k] = v;
           }
         }
-        accumulate_row<FUSED>(cols, RP, GAUSS, taps, origin + (y + dy) * S + dx,
-                              a.acc_w + y * w, a.acc_v + y * w, w, a.c);
+        const float *pixels[CH];
+        float *acc_v[CH];
+        for (int c = 0; c < CH; ++c) {
+          pixels[c] = a.other[c] + origin + (y + dy) * S + dx;
+          acc_v[c] = a.acc_v[c] + y * w;
+        }
+        accumulate_row<FUSED, CH>(cols, RP, GAUSS, taps, pixels, a.acc_w + y * w, acc_v, w, a.c);
       }
     }
   }
 }
 
-using TileFn = void (*)(const TileArgs &);
+template <int CH>
+using TileFn = void (*)(const TileArgs<CH> &);
 
 // The same source compiled for several instruction sets, chosen at run time
 // by what the CPU has. The variants with FMA do the same IEEE operations in
@@ -207,60 +254,61 @@ constexpr bool kBaselineFma = true;
 #else
 constexpr bool kBaselineFma = false;
 #endif
-template <int RP, bool GAUSS>
-void filter_tile_baseline(const TileArgs &a) {
-  filter_tile<RP, GAUSS, kBaselineFma>(a);
+template <int RP, bool GAUSS, int CH>
+void filter_tile_baseline(const TileArgs<CH> &a) {
+  filter_tile<RP, GAUSS, kBaselineFma, CH>(a);
 }
 
 #ifdef CUDAFILTERS_X86_VARIANTS
-template <int RP, bool GAUSS>
-__attribute__((target("avx2,fma"))) void filter_tile_avx2(const TileArgs &a) {
-  filter_tile<RP, GAUSS, true>(a);
+template <int RP, bool GAUSS, int CH>
+__attribute__((target("avx2,fma"))) void filter_tile_avx2(const TileArgs<CH> &a) {
+  filter_tile<RP, GAUSS, true, CH>(a);
 }
-template <int RP, bool GAUSS>
+template <int RP, bool GAUSS, int CH>
 __attribute__((target("avx512f,avx512vl,avx512bw,avx512dq,avx2,fma,prefer-vector-width=512"))) void
-filter_tile_avx512(const TileArgs &a) {
-  filter_tile<RP, GAUSS, true>(a);
+filter_tile_avx512(const TileArgs<CH> &a) {
+  filter_tile<RP, GAUSS, true, CH>(a);
 }
 #endif
 
 constexpr int kMaxRp = kNlmMaxPatchSize / 2;
 
-template <template <int, bool> class Variant, int... RP>
-TileFn pick(int rp, bool gaussian, std::integer_sequence<int, RP...>) {
-  static constexpr TileFn box[] = {Variant<RP, false>::fn...};
-  static constexpr TileFn gauss[] = {Variant<RP, true>::fn...};
+template <int CH, template <int, bool, int> class Variant, int... RP>
+TileFn<CH> pick(int rp, bool gaussian, std::integer_sequence<int, RP...>) {
+  static constexpr TileFn<CH> box[] = {Variant<RP, false, CH>::fn...};
+  static constexpr TileFn<CH> gauss[] = {Variant<RP, true, CH>::fn...};
   return gaussian ? gauss[rp] : box[rp];
 }
 
-template <int RP, bool G>
+template <int RP, bool G, int CH>
 struct Baseline {
-  static constexpr TileFn fn = filter_tile_baseline<RP, G>;
+  static constexpr TileFn<CH> fn = filter_tile_baseline<RP, G, CH>;
 };
 #ifdef CUDAFILTERS_X86_VARIANTS
-template <int RP, bool G>
+template <int RP, bool G, int CH>
 struct Avx2 {
-  static constexpr TileFn fn = filter_tile_avx2<RP, G>;
+  static constexpr TileFn<CH> fn = filter_tile_avx2<RP, G, CH>;
 };
-template <int RP, bool G>
+template <int RP, bool G, int CH>
 struct Avx512 {
-  static constexpr TileFn fn = filter_tile_avx512<RP, G>;
+  static constexpr TileFn<CH> fn = filter_tile_avx512<RP, G, CH>;
 };
 #endif
 
-TileFn select_tile_fn(int rp, bool gaussian, std::string_view isa) {
+template <int CH>
+TileFn<CH> select_tile_fn(int rp, bool gaussian, std::string_view isa) {
   const auto all = std::make_integer_sequence<int, kMaxRp + 1>{};
 #ifdef CUDAFILTERS_X86_VARIANTS
-  if (isa == "avx512") return pick<Avx512>(rp, gaussian, all);
-  if (isa == "avx2") return pick<Avx2>(rp, gaussian, all);
+  if (isa == "avx512") return pick<CH, Avx512>(rp, gaussian, all);
+  if (isa == "avx2") return pick<CH, Avx2>(rp, gaussian, all);
 #endif
-  return pick<Baseline>(rp, gaussian, all);
+  return pick<CH, Baseline>(rp, gaussian, all);
 }
 
 // The tile and R pixels around it as floats in 8-bit units, borders
-// mirrored (reflect-101).
+// mirrored (reflect-101). Samples lie `step` samples apart in a row.
 template <typename Word>
-void load_window(ConstPlane src, const Tile &t, int R, float *window, int stride) {
+void load_window(ConstPlane src, int step, const Tile &t, int R, float *window, int stride) {
   const float unit = nlm_level_unit(src.samples);
   const SampleLevels levels = sample_levels(src.samples);
   for (int r = 0; r < t.height + 2 * R; ++r) {
@@ -269,50 +317,130 @@ void load_window(ConstPlane src, const Tile &t, int R, float *window, int stride
     float *out = window + static_cast<size_t>(r) * stride;
     for (int c = 0; c < stride; ++c) {
       const int x = t.x0 - R + c;
-      out[c] = float(levels.of(row[x >= 0 && x < src.width ? x : reflect101(x, src.width)])) * unit;
+      const int sx = x >= 0 && x < src.width ? x : reflect101(x, src.width);
+      out[c] = float(levels.of(row[sx * step])) * unit;
     }
   }
 }
 
 // The weighted means back in levels, rounded and clamped to the layout.
 template <typename Word>
-void store_tile(const Tile &t, const float *acc_w, const float *acc_v, Plane dst) {
+void store_tile(const Tile &t, const float *acc_w, const float *acc_v, Plane dst, int step) {
   const float levels_per_unit = 1.f / nlm_level_unit(dst.samples);
   const long top = long(dst.samples.max_level());
   for (int y = 0; y < t.height; ++y) {
-    Word *out = reinterpret_cast<Word *>(dst.data + static_cast<size_t>(t.y0 + y) * dst.stride) + t.x0;
+    Word *out = reinterpret_cast<Word *>(dst.data + static_cast<size_t>(t.y0 + y) * dst.stride) +
+                size_t(t.x0) * step;
     for (int x = 0; x < t.width; ++x) {
       const int i = y * t.width + x;
       const long v = std::lrintf((acc_v[i] / acc_w[i]) * levels_per_unit);
-      out[x] = static_cast<Word>((v < 0 ? 0 : v > top ? top : v) << dst.samples.shift);
+      out[x * step] = static_cast<Word>((v < 0 ? 0 : v > top ? top : v) << dst.samples.shift);
     }
   }
 }
 
-void denoise_tile(ConstPlane src, Plane dst, const NlmParams &p, const Tile &t, TileFn fn,
-                  const std::array<float, kNlmMaxPatchSize> &taps, NlmWeightCoeffs c) {
+// What one denoising of CH channels needs: `frames` source channels (frame
+// f, channel c at f * CH + c), in time order, and the frame denoised.
+template <int CH>
+struct ChannelJob {
+  const ConstPlane *src;
+  int frames;
+  int center;
+  int step;
+  const Plane *dst;
+  NlmWeightCoeffs c;
+};
+
+template <int CH>
+void denoise_tile(const ChannelJob<CH> &job, const NlmParams &p, const Tile &t, TileFn<CH> fn,
+                  const std::array<float, kNlmMaxPatchSize> &taps) {
   const int rp = p.patch_size / 2, rs = p.search_size / 2, R = rs + rp;
   const int stride = t.width + 2 * R, cw = t.width + 2 * rp;
+  const size_t window_size = static_cast<size_t>(stride) * (t.height + 2 * R);
+  const size_t tile_size = static_cast<size_t>(t.width) * t.height;
   Scratch &s = thread_scratch();
-  TileArgs a;
-  a.window = grown(s.window, static_cast<size_t>(stride) * (t.height + 2 * R));
+  float *windows = grown(s.windows, window_size * job.frames * CH);
+  float *acc_w = grown(s.acc_w, tile_size);
+  float *acc_v = grown(s.acc_v, tile_size * CH);
+  const bool deep = job.src[0].samples.deep();
+  for (int i = 0; i < job.frames * CH; ++i) {
+    if (deep)
+      load_window<uint16_t>(job.src[i], job.step, t, R, windows + i * window_size, stride);
+    else
+      load_window<uint8_t>(job.src[i], job.step, t, R, windows + i * window_size, stride);
+  }
+  for (size_t i = 0; i < tile_size; ++i) acc_w[i] = 0.f;
+  for (size_t i = 0; i < tile_size * CH; ++i) acc_v[i] = 0.f;
+
+  TileArgs<CH> a;
   a.stride = stride;
   a.rs = rs;
   a.tile = t;
-  a.c = c;
+  a.c = job.c;
   a.taps = taps.data();
-  a.acc_w = grown(s.acc_w, static_cast<size_t>(t.width) * t.height);
-  a.acc_v = grown(s.acc_v, static_cast<size_t>(t.width) * t.height);
+  a.acc_w = acc_w;
   a.columns = grown(s.columns, static_cast<size_t>(cw));
   a.rows = grown(s.rows, static_cast<size_t>(cw) * (2 * rp + 1));
-  if (src.samples.deep()) {
-    load_window<uint16_t>(src, t, R, s.window.data(), stride);
+  for (int c = 0; c < CH; ++c) {
+    a.ref[c] = windows + (job.center * CH + c) * window_size;
+    a.acc_v[c] = acc_v + c * tile_size;
+  }
+  // The frame denoised first, then the others in time order: with one frame
+  // this is the single-frame filter, operation for operation.
+  for (int k = 0; k < job.frames; ++k) {
+    const int f = k == 0 ? job.center : (k <= job.center ? k - 1 : k);
+    for (int c = 0; c < CH; ++c) a.other[c] = windows + (f * CH + c) * window_size;
     fn(a);
-    store_tile<uint16_t>(t, a.acc_w, a.acc_v, dst);
-  } else {
-    load_window<uint8_t>(src, t, R, s.window.data(), stride);
-    fn(a);
-    store_tile<uint8_t>(t, a.acc_w, a.acc_v, dst);
+  }
+  for (int c = 0; c < CH; ++c) {
+    if (deep)
+      store_tile<uint16_t>(t, acc_w, a.acc_v[c], job.dst[c], job.step);
+    else
+      store_tile<uint8_t>(t, acc_w, a.acc_v[c], job.dst[c], job.step);
+  }
+}
+
+template <int CH>
+void denoise_channels(const ChannelJob<CH> &job, const NlmParams &p, std::string_view isa) {
+  const TileFn<CH> fn = select_tile_fn<CH>(p.patch_size / 2, p.gaussian, isa);
+  const auto taps = nlm_gaussian_taps(p.patch_size);
+  const int width = job.dst[0].width, height = job.dst[0].height;
+  const int tiles_x = (width + kTileCols - 1) / kTileCols;
+  const int tiles_y = (height + kTileRows - 1) / kTileRows;
+  parallel_for(tiles_x * tiles_y, [&](int i) {
+    Tile t;
+    t.x0 = (i % tiles_x) * kTileCols;
+    t.y0 = (i / tiles_x) * kTileRows;
+    t.width = std::min(kTileCols, width - t.x0);
+    t.height = std::min(kTileRows, height - t.y0);
+    denoise_tile<CH>(job, p, t, fn, taps);
+  });
+}
+
+void copy_channel(ConstPlane src, Plane dst, int step) {
+  const size_t bytes = src.samples.bytes;
+  for (int y = 0; y < src.height; ++y) {
+    const uint8_t *in = src.data + static_cast<size_t>(y) * src.stride;
+    uint8_t *out = dst.data + static_cast<size_t>(y) * dst.stride;
+    if (step == 1) {
+      std::memcpy(out, in, bytes * src.width);
+    } else {
+      for (int x = 0; x < src.width; ++x)
+        std::memcpy(out + x * step * bytes, in + x * step * bytes, bytes);
+    }
+  }
+}
+
+void check_window(const FramePlanes *window, int count, int center, const FramePlanesOut &dst) {
+  if (count < 1 || center < 0 || center >= count)
+    throw std::invalid_argument("nlm_cpu_frames: the window must hold the frame denoised");
+  for (int f = 0; f < count; ++f) {
+    const FramePlanes &w = window[f];
+    if (w.luma.width != dst.luma.width || w.luma.height != dst.luma.height ||
+        w.luma.samples != dst.luma.samples || w.has_chroma() != dst.has_chroma() ||
+        (dst.has_chroma() && (w.u.width != dst.u.width || w.u.height != dst.u.height ||
+                              w.chroma_step != dst.chroma_step)))
+      throw std::invalid_argument("nlm_cpu_frames: frames of the window differ in size or layout");
   }
 }
 
@@ -327,19 +455,33 @@ void nlm_cpu(ConstPlane src, Plane dst, const NlmParams &p) {
 }
 
 void nlm_cpu_with(ConstPlane src, Plane dst, const NlmParams &p, std::string_view isa) {
-  const TileFn fn = select_tile_fn(p.patch_size / 2, p.gaussian, isa);
-  const auto taps = nlm_gaussian_taps(p.patch_size);
-  const NlmWeightCoeffs c = nlm_weight_coeffs(p);
-  const int tiles_x = (src.width + kTileCols - 1) / kTileCols;
-  const int tiles_y = (src.height + kTileRows - 1) / kTileRows;
-  parallel_for(tiles_x * tiles_y, [&](int i) {
-    Tile t;
-    t.x0 = (i % tiles_x) * kTileCols;
-    t.y0 = (i / tiles_x) * kTileRows;
-    t.width = std::min(kTileCols, src.width - t.x0);
-    t.height = std::min(kTileRows, src.height - t.y0);
-    denoise_tile(src, dst, p, t, fn, taps, c);
-  });
+  const ChannelJob<1> job{&src, 1, 0, 1, &dst, nlm_weight_coeffs(p)};
+  denoise_channels<1>(job, p, isa);
+}
+
+void nlm_cpu_frames(const FramePlanes *window, int count, int center, const FramePlanesOut &dst,
+                    const NlmParams &p) {
+  check_window(window, count, center, dst);
+  const std::string_view isa = nlm_cpu_instruction_set();
+  std::vector<ConstPlane> src(size_t(count) * 2);
+  for (int f = 0; f < count; ++f) src[f] = window[f].luma;
+  denoise_channels<1>(ChannelJob<1>{src.data(), count, center, 1, &dst.luma, nlm_weight_coeffs(p)},
+                      p, isa);
+  if (!dst.has_chroma()) return;
+  const FramePlanes &mid = window[center];
+  if (!nlm_denoises_chroma(p)) {
+    copy_channel(mid.u, dst.u, dst.chroma_step);
+    copy_channel(mid.v, dst.v, dst.chroma_step);
+    return;
+  }
+  for (int f = 0; f < count; ++f) {
+    src[2 * f] = window[f].u;
+    src[2 * f + 1] = window[f].v;
+  }
+  const Plane chroma_dst[2] = {dst.u, dst.v};
+  denoise_channels<2>(ChannelJob<2>{src.data(), count, center, dst.chroma_step, chroma_dst,
+                                    nlm_chroma_weight_coeffs(p)},
+                      p, isa);
 }
 
 }  // namespace cudafilters

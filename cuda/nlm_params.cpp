@@ -16,16 +16,35 @@ std::string nlm_params_error(const NlmParams &p) {
            std::to_string(p.search_size) + ")";
   if (!(p.h > 0.f)) return "strength must be positive";
   if (!(p.noise_sigma >= 0.f)) return "noise-sigma must not be negative";
+  if (!(p.chroma_h >= 0.f || p.chroma_h == -1.f))
+    return "chroma-strength must be -1 (as strength), 0 (off) or positive";
+  if (p.temporal_radius < 0 || p.temporal_radius > kNlmMaxTemporalRadius)
+    return "temporal-radius must be between 0 and " + std::to_string(kNlmMaxTemporalRadius) +
+           " (got " + std::to_string(p.temporal_radius) + ")";
   return {};
 }
 
-NlmWeightCoeffs nlm_weight_coeffs(const NlmParams &p) {
+namespace {
+
+// exp(-max(S / (norm * h^2) - 2 sigma^2 / h_luma^2, 0)) as exp2(min(S * a + b, 0)),
+// for S summed over `channels` channels. With one channel and h the luma
+// strength, the same operations in the same order as ever.
+NlmWeightCoeffs weight_coeffs(const NlmParams &p, double h, double channels) {
   const double log2e = 1.4426950408889634;
-  const double k = log2e / (double(p.h) * p.h);
+  const double k = log2e / (h * h);
+  const double luma_k = log2e / (double(p.h) * p.h);
   // Box: S is a sum over patch_size^2 pixels; Gaussian: S is already a mean.
   const double inv_norm = p.gaussian ? 1.0 : 1.0 / (double(p.patch_size) * p.patch_size);
-  return NlmWeightCoeffs{float(-k * inv_norm),
-                         float(2.0 * double(p.noise_sigma) * p.noise_sigma * k)};
+  return NlmWeightCoeffs{float(-k * inv_norm / channels),
+                         float(2.0 * double(p.noise_sigma) * p.noise_sigma * luma_k)};
+}
+
+}  // namespace
+
+NlmWeightCoeffs nlm_weight_coeffs(const NlmParams &p) { return weight_coeffs(p, double(p.h), 1.0); }
+
+NlmWeightCoeffs nlm_chroma_weight_coeffs(const NlmParams &p) {
+  return weight_coeffs(p, double(nlm_chroma_strength(p)), 2.0);
 }
 
 std::array<float, kNlmMaxPatchSize> nlm_gaussian_taps(int patch_size) {

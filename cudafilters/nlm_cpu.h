@@ -5,6 +5,7 @@
 // O(tile + search window), whatever the frame size.
 #pragma once
 
+#include "frame_planes.h"
 #include "nlm_params.h"
 #include "plane.h"
 
@@ -17,6 +18,16 @@ namespace cudafilters {
 // p must be valid (nlm_params_error(p) empty). Borders are mirrored
 // (reflect-101).
 void nlm_cpu(ConstPlane src, Plane dst, const NlmParams &p);
+
+// Whole frames, and several of them: denoises window[center] into dst,
+// searching the same window of offsets in every frame of window[0, count)
+// (temporal non-local means; the frames in time order, all of one size and
+// layout). Luma always; chroma, where the frames have it, with both channels
+// together when p denoises chroma (nlm_denoises_chroma), else copied from
+// window[center]. With one frame, luma is exactly nlm_cpu's. Host planes;
+// throws std::invalid_argument if the frames do not match dst.
+void nlm_cpu_frames(const FramePlanes *window, int count, int center, const FramePlanesOut &dst,
+                    const NlmParams &p);
 
 // The instruction set nlm_cpu runs with on this CPU: "avx512", "avx2" or
 // "baseline" (the compiler's default target). All give identical output.

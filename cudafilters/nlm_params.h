@@ -12,6 +12,7 @@ namespace cudafilters {
 
 constexpr int kNlmMaxPatchSize = 15;
 constexpr int kNlmMaxSearchSize = 35;
+constexpr int kNlmMaxTemporalRadius = 3;
 
 struct NlmParams {
   float h = 10.f;          // filtering strength, in 8-bit intensity units
@@ -19,7 +20,17 @@ struct NlmParams {
   int search_size = 21;    // odd, 1..kNlmMaxSearchSize
   float noise_sigma = 0.f; // distances below 2 sigma^2 count as identical
   bool gaussian = false;   // Gaussian-weighted patch distance instead of box
+  // h for the chroma channels, in 8-bit units: negative means the same as h,
+  // 0 leaves chroma as it is. U and V are denoised together (one weight per
+  // pair of patches, from the distance over both channels).
+  float chroma_h = -1.f;
+  // Frames searched before and after the one denoised, 0..kNlmMaxTemporalRadius.
+  int temporal_radius = 0;
 };
+
+// The strength chroma is denoised with (0: chroma is carried).
+inline float nlm_chroma_strength(const NlmParams &p) { return p.chroma_h < 0.f ? p.h : p.chroma_h; }
+inline bool nlm_denoises_chroma(const NlmParams &p) { return nlm_chroma_strength(p) > 0.f; }
 
 // Empty when the parameters are valid, otherwise what is wrong with them.
 std::string nlm_params_error(const NlmParams &p);
@@ -33,6 +44,12 @@ struct NlmWeightCoeffs {
   float b;
 };
 NlmWeightCoeffs nlm_weight_coeffs(const NlmParams &p);
+
+// The same for chroma, whose S sums over both channels: the mean runs over
+// the patch and the two channels, and h is the chroma strength. The noise
+// allowance scales with the strength (sigma * chroma_h / h), so the chroma
+// weight is the luma weight function with h replaced by chroma_h.
+NlmWeightCoeffs nlm_chroma_weight_coeffs(const NlmParams &p);
 
 // 1-D Gaussian for patch weighting (standard deviation patch_size / 4),
 // normalised to sum 1, centred at index patch_size / 2; unused entries 0.

@@ -1,0 +1,31 @@
+// Views of a whole YUV (or gray) frame: luma and, where the format has them,
+// the two chroma channels. Like Plane, they own nothing and say nothing of
+// where the memory lives; each user documents whether it expects host or
+// device pointers.
+#pragma once
+
+#include "plane.h"
+
+namespace cudafilters {
+
+// Sample x of row y of a channel lies at data + y * stride + x * step *
+// samples.bytes: step is 1 for a plane of its own (I420's U) and 2 where U
+// and V interleave in one plane (NV12, P010_10LE), with v.data then one
+// sample after u.data. width and height count the channel's own samples.
+struct FramePlanes {
+  ConstPlane luma;
+  ConstPlane u, v;  // data null for gray frames
+  int chroma_step = 1;
+
+  bool has_chroma() const { return u.data != nullptr && v.data != nullptr; }
+};
+
+struct FramePlanesOut {
+  Plane luma;
+  Plane u, v;
+  int chroma_step = 1;
+
+  bool has_chroma() const { return u.data != nullptr && v.data != nullptr; }
+};
+
+}  // namespace cudafilters
