@@ -1,114 +1,172 @@
 #include <cudafilters/nlm_gpu.h>
 
+#include <cudafilters/cuda_check.h>
 #include <cudafilters/detail/hd_math.h>
 
-#include <cudafilters/cuda_check.h>
+#include <cuda_fp16.h>
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
-#include <utility>
 
 namespace cudafilters {
 
 namespace {
 
-// A block of kThreads threads filters a tile of out_w(RP) x kTileH pixels,
-// looping over every search offset with one barrier per offset:
-//  stage 1: thread c owns column c of the tile plus the patch halo; it takes
-//    squared differences down the column and vertical sliding sums (each
-//    difference computed once). The dy loop is innermost, so the shifted
-//    column slides down one pixel per step: one shared load.
-//  stage 2: threads own 8-pixel row segments; horizontal sliding sums of the
-//    column sums give the patch distances; weights and weighted pixels
-//    accumulate in registers.
-// Patch distances cost O(1) per pixel and offset whatever the patch size
-// (box); shared memory holds the tile and one row of sums per tile row, so
-// memory is bounded for any frame size.
-constexpr int kThreads = 128;
-constexpr int kTileH = 16;
-constexpr int kSeg = 8;
-constexpr int kMaxRp = kNlmMaxPatchSize / 2;
+// Non-local means with the patch distances on the tensor cores.
+//
+// For a search offset d the distance of every pixel is a separable filter
+// of the squared differences E(y, x) = (I(y, x) - I'(y + dy, x + dx))^2,
+// I the frame denoised and I' the frame searched: down the columns, then
+// along the rows. On a 16-row band both are small matrix products with
+// constant band matrices of the patch taps (ones for box patches):
+//   V = Bv * E   (16 x k) . (k x 8): column sums of 8 columns,
+//   D = V * Bh   (16 x 16|24) . (16|24 x 8): the distances of 16 x 8 pixels.
+// mma.sync computes both with f16 inputs and f32 sums. The layouts line up:
+// the f32 accumulator fragment of a 16 x 8 V block, packed to f16, is half
+// of the A fragment the row product takes, so V never leaves registers.
+//
+// A warp owns 16 x 32 output pixels (four 16 x 8 blocks) and runs through
+// every offset alone, reading the block's tile in shared memory: there is no
+// barrier per offset. Per offset and warp it computes the differences for
+// 5 (6) column blocks of 8, squares them in packed f16 (HSUB2, HMUL2), and
+// issues 5 (6) column products and 4 row products; then each thread turns
+// its 16 distances into weights (one FFMA and one MUFU.EX2 each) and
+// accumulates them and the weighted pixels in f32.
+//
+// Numbers: samples enter in 8-bit units (as on the CPU) and are stored /4 in
+// f16, so that a squared difference is at most 64^2 (two channels: 2 * 64^2)
+// and the column sums, scaled by 1/4 in Bv, stay below f16's 65504. On 8-bit
+// frames the samples and their differences are exact, squares above 2048
+// (differences above 45) round to 11 bits, and the column sums round once
+// more when packed: distances are within about 0.03% of the CPU's exact
+// integers. The weighted pixels are the f32 samples, exact at every depth.
+constexpr int kWarpRows = 16;
+constexpr int kWarpCols = 32;
+constexpr int kOutBlocks = kWarpCols / 8;
+constexpr int kMaxFrames = 2 * kNlmMaxTemporalRadius + 1;
+// Samples are stored in f16 scaled by this; the column taps by kColumnScale.
+constexpr float kSampleScale = 0.25f;
+constexpr float kColumnScale = 0.25f;
 
-// Blocks per SM the register allocation must allow. Measured on an H100:
-// small patches run fastest with the registers for 3 blocks, large ones
-// (longer columns in registers) with 4.
-constexpr int min_blocks(int rp) { return rp <= 4 ? 3 : 4; }
-
-constexpr int out_w(int rp) { return ((kThreads - 2 * rp) / kSeg) * kSeg; }
-
-// Row strides of 1 modulo 32 banks: consecutive threads read consecutive
-// banks in stage 1, and in stage 2 (see segment_of) a warp's 16 rows x 2
-// segments 16 pixels apart fall in 32 different banks.
-constexpr int bank_stride(int width) { return ((width + 30) / 32) * 32 + 1; }
-constexpr int kSumStride = bank_stride(kThreads);
-
-// Stage-2 work: item i covers row i % 16 of segment segment_of(i / 16, n).
-// Within each complete group of 4 segments the order is 0, 2, 1, 3, so the
-// two segments that share a warp are 16 pixels (16 banks) apart. A permutation
-// of [0, n) for every n.
-__host__ __device__ constexpr int segment_of(int pair_index, int n) {
-  const int group = pair_index / 4, k = pair_index % 4;
-  if (4 * group + 4 > n) return pair_index;
-  return 4 * group + (k == 0 ? 0 : k == 1 ? 2 : k == 2 ? 1 : 3);
-}
-
-template <int n, int i = 0>
-constexpr bool is_permutation() {
-  if constexpr (i == n) {
-    return true;
-  } else {
-    bool seen = false;
-    for (int p = 0; p < n; ++p) seen = seen || segment_of(p, n) == i;
-    return seen && is_permutation<n, i + 1>();
-  }
-}
-static_assert(is_permutation<14>() && is_permutation<15>() && is_permutation<16>(),
-              "every segment is covered once");
-
-template <int RP>
+// Patch radius up to 4 (patch 9) or 7 (patch 15): how many rows of
+// differences 16 output rows take (a k16 and a k8 step, or two k16 steps),
+// and how many 8-column blocks of column sums 32 output columns take.
+constexpr int kSmallMaxRp = 4;
+template <bool LARGE>
 struct Shape {
-  static constexpr int kOutW = out_w(RP);
-  static constexpr int kCols = kOutW + 2 * RP;  // stage-1 columns
-  static constexpr int kRows = kTileH + 2 * RP; // differences per column
-  static constexpr int kSegs = kOutW / kSeg;
-  static constexpr int kItems = (kTileH * kSegs + kThreads - 1) / kThreads;
-  static_assert(kCols <= kThreads, "one stage-1 column per thread");
+  static constexpr int kDiffRows = LARGE ? 32 : 24;
+  static constexpr int kDiffRegs = kDiffRows / 8;  // half2 pairs per column block and thread
+  static constexpr int kColBlocks = kOutBlocks + (LARGE ? 2 : 1);
 };
 
 struct KernelArgs {
-  const uint8_t *src;
-  size_t src_pitch;
-  uint8_t *dst;
+  // Frame f, channel c (c = 1 only with two channels), in time order.
+  const uint8_t *src[kMaxFrames][2];
+  size_t src_pitch[kMaxFrames];
+  uint8_t *dst[2];
   size_t dst_pitch;
-  int width;
+  int frames;
+  int center;
+  int width;  // samples of each channel
   int height;
-  int rs;         // search radius
-  int img_w;      // shared image tile: out_w + 2R columns, kTileH + 2R rows
-  int img_h;
-  int img_stride;
-  float a, b;     // weight = exp2(min(S * a + b, 0))
-  float taps[kNlmMaxPatchSize];
-  // Deep planes: bits << 8 | shift. One int keeps the argument at 128
-  // bytes, and the 8-bit kernels' machine code byte for byte what it was
-  // before deep frames (compared on sm_90); 16 more bytes changed it.
-  int deep_layout;
+  int step;   // samples from one pixel to the next in a row
+  int rs;     // search radius
+  int rp;     // patch radius
+  int deep_layout;  // bits << 8 | shift for 16-bit words; 0 for bytes
+  int warp_cols;    // warps per block row; block = warp_rows x warp_cols warps
+  // Shared tile: rows x cols, row strides in words (see tile_geometry).
+  int tile_rows;
+  int tile_cols;
+  int f_stride;
+  int p_stride;
+  // weight = exp2(min(D, 0)), D = S * a + b the tensor-core distance: the
+  // row taps carry a (times the scales of the samples and column sums), the
+  // row product's accumulator starts at b.
+  float row_scale;
+  float b;
+  float taps[kNlmMaxPatchSize];  // patch taps, centred at rp (ones for box)
 };
 
-static_assert(sizeof(KernelArgs) == 128, "see deep_layout");
+// A sample as a float in 8-bit units, clamped to its layout's levels.
+__device__ __forceinline__ float sample_at(const uint8_t *row, int x, int step, int deep_layout) {
+  if (deep_layout == 0) return float(row[x * step]);
+  const int bits = deep_layout >> 8, shift = deep_layout & 0xFF;
+  const uint32_t word = reinterpret_cast<const uint16_t *>(row)[x * step];
+  const uint32_t top = (1u << bits) - 1;
+  return float(min(word >> shift, top)) * ldexpf(1.f, 8 - bits);
+}
 
-// What the kernel needs of a deep plane's layout, from deep_layout.
-struct DeepLevels {
-  int shift;
-  uint32_t max_level;
-  float unit;             // a level in 8-bit units, 2^(8 - bits) (nlm_level_unit)
-  float levels_per_unit;  // 2^(bits - 8)
+__device__ __forceinline__ void store_sample(uint8_t *row, int x, int step, int deep_layout,
+                                             float mean) {
+  if (deep_layout == 0) {
+    row[x * step] = static_cast<uint8_t>(min(max(__float2int_rn(mean), 0), 255));
+    return;
+  }
+  const int bits = deep_layout >> 8, shift = deep_layout & 0xFF;
+  const int top = (1 << bits) - 1;
+  const int level = __float2int_rn(mean * ldexpf(1.f, bits - 8));
+  reinterpret_cast<uint16_t *>(row)[x * step] =
+      static_cast<uint16_t>(min(max(level, 0), top) << shift);
+}
 
-  __device__ explicit DeepLevels(int packed)
-      : shift(packed & 0xFF),
-        max_level((1u << (packed >> 8)) - 1),
-        unit(ldexpf(1.f, 8 - (packed >> 8))),
-        levels_per_unit(ldexpf(1.f, (packed >> 8) - 8)) {}
-};
+__device__ __forceinline__ uint32_t pack_half2(float lo, float hi) {
+  const __half2 h = __floats2half2_rn(lo, hi);
+  return *reinterpret_cast<const uint32_t *>(&h);
+}
+
+__device__ __forceinline__ __half2 as_half2(uint32_t v) {
+  return *reinterpret_cast<const __half2 *>(&v);
+}
+
+__device__ __forceinline__ uint32_t as_u32(__half2 v) {
+  return *reinterpret_cast<const uint32_t *>(&v);
+}
+
+// c += A (16 x 8) * B (8 x 8), f16 in, f32 accumulate.
+__device__ __forceinline__ void mma_k8(float (&c)[4], uint32_t a0, uint32_t a1, uint32_t b0) {
+  asm("mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5}, {%6}, "
+      "{%0,%1,%2,%3};\n"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(a0), "r"(a1), "r"(b0));
+}
+
+// c = A (16 x 8) * B (8 x 8), from a zero accumulator that the hardware
+// reads from its zero register (no instructions to clear c).
+__device__ __forceinline__ void mma_k8_zero(float (&c)[4], uint32_t a0, uint32_t a1, uint32_t b0) {
+  asm("mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5}, {%6}, "
+      "{%7,%7,%7,%7};\n"
+      : "=f"(c[0]), "=f"(c[1]), "=f"(c[2]), "=f"(c[3])
+      : "r"(a0), "r"(a1), "r"(b0), "f"(0.f));
+}
+
+// c += A (16 x 16) * B (16 x 8); two k8 steps where m16n8k16 is missing.
+__device__ __forceinline__ void mma_k16(float (&c)[4], uint32_t a0, uint32_t a1, uint32_t a2,
+                                        uint32_t a3, uint32_t b0, uint32_t b1) {
+#if __CUDA_ARCH__ >= 800
+  asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+      "{%8,%9}, {%0,%1,%2,%3};\n"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+#else
+  mma_k8(c, a0, a1, b0);
+  mma_k8(c, a2, a3, b1);
+#endif
+}
+
+// c = A (16 x 16) * B (16 x 8) from a zero accumulator, as mma_k8_zero.
+__device__ __forceinline__ void mma_k16_zero(float (&c)[4], uint32_t a0, uint32_t a1,
+                                             uint32_t a2, uint32_t a3, uint32_t b0, uint32_t b1) {
+#if __CUDA_ARCH__ >= 800
+  asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+      "{%8,%9}, {%10,%10,%10,%10};\n"
+      : "=f"(c[0]), "=f"(c[1]), "=f"(c[2]), "=f"(c[3])
+      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1), "f"(0.f));
+#else
+  mma_k8_zero(c, a0, a1, b0);
+  mma_k8(c, a2, a3, b1);
+#endif
+}
 
 // exp2 of a non-positive argument as one MUFU instruction. The accurate
 // exp2f adds range handling only for results below 2^-126: weights that make
@@ -119,200 +177,276 @@ __device__ __forceinline__ float exp2_nonpositive(float x) {
   return y;
 }
 
-// A deep source sample's level in 8-bit units, and a weighted mean (in 8-bit
-// units) stored as a deep sample. DEEP is a template parameter: the 8-bit
-// kernels keep their own loads and stores, untouched.
-__device__ __forceinline__ float load_level(const uint8_t *row, int x, const DeepLevels &d) {
-  const uint32_t word = reinterpret_cast<const uint16_t *>(row)[x];
-  return float(min(word >> d.shift, d.max_level)) * d.unit;
+__device__ __forceinline__ float tap(const KernelArgs &k, int i) {
+  return i >= 0 && i <= 2 * k.rp ? k.taps[i] : 0.f;
 }
 
-__device__ __forceinline__ void store_level(uint8_t *row, int x, const DeepLevels &d, float mean) {
-  const int level = __float2int_rn(mean * d.levels_per_unit);
-  reinterpret_cast<uint16_t *>(row)[x] =
-      static_cast<uint16_t>(min(max(level, 0), int(d.max_level)) << d.shift);
-}
+// The f16 band matrices, as this thread's fragments (g = lane / 4, t =
+// lane % 4). Column product, A operand: Bv(m, kk) = tap(kk - m) * scale for
+// kk in the first 16 rows of differences (a, four registers) and the rest
+// (a_hi: two registers for a k8 step, four for a k16 step). Row product, B
+// operand: Bh(kk, n) = tap(kk - n) * row_scale for V columns kk = 0..15 (b)
+// and 16..23 (b_hi, patches past 9 only). row_scale folds the weight's
+// scale into the product; rounded to f16 it is the strength within 0.03%
+// (less precise only in f16's subnormal range, box patches with h above
+// about 176).
+template <bool LARGE>
+struct BandFragments {
+  uint32_t a[4];
+  uint32_t a_hi[LARGE ? 4 : 2];
+  uint32_t b[2];
+  uint32_t b_hi;
 
-template <int RP, bool GAUSS, bool DEEP>
-__global__ void __launch_bounds__(kThreads, min_blocks(RP)) nlm_kernel(const KernelArgs k) {
-  using S = Shape<RP>;
-  extern __shared__ float smem[];
-  float *img = smem;
-  float *sums = smem + k.img_h * k.img_stride;
+  __device__ BandFragments(const KernelArgs &k, int g, int t) {
+    auto bv = [&](int m, int kk) { return tap(k, kk - m) * kColumnScale; };
+    a[0] = pack_half2(bv(g, 2 * t), bv(g, 2 * t + 1));
+    a[1] = pack_half2(bv(g + 8, 2 * t), bv(g + 8, 2 * t + 1));
+    a[2] = pack_half2(bv(g, 2 * t + 8), bv(g, 2 * t + 9));
+    a[3] = pack_half2(bv(g + 8, 2 * t + 8), bv(g + 8, 2 * t + 9));
+    a_hi[0] = pack_half2(bv(g, 16 + 2 * t), bv(g, 17 + 2 * t));
+    a_hi[1] = pack_half2(bv(g + 8, 16 + 2 * t), bv(g + 8, 17 + 2 * t));
+    if constexpr (LARGE) {
+      a_hi[2] = pack_half2(bv(g, 24 + 2 * t), bv(g, 25 + 2 * t));
+      a_hi[3] = pack_half2(bv(g + 8, 24 + 2 * t), bv(g + 8, 25 + 2 * t));
+    }
+    auto bh = [&](int kk, int n) { return tap(k, kk - n) * k.row_scale; };
+    b[0] = pack_half2(bh(2 * t, g), bh(2 * t + 1, g));
+    b[1] = pack_half2(bh(2 * t + 8, g), bh(2 * t + 9, g));
+    b_hi = pack_half2(bh(16 + 2 * t, g), bh(17 + 2 * t, g));
+  }
+};
 
-  const int tid = threadIdx.x;
-  const int x0 = blockIdx.x * S::kOutW, y0 = blockIdx.y * kTileH;
-  const int R = k.rs + RP;
+// Row i of F starts one word later when bit 2 of i is set. A warp's pixel
+// loads read rows g and g + 8 (g = 0..7) at columns 2t (t = 0..3): with a
+// row stride of 8 mod 32 banks, rows g and g + 4 would meet in the same
+// banks, and every load take two passes. The one-word shift gives them
+// banks of opposite parity, for any vertical offset.
+__device__ __forceinline__ int f_row_start(int i, int f_stride) { return i * f_stride + ((i >> 2) & 1); }
 
-  for (int i = tid; i < k.img_w * k.img_h; i += kThreads) {
-    const int ty = i / k.img_w, tx = i - ty * k.img_w;
-    const int gy = reflect101(y0 - R + ty, k.height);
-    const int gx = reflect101(x0 - R + tx, k.width);
-    if constexpr (DEEP)
-      img[ty * k.img_stride + tx] = load_level(k.src + gy * k.src_pitch, gx, DeepLevels(k.deep_layout));
-    else
-      img[ty * k.img_stride + tx] = k.src[gy * k.src_pitch + gx];
+// Loads frame f's tile into shared memory: F holds the samples as f32 in
+// 8-bit units, P pairs of vertically neighbouring samples, scaled, as
+// half2 (P(i, c) = (F(i, c), F(i + 1, c)) * kSampleScale). Tile row i, col
+// c is the frame's (y0 - R + i, x0 - R + c), mirrored at the borders.
+template <int CH>
+__device__ void load_tile(const KernelArgs &k, int f, int y0, int x0, float *const (&F)[CH],
+                          uint32_t *const (&P)[CH]) {
+  const int R = k.rs + k.rp;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+  for (int i = warp; i < k.tile_rows + 1; i += warps) {
+    const int y = reflect101(y0 - R + i, k.height);
+    for (int c = 0; c < CH; ++c) {
+      const uint8_t *row = k.src[f][c] + size_t(y) * k.src_pitch[f];
+      float *out = F[c] + f_row_start(i, k.f_stride);
+      for (int col = lane; col < k.tile_cols; col += 32) {
+        int x = x0 - R + col;
+        if (x < 0 || x >= k.width) x = reflect101(x, k.width);
+        out[col] = sample_at(row, x, k.step, k.deep_layout);
+      }
+    }
   }
   __syncthreads();
+  for (int i = warp; i < k.tile_rows; i += warps)
+    for (int c = 0; c < CH; ++c)
+      for (int col = lane; col < k.tile_cols; col += 32)
+        P[c][i * k.p_stride + col] =
+            pack_half2(F[c][f_row_start(i, k.f_stride) + col] * kSampleScale,
+                       F[c][f_row_start(i + 1, k.f_stride) + col] * kSampleScale);
+  __syncthreads();
+}
 
-  // Stage 1: column tid is tile column tid - RP, shared column tid + rs.
-  const bool has_col = tid < S::kCols;
-  float ref[S::kRows];
-#pragma unroll
-  for (int r = 0; r < S::kRows; ++r)
-    ref[r] = has_col ? img[(r + k.rs) * k.img_stride + tid + k.rs] : 0.f;
-
-  int item_y[S::kItems], item_x[S::kItems];
-  bool item_ok[S::kItems];
-#pragma unroll
-  for (int j = 0; j < S::kItems; ++j) {
-    const int item = tid + j * kThreads;
-    item_ok[j] = item < kTileH * S::kSegs;
-    item_y[j] = item % kTileH;
-    item_x[j] = item_ok[j] ? segment_of(item / kTileH, S::kSegs) * kSeg : 0;
+// CLAMP: noise-sigma > 0, weights exp2(min(D, 0)); otherwise D is never
+// positive and goes to exp2 as it is.
+template <bool LARGE, int CH, bool CLAMP>
+__global__ void __launch_bounds__(256, CH == 1 ? 2 : 1) nlm_kernel(const __grid_constant__ KernelArgs k) {
+  using Sh = Shape<LARGE>;
+  extern __shared__ float4 smem[];
+  float *F[CH];
+  uint32_t *P[CH];
+  {
+    float *base = reinterpret_cast<float *>(smem);
+    const int f_words = (k.tile_rows + 1) * k.f_stride, p_words = k.tile_rows * k.p_stride;
+    for (int c = 0; c < CH; ++c) {
+      F[c] = base + c * (f_words + p_words);
+      P[c] = reinterpret_cast<uint32_t *>(F[c] + f_words);
+    }
   }
-  float acc_w[S::kItems][kSeg], acc_v[S::kItems][kSeg];
-#pragma unroll
-  for (int j = 0; j < S::kItems; ++j)
-#pragma unroll
-    for (int o = 0; o < kSeg; ++o) acc_w[j][o] = acc_v[j][o] = 0.f;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int g = lane >> 2, t = lane & 3;
+  const int warp_rows = (blockDim.x >> 5) / k.warp_cols;
+  const int wy = (warp / k.warp_cols) * kWarpRows, wx = (warp % k.warp_cols) * kWarpCols;
+  const int y0 = blockIdx.y * warp_rows * kWarpRows, x0 = blockIdx.x * k.warp_cols * kWarpCols;
+  const int rs = k.rs, R = k.rs + k.rp;
 
-  const bool clamp = k.b > 0.f;
-  int buf = 0;
-  float win[S::kRows];
-  for (int dx = -k.rs; dx <= k.rs; ++dx) {
-    for (int dy = -k.rs; dy <= k.rs; ++dy) {
-      float *vs = sums + buf * kTileH * kSumStride;
-      if (has_col) {
-        const float *column = img + tid + k.rs + dx;
-        if (dy == -k.rs) {
+  const BandFragments<LARGE> band(k, g, t);
+  const float bias = k.b;
+
+  // Where this thread's fragments start: the differences of column block j,
+  // register q lie in P at + q * 8 rows + 8 j columns (+ the offset); the
+  // pixels of output block b, element e in F at + (e / 2) * 8 rows + 8 b +
+  // e % 2 columns.
+  const int f_row = wy + g + R;  // F row of element 0 with no offset
+  int p_base[CH], f_base[CH];
+  for (int c = 0; c < CH; ++c) {
+    p_base[c] = (wy + 2 * t + rs) * k.p_stride + wx + g + rs;
+    f_base[c] = f_row * k.f_stride + wx + 2 * t + R;
+  }
+  const int p_row8 = 8 * k.p_stride, f_row8 = 8 * k.f_stride;
+
+  load_tile<CH>(k, k.center, y0, x0, F, P);
+  uint32_t ref[CH][Sh::kColBlocks][Sh::kDiffRegs];
 #pragma unroll
-          for (int r = 0; r < S::kRows; ++r) win[r] = column[(r + k.rs + dy) * k.img_stride];
-        } else {
+  for (int c = 0; c < CH; ++c)
 #pragma unroll
-          for (int r = 0; r < S::kRows - 1; ++r) win[r] = win[r + 1];
-          win[S::kRows - 1] = column[(S::kRows - 1 + k.rs + dy) * k.img_stride];
-        }
-        float d[S::kRows];
+    for (int j = 0; j < Sh::kColBlocks; ++j)
 #pragma unroll
-        for (int r = 0; r < S::kRows; ++r) {
-          const float diff = ref[r] - win[r];
-          d[r] = diff * diff;
-        }
-        // The column pass and the row pass below are written out rather than
-        // shared through a helper: the shared version needed the kernel
-        // argument addressable (__grid_constant__) and ran 4% slower.
-        if constexpr (GAUSS) {
+      for (int q = 0; q < Sh::kDiffRegs; ++q) ref[c][j][q] = P[c][p_base[c] + q * p_row8 + 8 * j];
+
+  float acc_w[kOutBlocks][4], acc_v[CH][kOutBlocks][4];
 #pragma unroll
-          for (int y = 0; y < kTileH; ++y) {
-            float v = k.taps[0] * d[y];
+  for (int b = 0; b < kOutBlocks; ++b)
 #pragma unroll
-            for (int t = 1; t <= 2 * RP; ++t) v = fmaf(k.taps[t], d[y + t], v);
-            vs[y * kSumStride + tid] = v;
+    for (int e = 0; e < 4; ++e) {
+      acc_w[b][e] = 0.f;
+#pragma unroll
+      for (int c = 0; c < CH; ++c) acc_v[c][b][e] = 0.f;
+    }
+
+  // The frame denoised first, then the others in time order (as the CPU).
+  for (int fi = 0; fi < k.frames; ++fi) {
+    if (fi > 0) {
+      __syncthreads();  // every warp is done with the previous frame's tile
+      load_tile<CH>(k, fi <= k.center ? fi - 1 : fi, y0, x0, F, P);
+    }
+    for (int dx = -rs; dx <= rs; ++dx) {
+      for (int dy = -rs; dy <= rs; ++dy) {
+        // Rows f_row + dy and f_row + dy + 8 share their shift (f_row_start).
+        const int po = dy * k.p_stride + dx;
+        const int fo = dy * k.f_stride + dx + (((f_row + dy) >> 2) & 1);
+        // Column sums of 16 rows x 8 columns per block, packed as the
+        // halves of the row product's A fragments.
+        uint32_t vh[Sh::kColBlocks][2];
+#pragma unroll
+        for (int j = 0; j < Sh::kColBlocks; ++j) {
+          uint32_t e[Sh::kDiffRegs];
+#pragma unroll
+          for (int q = 0; q < Sh::kDiffRegs; ++q) {
+            const __half2 d0 = __hsub2(as_half2(ref[0][j][q]),
+                                       as_half2(P[0][p_base[0] + q * p_row8 + 8 * j + po]));
+            __half2 sq = __hmul2(d0, d0);
+            if constexpr (CH == 2) {
+              const __half2 d1 = __hsub2(as_half2(ref[1][j][q]),
+                                         as_half2(P[1][p_base[1] + q * p_row8 + 8 * j + po]));
+              sq = __hfma2(d1, d1, sq);
+            }
+            e[q] = as_u32(sq);
           }
-        } else {
-          float v = 0.f;
+          float col[4];
+          mma_k16_zero(col, band.a[0], band.a[1], band.a[2], band.a[3], e[0], e[1]);
+          if constexpr (LARGE)
+            mma_k16(col, band.a_hi[0], band.a_hi[1], band.a_hi[2], band.a_hi[3], e[2], e[3]);
+          else
+            mma_k8(col, band.a_hi[0], band.a_hi[1], e[2]);
+          vh[j][0] = pack_half2(col[0], col[1]);
+          vh[j][1] = pack_half2(col[2], col[3]);
+        }
 #pragma unroll
-          for (int t = 0; t <= 2 * RP; ++t) v += d[t];
-          vs[tid] = v;
+        for (int b = 0; b < kOutBlocks; ++b) {
+          float dist[4];
+          if constexpr (CLAMP) {
+            dist[0] = dist[1] = dist[2] = dist[3] = bias;
+            mma_k16(dist, vh[b][0], vh[b][1], vh[b + 1][0], vh[b + 1][1], band.b[0], band.b[1]);
+          } else {
+            mma_k16_zero(dist, vh[b][0], vh[b][1], vh[b + 1][0], vh[b + 1][1], band.b[0],
+                         band.b[1]);
+          }
+          if constexpr (LARGE) mma_k8(dist, vh[b + 2][0], vh[b + 2][1], band.b_hi);
 #pragma unroll
-          for (int y = 1; y < kTileH; ++y) {
-            v = v + d[y + 2 * RP] - d[y - 1];
-            vs[y * kSumStride + tid] = v;
+          for (int e = 0; e < 4; ++e) {
+            const float w = exp2_nonpositive(CLAMP ? fminf(dist[e], 0.f) : dist[e]);
+            acc_w[b][e] += w;
+            const int at = ((e >> 1) ? f_row8 : 0) + 8 * b + (e & 1) + fo;
+#pragma unroll
+            for (int c = 0; c < CH; ++c)
+              acc_v[c][b][e] = fmaf(w, F[c][f_base[c] + at], acc_v[c][b][e]);
           }
         }
       }
-      // Sums are double-buffered: one barrier per offset is enough.
-      __syncthreads();
-
-#pragma unroll
-      for (int j = 0; j < S::kItems; ++j) {
-        if (!item_ok[j]) continue;
-        const float *vrow = vs + item_y[j] * kSumStride + item_x[j];
-        float dist[kSeg];
-        if constexpr (GAUSS) {
-#pragma unroll
-          for (int o = 0; o < kSeg; ++o) {
-            float v = k.taps[0] * vrow[o];
-#pragma unroll
-            for (int t = 1; t <= 2 * RP; ++t) v = fmaf(k.taps[t], vrow[o + t], v);
-            dist[o] = v;
-          }
-        } else {
-          float v = 0.f;
-#pragma unroll
-          for (int t = 0; t <= 2 * RP; ++t) v += vrow[t];
-          dist[0] = v;
-#pragma unroll
-          for (int o = 1; o < kSeg; ++o) {
-            v = v + vrow[o + 2 * RP] - vrow[o - 1];
-            dist[o] = v;
-          }
-        }
-        const float *pix = img + (item_y[j] + R + dy) * k.img_stride + item_x[j] + R + dx;
-#pragma unroll
-        for (int o = 0; o < kSeg; ++o) {
-          // noise-sigma 0: S * a is never positive, no clamp needed.
-          const float arg = clamp ? fminf(fmaf(dist[o], k.a, k.b), 0.f) : dist[o] * k.a;
-          const float w = exp2_nonpositive(arg);
-          acc_w[j][o] += w;
-          acc_v[j][o] = fmaf(w, pix[o], acc_v[j][o]);
-        }
-      }
-      buf ^= 1;
     }
   }
 
 #pragma unroll
-  for (int j = 0; j < S::kItems; ++j) {
-    const int y = y0 + item_y[j];
-    if (!item_ok[j] || y >= k.height) continue;
+  for (int b = 0; b < kOutBlocks; ++b)
 #pragma unroll
-    for (int o = 0; o < kSeg; ++o) {
-      const int x = x0 + item_x[j] + o;
-      if (x < k.width) {
-        if constexpr (DEEP) {
-          store_level(k.dst + y * k.dst_pitch, x, DeepLevels(k.deep_layout), acc_v[j][o] / acc_w[j][o]);
-        } else {
-          const int v = __float2int_rn(acc_v[j][o] / acc_w[j][o]);
-          k.dst[y * k.dst_pitch + x] = static_cast<uint8_t>(min(max(v, 0), 255));
-        }
-      }
+    for (int e = 0; e < 4; ++e) {
+      const int y = y0 + wy + g + (e >> 1) * 8, x = x0 + wx + 8 * b + 2 * t + (e & 1);
+      if (y >= k.height || x >= k.width) continue;
+#pragma unroll
+      for (int c = 0; c < CH; ++c)
+        store_sample(k.dst[c] + size_t(y) * k.dst_pitch, x, k.step, k.deep_layout,
+                     acc_v[c][b][e] / acc_w[b][e]);
     }
-  }
 }
 
 using KernelFn = void (*)(KernelArgs);
 
-template <int... RP>
-KernelFn kernel_for(int rp, bool gaussian, bool deep, std::integer_sequence<int, RP...>) {
-  static constexpr KernelFn box[] = {nlm_kernel<RP, false, false>...};
-  static constexpr KernelFn gauss[] = {nlm_kernel<RP, true, false>...};
-  static constexpr KernelFn box_deep[] = {nlm_kernel<RP, false, true>...};
-  static constexpr KernelFn gauss_deep[] = {nlm_kernel<RP, true, true>...};
-  if (deep) return gaussian ? gauss_deep[rp] : box_deep[rp];
-  return gaussian ? gauss[rp] : box[rp];
+template <int CH, bool CLAMP>
+KernelFn kernel_for(bool large) {
+  return large ? nlm_kernel<true, CH, CLAMP> : nlm_kernel<false, CH, CLAMP>;
 }
 
-KernelFn select_kernel(int rp, bool gaussian, bool deep) {
-  return kernel_for(rp, gaussian, deep, std::make_integer_sequence<int, kMaxRp + 1>{});
+KernelFn kernel_for(bool large, int channels, bool clamp) {
+  if (channels == 2) return clamp ? kernel_for<2, true>(large) : kernel_for<2, false>(large);
+  return clamp ? kernel_for<1, true>(large) : kernel_for<1, false>(large);
 }
 
-struct Geometry {
-  int out_w, img_w, img_h, img_stride;
+// Row strides (in 4-byte words) that keep the fragment loads free of bank
+// conflicts: a warp reads P at rows 2t (t = 0..3) and columns g (0..7), so
+// a stride of 4 mod 32 puts its 32 words in 32 banks; F at rows g and
+// column pairs 2t, where 8 mod 32 spreads each half-warp over all banks.
+int stride_for(int cols, int mod32) { return (cols - mod32 + 31) / 32 * 32 + mod32; }
+
+struct Launch {
+  int warp_rows;
+  int warp_cols;
+  int tile_rows;
+  int tile_cols;
+  int f_stride;
+  int p_stride;
   size_t shared_bytes;
 };
 
-Geometry geometry(const NlmParams &p) {
-  const int rp = p.patch_size / 2, R = p.search_size / 2 + rp;
-  Geometry g{};
-  g.out_w = out_w(rp);
-  g.img_w = g.out_w + 2 * R;
-  g.img_h = kTileH + 2 * R;
-  g.img_stride = bank_stride(g.img_w);
-  g.shared_bytes = sizeof(float) * (size_t(g.img_h) * g.img_stride + 2 * size_t(kTileH) * kSumStride);
-  return g;
+Launch launch_for(int warp_rows, int warp_cols, int rs, bool large, int channels) {
+  const int diff_rows = large ? Shape<true>::kDiffRows : Shape<false>::kDiffRows;
+  const int col_blocks = large ? Shape<true>::kColBlocks : Shape<false>::kColBlocks;
+  Launch l{warp_rows, warp_cols, 0, 0, 0, 0, 0};
+  // Rows: the block's, the search halo and the rows of differences past a
+  // warp's 16 (which cover the patch halo); columns likewise.
+  l.tile_rows = warp_rows * kWarpRows + 2 * rs + (diff_rows - kWarpRows);
+  l.tile_cols = warp_cols * kWarpCols + 2 * rs + (8 * col_blocks - kWarpCols);
+  l.f_stride = stride_for(l.tile_cols + 1, 8);  // + 1: f_row_start's shift
+  l.p_stride = stride_for(l.tile_cols, 4);
+  const size_t words = size_t(l.tile_rows + 1) * l.f_stride + size_t(l.tile_rows) * l.p_stride;
+  l.shared_bytes = 4 * words * channels;
+  return l;
 }
+
+// The largest block that fits twice on a multiprocessor (so that one
+// block's tile loads overlap another's search), else once.
+Launch choose_launch(int rs, bool large, int channels, size_t max_shared) {
+  static const int kShapes[][2] = {{4, 2}, {2, 2}, {1, 2}, {1, 1}};
+  const int first = channels == 2 ? 1 : 0;  // two channels: tiles of half the size
+  for (size_t per_sm : {max_shared / 2, max_shared})
+    for (int i = first; i < 4; ++i) {
+      const Launch l = launch_for(kShapes[i][0], kShapes[i][1], rs, large, channels);
+      if (l.shared_bytes <= per_sm) return l;
+    }
+  throw std::runtime_error("search-size " + std::to_string(2 * rs + 1) + " needs " +
+                           std::to_string(launch_for(1, 1, rs, large, channels).shared_bytes) +
+                           " bytes of shared memory per block; this GPU has " +
+                           std::to_string(max_shared));
+}
+
+int deep_layout_of(SampleLayout l) { return l.deep() ? (l.bits << 8 | l.shift) : 0; }
 
 }  // namespace
 
@@ -321,49 +455,111 @@ NlmGpu::NlmGpu() {
   CUDAFILTERS_CHECK(cudaGetDevice(&device));
   CUDAFILTERS_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
   max_shared_ = size_t(optin);
-  for (int rp = 0; rp <= kMaxRp; ++rp) {
-    for (int variant = 0; variant < 4; ++variant) {
-      const KernelFn fn = select_kernel(rp, variant & 1, variant & 2);
-      cudaFuncAttributes attr{};
-      CUDAFILTERS_CHECK(cudaFuncGetAttributes(&attr, fn));
-      CUDAFILTERS_CHECK(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, optin));
-      // Blocks per SM are bounded by shared memory: ask for all of it.
-      CUDAFILTERS_CHECK(cudaFuncSetAttribute(fn, cudaFuncAttributePreferredSharedMemoryCarveout,
-                                             cudaSharedmemCarveoutMaxShared));
-    }
-  }
+  for (bool large : {false, true})
+    for (int channels : {1, 2})
+      for (bool clamp : {false, true}) {
+        const KernelFn fn = kernel_for(large, channels, clamp);
+        cudaFuncAttributes attr{};
+        CUDAFILTERS_CHECK(cudaFuncGetAttributes(&attr, fn));
+        CUDAFILTERS_CHECK(
+            cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, optin));
+        // Blocks per SM are bounded by shared memory: ask for all of it.
+        CUDAFILTERS_CHECK(cudaFuncSetAttribute(fn, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                               cudaSharedmemCarveoutMaxShared));
+      }
 }
 
 void NlmGpu::enqueue(ConstPlane src, Plane dst, cudaStream_t stream) {
+  FramePlanes frame;
+  frame.luma = src;
+  FramePlanesOut out;
+  out.luma = dst;
+  enqueue_window(&frame, 1, 0, out, stream);
+}
+
+void NlmGpu::enqueue_channels(const ConstPlane *const *frames, int count, int center,
+                              const Plane *dst, int channels, int step, cudaStream_t stream) {
   const NlmParams &p = params_;
-  const Geometry g = geometry(p);
-  if (g.shared_bytes > max_shared_)
-    throw std::runtime_error("search-size " + std::to_string(p.search_size) + " with patch-size " +
-                             std::to_string(p.patch_size) + " needs " + std::to_string(g.shared_bytes) +
-                             " bytes of shared memory per block; this GPU has " +
-                             std::to_string(max_shared_));
+  const int rp = p.patch_size / 2, rs = p.search_size / 2;
+  const bool large = rp > kSmallMaxRp;
+  const Launch l = choose_launch(rs, large, channels, max_shared_);
 
   KernelArgs k{};
-  k.src = src.data;
-  k.src_pitch = src.stride;
-  k.dst = dst.data;
-  k.dst_pitch = dst.stride;
-  k.width = src.width;
-  k.height = src.height;
-  k.deep_layout = src.samples.bits << 8 | src.samples.shift;
-  k.rs = p.search_size / 2;
-  k.img_w = g.img_w;
-  k.img_h = g.img_h;
-  k.img_stride = g.img_stride;
-  const NlmWeightCoeffs c = nlm_weight_coeffs(p);
-  k.a = c.a;
+  for (int f = 0; f < count; ++f) {
+    for (int c = 0; c < channels; ++c) k.src[f][c] = frames[f][c].data;
+    k.src_pitch[f] = frames[f][0].stride;
+  }
+  for (int c = 0; c < channels; ++c) k.dst[c] = dst[c].data;
+  k.dst_pitch = dst[0].stride;
+  k.frames = count;
+  k.center = center;
+  k.width = dst[0].width;
+  k.height = dst[0].height;
+  k.step = step;
+  k.rs = rs;
+  k.rp = rp;
+  k.deep_layout = deep_layout_of(dst[0].samples);
+  k.warp_cols = l.warp_cols;
+  k.tile_rows = l.tile_rows;
+  k.tile_cols = l.tile_cols;
+  k.f_stride = l.f_stride;
+  k.p_stride = l.p_stride;
+  const NlmWeightCoeffs c = channels == 2 ? nlm_chroma_weight_coeffs(p) : nlm_weight_coeffs(p);
+  // The products give S * kSampleScale^2 * kColumnScale * row_scale.
+  k.row_scale = c.a / (kSampleScale * kSampleScale * kColumnScale);
   k.b = c.b;
-  const auto taps = nlm_gaussian_taps(p.patch_size);
-  for (int i = 0; i < kNlmMaxPatchSize; ++i) k.taps[i] = taps[i];
+  const auto gauss = nlm_gaussian_taps(p.patch_size);
+  for (int i = 0; i < kNlmMaxPatchSize; ++i) k.taps[i] = p.gaussian ? gauss[i] : (i <= 2 * rp ? 1.f : 0.f);
 
-  const dim3 grid((src.width + g.out_w - 1) / g.out_w, (src.height + kTileH - 1) / kTileH);
-  select_kernel(p.patch_size / 2, p.gaussian, src.samples.deep())<<<grid, kThreads, g.shared_bytes, stream>>>(k);
+  const int block_w = l.warp_cols * kWarpCols, block_h = l.warp_rows * kWarpRows;
+  const dim3 grid((k.width + block_w - 1) / block_w, (k.height + block_h - 1) / block_h);
+  kernel_for(large, channels, c.b > 0.f)<<<grid, 32 * l.warp_rows * l.warp_cols, l.shared_bytes,
+                                           stream>>>(k);
   check_launch("nlm_kernel");
+}
+
+void NlmGpu::enqueue_window(const FramePlanes *window, int count, int center,
+                            const FramePlanesOut &dst, cudaStream_t stream) {
+  if (count < 1 || count > kMaxFrames || center < 0 || center >= count)
+    throw std::invalid_argument("NlmGpu: a window of 1 to " + std::to_string(kMaxFrames) +
+                                " frames holding the frame denoised");
+  ConstPlane luma[kMaxFrames][1], chroma[kMaxFrames][2];
+  const ConstPlane *luma_frames[kMaxFrames], *chroma_frames[kMaxFrames];
+  for (int f = 0; f < count; ++f) {
+    const FramePlanes &w = window[f];
+    if (w.luma.width != dst.luma.width || w.luma.height != dst.luma.height ||
+        w.luma.samples != dst.luma.samples || w.has_chroma() != dst.has_chroma())
+      throw std::invalid_argument("NlmGpu: frames of the window differ in size or layout");
+    luma[f][0] = w.luma;
+    chroma[f][0] = w.u;
+    chroma[f][1] = w.v;
+    luma_frames[f] = luma[f];
+    chroma_frames[f] = chroma[f];
+  }
+  enqueue_channels(luma_frames, count, center, &dst.luma, 1, 1, stream);
+  if (!dst.has_chroma()) return;
+  if (nlm_denoises_chroma(params_)) {
+    const Plane chroma_dst[2] = {dst.u, dst.v};
+    enqueue_channels(chroma_frames, count, center, chroma_dst, 2, dst.chroma_step, stream);
+    return;
+  }
+  copy_chroma(window[center], dst, stream);
+}
+
+void NlmGpu::copy_chroma(const FramePlanes &src, const FramePlanesOut &dst, cudaStream_t stream) {
+  const size_t bytes = size_t(src.u.samples.bytes);
+  if (dst.chroma_step == 2) {
+    // One interleaved plane: from the first channel, both channels' samples.
+    const uint8_t *from = std::min(src.u.data, src.v.data);
+    uint8_t *to = std::min(dst.u.data, dst.v.data);
+    CUDAFILTERS_CHECK(cudaMemcpy2DAsync(to, dst.u.stride, from, src.u.stride, 2 * bytes * src.u.width,
+                                        src.u.height, cudaMemcpyDeviceToDevice, stream));
+    return;
+  }
+  for (const auto &[from, to] : {std::pair<ConstPlane, Plane>{src.u, dst.u}, {src.v, dst.v}})
+    CUDAFILTERS_CHECK(cudaMemcpy2DAsync(to.data, to.stride, from.data, from.stride,
+                                        bytes * from.width, from.height, cudaMemcpyDeviceToDevice,
+                                        stream));
 }
 
 }  // namespace cudafilters
