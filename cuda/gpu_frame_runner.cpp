@@ -1,5 +1,7 @@
 #include <cudafilters/gpu_frame_runner.h>
 
+#include "host_transfer.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -12,36 +14,6 @@ namespace cudafilters {
 
 namespace {
 
-// A host wait polls its event for up to kPollBeforeSleep: a frame of the
-// short filters through system memory (upload, kernel, download) is done
-// within it at sizes up to 4K, and its latency then has no wake-up in it. A
-// longer wait (cudanlm's kernel takes about a millisecond at 1080p, and a
-// frame may queue behind other streams' on a busy GPU) then checks every
-// kSleepStep and sleeps in between, so that many streams waiting on one GPU
-// do not each keep a CPU core spinning, as CUDA's default scheduling would.
-// Waiting on a blocking-sync event instead was slower on the H100 host: one
-// cudanlm stream through system memory ran at 628 fps against 690-765
-// (docs/results/host-waits).
-constexpr std::chrono::microseconds kPollBeforeSleep{500};
-constexpr std::chrono::microseconds kSleepStep{50};
-
-// True once the work before `event` is done.
-bool event_done(cudaEvent_t event) {
-  const cudaError_t state = cudaEventQuery(event);
-  if (state == cudaSuccess) return true;
-  if (state != cudaErrorNotReady) check_cuda(state, "cudaEventQuery");
-  // "Not ready" is no error: it must not linger as the thread's last error.
-  (void)cudaGetLastError();
-  return false;
-}
-
-// Returns once the work before `event` is done.
-void wait_for(cudaEvent_t event) {
-  const auto sleep_after = std::chrono::steady_clock::now() + kPollBeforeSleep;
-  while (!event_done(event))
-    if (std::chrono::steady_clock::now() >= sleep_after) std::this_thread::sleep_for(kSleepStep);
-}
-
 // Poisoning the device output before every frame makes pixels that a kernel
 // failed to write show up in tests as 0xA5 instead of stale data from the
 // previous frame. Enabled by the test suites through the environment.
@@ -51,53 +23,6 @@ bool poison_requested() {
 }
 
 constexpr int kPoisonByte = 0xA5;
-
-// The attributes of a page-locked host address; false for any other address.
-bool page_locked_attributes(const void *p, cudaPointerAttributes *attr) {
-  if (cudaPointerGetAttributes(attr, p) != cudaSuccess) {
-    (void)cudaGetLastError();  // not a CUDA pointer: clear the non-sticky error
-    return false;
-  }
-  return attr->type == cudaMemoryTypeHost;
-}
-
-const uint8_t *last_byte(ConstPlane plane) {
-  return plane.data + (plane.height - 1) * plane.stride + plane.row_bytes() - 1;
-}
-
-void copy_rows(const uint8_t *src, size_t src_stride, uint8_t *dst, size_t dst_stride,
-               size_t width_bytes, int height) {
-  if (src_stride == dst_stride && src_stride == width_bytes) {
-    std::memcpy(dst, src, width_bytes * height);
-    return;
-  }
-  for (int y = 0; y < height; ++y)
-    std::memcpy(dst + y * dst_stride, src + y * src_stride, width_bytes);
-}
-
-// Where a host plane lives: looked up once per plane and frame, for both the
-// choice to stream and the way to copy.
-struct HostResidence {
-  bool page_locked = false;
-  // The plane's address for kernels, when the whole plane lies in one
-  // allocation mapped for the current device; null otherwise.
-  const uint8_t *device = nullptr;
-};
-
-HostResidence locate(ConstPlane plane) {
-  HostResidence where;
-  cudaPointerAttributes first{}, last{};
-  if (!page_locked_attributes(plane.data, &first) ||
-      !page_locked_attributes(last_byte(plane), &last))
-    return where;
-  where.page_locked = true;
-  const auto *first_dev = static_cast<const uint8_t *>(first.devicePointer);
-  const auto *last_dev = static_cast<const uint8_t *>(last.devicePointer);
-  if (first_dev != nullptr && last_dev != nullptr &&
-      last_dev - first_dev == last_byte(plane) - plane.data)
-    where.device = first_dev;
-  return where;
-}
 
 // Kernels reach bus bandwidth on host memory only with wide accesses.
 bool rows_aligned16(ConstPlane plane) {
@@ -109,68 +34,24 @@ bool rows_aligned16(ConstPlane plane) {
 bool is_page_locked(ConstPlane plane) { return locate(plane).page_locked; }
 
 GpuFrameRunner::GpuFrameRunner(HostPath host_path)
-    : host_path_(host_path), poison_outputs_(poison_requested()) {}
+    : transfer_(std::make_unique<HostTransfer>()), host_path_(host_path),
+      poison_outputs_(poison_requested()) {}
+
+GpuFrameRunner::~GpuFrameRunner() = default;
 
 void GpuFrameRunner::reserve(int width, int height, int bytes_per_sample) {
   const int row = width * bytes_per_sample;
   dev_in_.reserve(row, height);
   dev_out_.reserve(row, height);
-  const size_t bytes = static_cast<size_t>(row) * height;
-  stage_in_.reserve(bytes);
-  stage_out_.reserve(bytes);
-}
-
-// Rows per staging chunk: about 512 KB, enough for the DMA engine to run at
-// full speed, small enough for host copies and transfers to overlap.
-static int rows_per_chunk(size_t row_bytes) {
-  constexpr size_t kChunkBytes = 512 * 1024;
-  const size_t rows = kChunkBytes / row_bytes;
-  return rows < 1 ? 1 : static_cast<int>(rows);
+  transfer_->reserve(static_cast<size_t>(row) * height);
 }
 
 void GpuFrameRunner::upload(ConstPlane src, bool page_locked) {
-  const size_t w = src.row_bytes();
-  if (page_locked) {
-    CUDAFILTERS_CHECK(cudaMemcpy2DAsync(dev_in_.data(), dev_in_.pitch(), src.data, src.stride, w,
-                                        src.height, cudaMemcpyHostToDevice, stream_.get()));
-    return;
-  }
-  const int chunk = rows_per_chunk(w);
-  for (int y = 0; y < src.height; y += chunk) {
-    const int rows = std::min(chunk, src.height - y);
-    uint8_t *stage = stage_in_.data() + y * w;
-    copy_rows(src.data + y * src.stride, src.stride, stage, w, w, rows);
-    CUDAFILTERS_CHECK(cudaMemcpy2DAsync(dev_in_.data() + y * dev_in_.pitch(), dev_in_.pitch(),
-                                        stage, w, w, rows, cudaMemcpyHostToDevice, stream_.get()));
-  }
+  transfer_->upload(src, page_locked, dev_in_.data(), dev_in_.pitch(), stream_.get());
 }
 
 void GpuFrameRunner::download(Plane dst, bool page_locked) {
-  const size_t w = dst.row_bytes();
-  if (page_locked) {
-    CUDAFILTERS_CHECK(cudaMemcpy2DAsync(dst.data, dst.stride, dev_out_.data(), dev_out_.pitch(), w,
-                                        dst.height, cudaMemcpyDeviceToHost, stream_.get()));
-    wait_for_stream(stream_.get());
-    return;
-  }
-  const int chunk = rows_per_chunk(w);
-  const size_t chunks = static_cast<size_t>((dst.height + chunk - 1) / chunk);
-  while (chunk_done_.size() < chunks) chunk_done_.emplace_back(kHostWaitEventFlags);
-  for (size_t c = 0; c < chunks; ++c) {
-    const int y = static_cast<int>(c) * chunk;
-    const int rows = std::min(chunk, dst.height - y);
-    CUDAFILTERS_CHECK(cudaMemcpy2DAsync(stage_out_.data() + y * w, w,
-                                        dev_out_.data() + y * dev_out_.pitch(), dev_out_.pitch(),
-                                        w, rows, cudaMemcpyDeviceToHost, stream_.get()));
-    CUDAFILTERS_CHECK(cudaEventRecord(chunk_done_[c].get(), stream_.get()));
-  }
-  // Waiting on the last chunk's event also covers every kernel before it.
-  for (size_t c = 0; c < chunks; ++c) {
-    const int y = static_cast<int>(c) * chunk;
-    const int rows = std::min(chunk, dst.height - y);
-    wait_for(chunk_done_[c].get());
-    copy_rows(stage_out_.data() + y * w, w, dst.data + y * dst.stride, dst.stride, w, rows);
-  }
+  transfer_->download(dev_out_.data(), dev_out_.pitch(), dst, page_locked, stream_.get());
 }
 
 void GpuFrameRunner::count_levels(ConstPlane src, ConstPlane dst) {

@@ -14,6 +14,8 @@
 
 namespace cudafilters {
 
+class HostTransfer;
+
 class GpuFrameRunner {
  public:
   enum class HostPath {
@@ -27,6 +29,9 @@ class GpuFrameRunner {
 
   // Creates the stream in the CUDA context current on the calling thread.
   explicit GpuFrameRunner(HostPath host_path = HostPath::kAuto);
+  ~GpuFrameRunner();
+  GpuFrameRunner(const GpuFrameRunner &) = delete;
+  GpuFrameRunner &operator=(const GpuFrameRunner &) = delete;
 
   // Allocates device and staging memory for frames up to width x height
   // samples of bytes_per_sample bytes.
@@ -72,9 +77,6 @@ class GpuFrameRunner {
   void synchronize();
 
  private:
-  // Events the host waits on (wait_for in gpu_frame_runner.cpp polls them).
-  static constexpr unsigned kHostWaitEventFlags = cudaEventDisableTiming;
-
   // src and dst: device addresses of mapped page-locked host planes.
   void stream_frame(GpuPlaneFilter &filter, ConstPlane src, Plane dst);
   void upload(ConstPlane src, bool page_locked);
@@ -94,13 +96,9 @@ class GpuFrameRunner {
   cudaStream_t last_stream_ = nullptr;
   DevicePlane dev_in_;
   DevicePlane dev_out_;
-  PinnedBuffer stage_in_;
-  PinnedBuffer stage_out_;
-  // One per staged download chunk, so the host copies a chunk out while the
-  // next one is still in flight.
-  std::vector<Event> chunk_done_;
+  std::unique_ptr<HostTransfer> transfer_;
   // Recorded on a stream to wait for it from the host.
-  Event stream_done_{kHostWaitEventFlags};
+  Event stream_done_{cudaEventDisableTiming};
   // Reused by order_after: a wait binds to the event's state when queued.
   Event link_{cudaEventDisableTiming};
   // Created on the first frame that asks for levels.

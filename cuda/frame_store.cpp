@@ -1,0 +1,95 @@
+#include <cudafilters/frame_store.h>
+
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+
+namespace cudafilters {
+
+namespace {
+
+ConstPlane as_bytes(ConstPlane p, int samples_per_row) {
+  return ConstPlane(p.data, p.stride, samples_per_row * p.samples.bytes, p.height);
+}
+
+}  // namespace
+
+FrameBytes::FrameBytes(const FramePlanes &f) {
+  planes[count++] = as_bytes(f.luma, f.luma.width);
+  if (!f.has_chroma()) return;
+  if (f.chroma_step == 2) {
+    // U and V interleave in one plane, which starts at the first of them.
+    ConstPlane uv = f.u.data < f.v.data ? f.u : f.v;
+    planes[count++] = as_bytes(uv, 2 * f.u.width);
+  } else if (f.chroma_step == 1) {
+    planes[count++] = as_bytes(f.u, f.u.width);
+    planes[count++] = as_bytes(f.v, f.v.width);
+  } else {
+    throw std::invalid_argument("chroma samples must be 1 or 2 apart");
+  }
+}
+
+namespace {
+
+template <typename Frame, typename P>
+Frame relocated(const FramePlanes &like, const Plane (&bytes)[3]) {
+  using Ptr = decltype(P::data);
+  auto at = [](const Plane &b, const ConstPlane &geometry, size_t offset) {
+    return P(Ptr(b.data + offset), b.stride, geometry.width, geometry.height, geometry.samples);
+  };
+  Frame f;
+  f.luma = at(bytes[0], like.luma, 0);
+  if (!like.has_chroma()) return f;
+  f.chroma_step = like.chroma_step;
+  if (like.chroma_step == 2) {
+    const size_t v_after_u = like.v.data > like.u.data ? size_t(like.u.samples.bytes) : 0;
+    const size_t u_after_v = like.u.data > like.v.data ? size_t(like.u.samples.bytes) : 0;
+    f.u = at(bytes[1], like.u, u_after_v);
+    f.v = at(bytes[1], like.v, v_after_u);
+  } else {
+    f.u = at(bytes[1], like.u, 0);
+    f.v = at(bytes[2], like.v, 0);
+  }
+  return f;
+}
+
+}  // namespace
+
+FramePlanes relocate(const FramePlanes &like, const Plane (&bytes)[3]) {
+  return relocated<FramePlanes, ConstPlane>(like, bytes);
+}
+
+FramePlanesOut relocate_out(const FramePlanes &like, const Plane (&bytes)[3]) {
+  return relocated<FramePlanesOut, Plane>(like, bytes);
+}
+
+void HostFrameStore::store(int slot, const FramePlanes &src) {
+  if (slot >= int(slots_.size())) slots_.resize(slot + 1);
+  Slot &s = slots_[slot];
+  const FrameBytes bytes(src);
+  Plane planes[3];
+  for (int i = 0; i < bytes.count; ++i) {
+    const ConstPlane &p = bytes.planes[i];
+    const size_t row = size_t(p.width);
+    if (s.bytes[i].size() < row * p.height) s.bytes[i].resize(row * p.height);
+    for (int y = 0; y < p.height; ++y)
+      std::memcpy(s.bytes[i].data() + y * row, p.data + y * p.stride, row);
+    planes[i] = Plane(s.bytes[i].data(), row, p.width, p.height);
+  }
+  s.view = relocate(src, planes);
+}
+
+void DeviceFrameStore::prepare(int slot, const FramePlanes &like, Plane (&planes)[3], int *count) {
+  if (slot >= int(slots_.size())) slots_.resize(slot + 1);
+  Slot &s = slots_[slot];
+  const FrameBytes bytes(like);
+  for (int i = 0; i < bytes.count; ++i) {
+    const ConstPlane &p = bytes.planes[i];
+    s.planes[i].reserve(p.width, p.height);
+    planes[i] = Plane(s.planes[i].data(), s.planes[i].pitch(), p.width, p.height);
+  }
+  *count = bytes.count;
+  s.view = relocate(like, planes);
+}
+
+}  // namespace cudafilters

@@ -1,0 +1,155 @@
+#include <cudafilters/gpu_window_runner.h>
+
+#include "host_transfer.h"
+
+#include <cstdlib>
+#include <stdexcept>
+
+namespace cudafilters {
+
+namespace {
+
+// As GpuFrameRunner: tests poison outputs so that unwritten samples show.
+bool poison_requested() {
+  const char *v = std::getenv("CUDAFILTERS_POISON_OUTPUT");
+  return v != nullptr && v[0] != '\0' && v[0] != '0';
+}
+
+FramePlanes as_input(const FramePlanesOut &f) {
+  FramePlanes in;
+  in.luma = f.luma;
+  in.u = f.u;
+  in.v = f.v;
+  in.chroma_step = f.chroma_step;
+  return in;
+}
+
+size_t frame_bytes(const FrameBytes &b) {
+  size_t n = 0;
+  for (int i = 0; i < b.count; ++i) n += size_t(b.planes[i].width) * b.planes[i].height;
+  return n;
+}
+
+}  // namespace
+
+GpuWindowRunner::GpuWindowRunner()
+    : transfer_(std::make_unique<HostTransfer>()), poison_outputs_(poison_requested()) {}
+
+GpuWindowRunner::~GpuWindowRunner() = default;
+
+void GpuWindowRunner::reset(int radius) {
+  synchronize();
+  window_.reset(radius);
+}
+
+void GpuWindowRunner::order_after(cudaStream_t first, cudaStream_t then) {
+  CUDAFILTERS_CHECK(cudaEventRecord(link_.get(), first));
+  CUDAFILTERS_CHECK(cudaStreamWaitEvent(then, link_.get(), 0));
+}
+
+void GpuWindowRunner::synchronize() {
+  CUDAFILTERS_CHECK(cudaEventRecord(done_.get(), stream_.get()));
+  wait_for(done_.get());
+}
+
+FramePlanes GpuWindowRunner::take_slot(const FramePlanes &src, Plane (&planes)[3], int *count) {
+  const int slot = window_.push();
+  frames_.prepare(slot, src, planes, count);
+  return frames_.view(slot);
+}
+
+void GpuWindowRunner::push_host(const FramePlanes &src) {
+  const FrameBytes bytes(src);
+  transfer_->reserve(frame_bytes(bytes));
+  Plane planes[3];
+  int count = 0;
+  take_slot(src, planes, &count);
+  size_t stage_at = 0;
+  bool page_locked = false;
+  for (int i = 0; i < count; ++i) {
+    const bool locked = locate(bytes.planes[i]).page_locked;
+    transfer_->upload(bytes.planes[i], locked, planes[i].data, planes[i].stride, stream_.get(),
+                      stage_at);
+    page_locked = page_locked || locked;
+    stage_at += size_t(bytes.planes[i].width) * bytes.planes[i].height;
+  }
+  transfer_->uploads_queued(stream_.get());
+  // A page-locked plane is read by the copy itself: it must be done before
+  // the caller reuses the memory.
+  if (page_locked) synchronize();
+}
+
+void GpuWindowRunner::push_device(const FramePlanes &src, cudaStream_t stream) {
+  const FrameBytes bytes(src);
+  Plane planes[3];
+  int count = 0;
+  take_slot(src, planes, &count);
+  cudaStream_t copy_on = stream ? stream : stream_.get();
+  // The slot was last read by the runner's earlier kernels.
+  if (stream) order_after(stream_.get(), stream);
+  for (int i = 0; i < count; ++i)
+    CUDAFILTERS_CHECK(cudaMemcpy2DAsync(planes[i].data, planes[i].stride, bytes.planes[i].data,
+                                        bytes.planes[i].stride, size_t(bytes.planes[i].width),
+                                        bytes.planes[i].height, cudaMemcpyDeviceToDevice,
+                                        copy_on));
+  if (stream)
+    order_after(stream, stream_.get());
+  else
+    synchronize();
+}
+
+void GpuWindowRunner::poison(const FramePlanesOut &dst) {
+  if (!poison_outputs_) return;
+  const FrameBytes bytes(as_input(dst));
+  for (int i = 0; i < bytes.count; ++i)
+    CUDAFILTERS_CHECK(cudaMemset2DAsync(const_cast<uint8_t *>(bytes.planes[i].data),
+                                        bytes.planes[i].stride, 0xA5, size_t(bytes.planes[i].width),
+                                        bytes.planes[i].height, stream_.get()));
+}
+
+void GpuWindowRunner::filter_next(GpuWindowFilter &filter, const FramePlanesOut &dst,
+                                  FrameLevels *levels) {
+  const FrameWindow::Window w = window_.next();
+  FramePlanes views[2 * FrameWindow::kMaxRadius + 1];
+  for (int i = 0; i < w.count; ++i) views[i] = frames_.view(w.slots[i]);
+  poison(dst);
+  filter.enqueue_window(views, w.count, w.center, dst, stream_.get());
+  if (levels) {
+    if (!levels_) levels_ = std::make_unique<LevelCounterGpu>();
+    levels_->enqueue(views[w.center].luma, dst.luma, stream_.get());
+  }
+  window_.pop();
+}
+
+void GpuWindowRunner::output_host(GpuWindowFilter &filter, const FramePlanesOut &dst,
+                                  FrameLevels *levels) {
+  const FrameBytes host(as_input(dst));
+  Plane dev[3];
+  int count = 0;
+  out_.prepare(0, as_input(dst), dev, &count);
+  filter_next(filter, relocate_out(as_input(dst), dev), levels);
+  size_t stage_at = 0;
+  for (int i = 0; i < count; ++i) {
+    const ConstPlane &p = host.planes[i];
+    const Plane to(const_cast<uint8_t *>(p.data), p.stride, p.width, p.height);
+    transfer_->download(dev[i].data, dev[i].stride, to, locate(p).page_locked, stream_.get(),
+                        stage_at);
+    stage_at += size_t(p.width) * p.height;
+  }
+  if (levels) *levels = levels_->result();
+}
+
+void GpuWindowRunner::output_device(GpuWindowFilter &filter, const FramePlanesOut &dst,
+                                    cudaStream_t stream, FrameLevels *levels) {
+  const bool queue = stream && !levels;
+  if (queue) order_after(stream, stream_.get());
+  filter_next(filter, dst, levels);
+  if (queue) {
+    order_after(stream_.get(), stream);
+    return;
+  }
+  synchronize();
+  if (levels) *levels = levels_->result();
+}
+
+}  // namespace cudafilters

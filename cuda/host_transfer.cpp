@@ -1,0 +1,158 @@
+#include "host_transfer.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstring>
+#include <thread>
+
+namespace cudafilters {
+
+namespace {
+
+// A host wait polls its event for up to kPollBeforeSleep: a frame of the
+// short filters through system memory (upload, kernel, download) is done
+// within it at sizes up to 4K, and its latency then has no wake-up in it. A
+// longer wait (cudanlm's kernel takes about a millisecond at 1080p, and a
+// frame may queue behind other streams' on a busy GPU) then checks every
+// kSleepStep and sleeps in between, so that many streams waiting on one GPU
+// do not each keep a CPU core spinning, as CUDA's default scheduling would.
+// Waiting on a blocking-sync event instead was slower on the H100 host: one
+// cudanlm stream through system memory ran at 628 fps against 690-765
+// (docs/results/host-waits).
+constexpr std::chrono::microseconds kPollBeforeSleep{500};
+constexpr std::chrono::microseconds kSleepStep{50};
+
+// True once the work before `event` is done.
+bool event_done(cudaEvent_t event) {
+  const cudaError_t state = cudaEventQuery(event);
+  if (state == cudaSuccess) return true;
+  if (state != cudaErrorNotReady) check_cuda(state, "cudaEventQuery");
+  // "Not ready" is no error: it must not linger as the thread's last error.
+  (void)cudaGetLastError();
+  return false;
+}
+
+// The attributes of a page-locked host address; false for any other address.
+bool page_locked_attributes(const void *p, cudaPointerAttributes *attr) {
+  if (cudaPointerGetAttributes(attr, p) != cudaSuccess) {
+    (void)cudaGetLastError();  // not a CUDA pointer: clear the non-sticky error
+    return false;
+  }
+  return attr->type == cudaMemoryTypeHost;
+}
+
+const uint8_t *last_byte(ConstPlane plane) {
+  return plane.data + (plane.height - 1) * plane.stride + plane.row_bytes() - 1;
+}
+
+void copy_rows(const uint8_t *src, size_t src_stride, uint8_t *dst, size_t dst_stride,
+               size_t width_bytes, int height) {
+  if (src_stride == dst_stride && src_stride == width_bytes) {
+    std::memcpy(dst, src, width_bytes * height);
+    return;
+  }
+  for (int y = 0; y < height; ++y)
+    std::memcpy(dst + y * dst_stride, src + y * src_stride, width_bytes);
+}
+
+}  // namespace
+
+HostResidence locate(ConstPlane plane) {
+  HostResidence where;
+  cudaPointerAttributes first{}, last{};
+  if (!page_locked_attributes(plane.data, &first) ||
+      !page_locked_attributes(last_byte(plane), &last))
+    return where;
+  where.page_locked = true;
+  const auto *first_dev = static_cast<const uint8_t *>(first.devicePointer);
+  const auto *last_dev = static_cast<const uint8_t *>(last.devicePointer);
+  if (first_dev != nullptr && last_dev != nullptr &&
+      last_dev - first_dev == last_byte(plane) - plane.data)
+    where.device = first_dev;
+  return where;
+}
+
+void wait_for(cudaEvent_t event) {
+  const auto sleep_after = std::chrono::steady_clock::now() + kPollBeforeSleep;
+  while (!event_done(event))
+    if (std::chrono::steady_clock::now() >= sleep_after) std::this_thread::sleep_for(kSleepStep);
+}
+
+namespace {
+
+// Rows per staging chunk: about 512 KB, enough for the DMA engine to run at
+// full speed, small enough for host copies and transfers to overlap.
+int rows_per_chunk(size_t row_bytes) {
+  constexpr size_t kChunkBytes = 512 * 1024;
+  const size_t rows = kChunkBytes / row_bytes;
+  return rows < 1 ? 1 : static_cast<int>(rows);
+}
+
+}  // namespace
+
+void HostTransfer::reserve(size_t bytes) {
+  stage_in_.reserve(bytes);
+  stage_out_.reserve(bytes);
+}
+
+void HostTransfer::uploads_queued(cudaStream_t stream) {
+  CUDAFILTERS_CHECK(cudaEventRecord(uploads_done_.get(), stream));
+  uploads_pending_ = true;
+}
+
+void HostTransfer::upload(ConstPlane src, bool page_locked, uint8_t *dst, size_t pitch,
+                          cudaStream_t stream, size_t stage_at) {
+  const size_t w = src.row_bytes();
+  if (page_locked) {
+    CUDAFILTERS_CHECK(cudaMemcpy2DAsync(dst, pitch, src.data, src.stride, w, src.height,
+                                        cudaMemcpyHostToDevice, stream));
+    return;
+  }
+  if (uploads_pending_) {
+    wait_for(uploads_done_.get());
+    uploads_pending_ = false;
+  }
+  const int chunk = rows_per_chunk(w);
+  for (int y = 0; y < src.height; y += chunk) {
+    const int rows = std::min(chunk, src.height - y);
+    uint8_t *stage = stage_in_.data() + stage_at + y * w;
+    copy_rows(src.data + y * src.stride, src.stride, stage, w, w, rows);
+    CUDAFILTERS_CHECK(cudaMemcpy2DAsync(dst + y * pitch, pitch, stage, w, w, rows,
+                                        cudaMemcpyHostToDevice, stream));
+  }
+}
+
+void HostTransfer::download(const uint8_t *src, size_t pitch, Plane dst, bool page_locked,
+                            cudaStream_t stream, size_t stage_at) {
+  const size_t w = dst.row_bytes();
+  if (page_locked) {
+    CUDAFILTERS_CHECK(cudaMemcpy2DAsync(dst.data, dst.stride, src, pitch, w, dst.height,
+                                        cudaMemcpyDeviceToHost, stream));
+    CUDAFILTERS_CHECK(cudaEventRecord(downloaded_.get(), stream));
+    wait_for(downloaded_.get());
+    uploads_pending_ = false;
+    return;
+  }
+  const int chunk = rows_per_chunk(w);
+  const size_t chunks = static_cast<size_t>((dst.height + chunk - 1) / chunk);
+  while (chunk_done_.size() < chunks) chunk_done_.emplace_back(kHostWaitEventFlags);
+  uint8_t *stage = stage_out_.data() + stage_at;
+  for (size_t c = 0; c < chunks; ++c) {
+    const int y = static_cast<int>(c) * chunk;
+    const int rows = std::min(chunk, dst.height - y);
+    CUDAFILTERS_CHECK(cudaMemcpy2DAsync(stage + y * w, w, src + y * pitch, pitch, w, rows,
+                                        cudaMemcpyDeviceToHost, stream));
+    CUDAFILTERS_CHECK(cudaEventRecord(chunk_done_[c].get(), stream));
+  }
+  // Waiting on the last chunk's event also covers every kernel before it.
+  for (size_t c = 0; c < chunks; ++c) {
+    const int y = static_cast<int>(c) * chunk;
+    const int rows = std::min(chunk, dst.height - y);
+    wait_for(chunk_done_[c].get());
+    copy_rows(stage + y * w, w, dst.data + y * dst.stride, dst.stride, w, rows);
+  }
+  uploads_pending_ = false;  // the stream has run every upload queued before
+}
+
+}  // namespace cudafilters

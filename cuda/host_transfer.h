@@ -1,0 +1,65 @@
+// Copies between host planes and device memory, and host waits for the
+// GPU: what GpuFrameRunner and GpuWindowRunner share. Private to the
+// engine library.
+#pragma once
+
+#include <cudafilters/cuda_memory.h>
+#include <cudafilters/plane.h>
+
+#include <vector>
+
+namespace cudafilters {
+
+// Returns once the work before `event` is done, without keeping a CPU core
+// spinning on long waits (see host_transfer.cpp).
+void wait_for(cudaEvent_t event);
+
+// Events the host waits on (wait_for polls them).
+constexpr unsigned kHostWaitEventFlags = cudaEventDisableTiming;
+
+// Where a host plane lives: looked up once per plane and frame, for both the
+// choice to stream and the way to copy.
+struct HostResidence {
+  bool page_locked = false;
+  // The plane's address for kernels, when the whole plane lies in one
+  // allocation mapped for the current device; null otherwise.
+  const uint8_t *device = nullptr;
+};
+HostResidence locate(ConstPlane plane);
+
+// Copies host planes to and from device memory on a stream: page-locked
+// planes directly, pageable ones in chunks through page-locked staging, so
+// that host copies overlap the DMA of neighbouring chunks. Planes of one
+// frame use disjoint parts of the staging, from `stage_at` bytes on.
+class HostTransfer {
+ public:
+  // Staging for `bytes` in each direction.
+  void reserve(size_t bytes);
+
+  // Queues the copy of src to `dst` (device, row pitch `pitch`). A pageable
+  // source is read before this returns; a page-locked one is read by the
+  // copy, and must stay until the stream has run it. The staging an upload
+  // fills is only reused after its copies have run.
+  void upload(ConstPlane src, bool page_locked, uint8_t *dst, size_t pitch, cudaStream_t stream,
+              size_t stage_at = 0);
+  // Marks the end of a frame's uploads: the next upload waits for them
+  // before it writes the staging again.
+  void uploads_queued(cudaStream_t stream);
+
+  // Copies `src` (device, row pitch `pitch`) to the host plane dst after the
+  // work queued on the stream so far, and returns once it is there.
+  void download(const uint8_t *src, size_t pitch, Plane dst, bool page_locked,
+                cudaStream_t stream, size_t stage_at = 0);
+
+ private:
+  PinnedBuffer stage_in_;
+  PinnedBuffer stage_out_;
+  // One per staged download chunk, so the host copies a chunk out while the
+  // next one is still in flight.
+  std::vector<Event> chunk_done_;
+  Event uploads_done_{kHostWaitEventFlags};
+  Event downloaded_{kHostWaitEventFlags};
+  bool uploads_pending_ = false;
+};
+
+}  // namespace cudafilters

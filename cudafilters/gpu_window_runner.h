@@ -1,0 +1,78 @@
+// Runs a GpuWindowFilter over a stream of frames (temporal filters): keeps
+// the frames its windows need on the device, in 2 r + 1 slots reused from
+// frame to frame (DeviceFrameStore), decides when each frame is filtered
+// (FrameWindow), and moves frames in host memory in and out on one stream.
+// Device memory grows only when a frame is larger than any before.
+#pragma once
+
+#include "cuda_memory.h"
+#include "frame_store.h"
+#include "frame_window.h"
+#include "gpu_window_filter.h"
+#include "plane_levels.h"
+
+#include <memory>
+
+namespace cudafilters {
+
+class HostTransfer;
+
+class GpuWindowRunner {
+ public:
+  // Creates the stream in the CUDA context current on the calling thread.
+  GpuWindowRunner();
+  ~GpuWindowRunner();
+  GpuWindowRunner(const GpuWindowRunner &) = delete;
+  GpuWindowRunner &operator=(const GpuWindowRunner &) = delete;
+
+  // Forgets the frames held (after waiting for the work on them); windows
+  // of 2 radius + 1 frames from now on.
+  void reset(int radius);
+  const FrameWindow &window() const { return window_; }
+
+  // Takes a frame of host planes into the history; the planes may be
+  // reused once this returns.
+  void push_host(const FramePlanes &src);
+
+  // Takes a frame of device planes into the history. With `stream`, the
+  // copy is queued there, after the work queued on it so far (its
+  // producer's), and the runner's later work waits for it on the GPU: the
+  // frame's memory must not be reused before the stream has run the copy.
+  // Without, the runner's own stream copies it and the host waits.
+  void push_device(const FramePlanes &src, cudaStream_t stream);
+
+  // Filters the next frame (window().ready(...) must hold) into host planes
+  // and returns once they are written. With `levels`, the histograms of the
+  // frame's input and output luma are counted too.
+  void output_host(GpuWindowFilter &filter, const FramePlanesOut &dst,
+                   FrameLevels *levels = nullptr);
+
+  // The same into device planes. With `stream` and no levels, the work is
+  // queued after the work on `stream` so far (the consumers' of dst's
+  // earlier contents), and `stream` waits for it on the GPU: no host wait.
+  // Otherwise the host waits for it.
+  void output_device(GpuWindowFilter &filter, const FramePlanesOut &dst, cudaStream_t stream,
+                     FrameLevels *levels = nullptr);
+
+  // Waits on the host for every frame queued so far.
+  void synchronize();
+
+ private:
+  FramePlanes take_slot(const FramePlanes &src, Plane (&planes)[3], int *count);
+  void filter_next(GpuWindowFilter &filter, const FramePlanesOut &dst, FrameLevels *levels);
+  void order_after(cudaStream_t first, cudaStream_t then);
+  void poison(const FramePlanesOut &dst);
+
+  Stream stream_;
+  FrameWindow window_;
+  DeviceFrameStore frames_;
+  // The output on the device for host frames.
+  DeviceFrameStore out_;
+  std::unique_ptr<HostTransfer> transfer_;
+  std::unique_ptr<LevelCounterGpu> levels_;
+  Event link_{cudaEventDisableTiming};
+  Event done_{cudaEventDisableTiming};
+  bool poison_outputs_ = false;
+};
+
+}  // namespace cudafilters
