@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <cstring>
+#include <deque>
 #include <exception>
 #include <new>
 #include <string>
@@ -18,7 +19,10 @@
 #include <cudafilters/cuda_check.h>
 #include "gstcudafiltershostallocator.h"
 #include "gstcudafiltersstreams.h"
+#include <cudafilters/frame_store.h>
+#include <cudafilters/frame_window.h>
 #include <cudafilters/gpu_frame_runner.h>
+#include <cudafilters/gpu_window_runner.h>
 #include <cudafilters/plane_levels.h>
 
 GST_DEBUG_CATEGORY_STATIC (gst_cuda_filters_base_debug);
@@ -77,10 +81,13 @@ struct GpuState
 {
   explicit GpuState (GstCudaContext * context) : streams (context) {}
 
-  /* Declared before the runner, which is destroyed first. */
+  /* Declared before the runners, which are destroyed first. */
   GstCudaFiltersStreams streams;
   cudafilters::GpuFrameRunner runner;
   std::unique_ptr<cudafilters::GpuPlaneFilter> filter;
+  /* Whole-frame filters instead of `filter`; the runner holds their history. */
+  std::unique_ptr<cudafilters::GpuWindowFilter> window_filter;
+  std::unique_ptr<cudafilters::GpuWindowRunner> window_runner;
   /* The chroma planes of the current device frame; kept so that its storage
    * is reused from frame to frame. */
   cudafilters::CarriedPlanes carried;
@@ -106,7 +113,8 @@ struct GstCudaFiltersBasePrivate
   /* Streaming state. */
   GstCudaContext *context = nullptr;
   std::unique_ptr<GpuState> gpu;
-  GstVideoInfo info;
+  /* finfo null until the first caps. */
+  GstVideoInfo info = {};
   /* Negotiated video/x-raw(memory:CUDAMemory): frames stay on the GPU. */
   bool cuda_caps = false;
   bool poison_outputs = env_flag ("CUDAFILTERS_POISON_OUTPUT");
@@ -118,6 +126,18 @@ struct GstCudaFiltersBasePrivate
   /* Running time of the last statistics message; NONE: none since the
    * start or the last flush. */
   GstClockTime last_message = GST_CLOCK_TIME_NONE;
+
+  /* Whole-frame filters: the window radius, the frames held on the CPU
+   * path (on the GPU path GpuState's runner holds them), and the metadata
+   * of the frames not yet filtered, oldest first (buffers without memory:
+   * upstream's buffers are released as soon as their frame is copied). */
+  int radius = 0;
+  cudafilters::FrameWindow cpu_window;
+  cudafilters::HostFrameStore cpu_frames;
+  std::deque<GstBuffer *> waiting;
+  /* Duration of the last input frame: the latency unit when the caps have
+   * no frame rate. */
+  GstClockTime last_duration = GST_CLOCK_TIME_NONE;
 };
 
 #define gst_cuda_filters_base_parent_class parent_class
@@ -130,6 +150,14 @@ get_priv (GstCudaFiltersBase * self)
   return static_cast < GstCudaFiltersBasePrivate * >(
       gst_cuda_filters_base_get_instance_private (self));
 }
+
+static bool
+is_window_filter (GstCudaFiltersBase * self)
+{
+  return GST_CUDA_FILTERS_BASE_GET_CLASS (self)->filter_window_cpu != nullptr;
+}
+
+static void window_reset (GstCudaFiltersBase * self);
 
 GType
 gst_cuda_filters_backend_get_type (void)
@@ -241,7 +269,13 @@ create_gpu_state (GstCudaFiltersBase * self, std::string & why)
   }
   try {
     auto gpu = std::make_unique < GpuState > (priv->context);
-    gpu->filter = klass->create_gpu_filter (self);
+    if (is_window_filter (self)) {
+      gpu->window_filter = klass->create_gpu_window_filter (self);
+      gpu->window_runner = std::make_unique < cudafilters::GpuWindowRunner > ();
+      gpu->window_runner->reset (priv->radius);
+    } else {
+      gpu->filter = klass->create_gpu_filter (self);
+    }
     if (GST_VIDEO_INFO_WIDTH (&priv->info) > 0)
       gpu->runner.reserve (GST_VIDEO_INFO_WIDTH (&priv->info),
           GST_VIDEO_INFO_HEIGHT (&priv->info),
@@ -292,6 +326,7 @@ gst_cuda_filters_base_start (GstBaseTransform * trans)
 
   priv->restart_history = true;
   priv->last_message = GST_CLOCK_TIME_NONE;
+  window_reset (self);
   if (backend == GST_CUDA_FILTERS_BACKEND_CPU) {
     GST_INFO_OBJECT (self, "running on the CPU (backend=cpu)");
     return TRUE;
@@ -318,7 +353,9 @@ gst_cuda_filters_base_start (GstBaseTransform * trans)
 static gboolean
 gst_cuda_filters_base_stop (GstBaseTransform * trans)
 {
-  close_gpu (GST_CUDA_FILTERS_BASE (trans));
+  GstCudaFiltersBase *self = GST_CUDA_FILTERS_BASE (trans);
+  close_gpu (self);
+  window_reset (self);
   return TRUE;
 }
 
@@ -400,9 +437,15 @@ gst_cuda_filters_base_set_caps (GstBaseTransform * trans, GstCaps * incaps,
     }
   }
 
+  /* Renegotiation with the same frames keeps a window filter's history;
+   * new frames come after a CAPS event, which drained it. */
+  const bool new_frames = priv->info.finfo == nullptr ||
+      !gst_video_info_is_equal (&info, &priv->info);
   priv->info = info;
   priv->restart_history = true;
   priv->cuda_caps = cuda_caps;
+  if (new_frames)
+    window_reset (self);
   GST_DEBUG_OBJECT (self, "configured for %" GST_PTR_FORMAT, incaps);
   return TRUE;
 }
@@ -652,6 +695,8 @@ gst_cuda_filters_base_set_context (GstElement * element, GstContext * context)
   GST_ELEMENT_CLASS (parent_class)->set_context (element, context);
 }
 
+static GstClockTime window_latency (GstCudaFiltersBase * self);
+
 static gboolean
 gst_cuda_filters_base_query (GstBaseTransform * trans,
     GstPadDirection direction, GstQuery * query)
@@ -663,8 +708,54 @@ gst_cuda_filters_base_query (GstBaseTransform * trans,
           get_priv (self)->context))
     return TRUE;
 
-  return GST_BASE_TRANSFORM_CLASS (parent_class)->query (trans, direction,
-      query);
+  gboolean ret = GST_BASE_TRANSFORM_CLASS (parent_class)->query (trans,
+      direction, query);
+  /* A window filter holds `radius` frames back. */
+  if (ret && GST_QUERY_TYPE (query) == GST_QUERY_LATENCY &&
+      direction == GST_PAD_SRC && is_window_filter (self)) {
+    gboolean live;
+    GstClockTime min, max;
+    gst_query_parse_latency (query, &live, &min, &max);
+    const GstClockTime ours = window_latency (self);
+    GST_DEBUG_OBJECT (self, "adding %" GST_TIME_FORMAT " of latency",
+        GST_TIME_ARGS (ours));
+    gst_query_set_latency (query, live, min + ours,
+        GST_CLOCK_TIME_IS_VALID (max) ? max + ours : max);
+  }
+  return ret;
+}
+
+/* The context of @buffer's CUDA memory when it is another than ours, on a
+ * device we may use: we move there (adopt_upstream_context). */
+static GstCudaContext *
+upstream_context_to_adopt (GstCudaFiltersBase * self, GstBuffer * buffer)
+{
+  GstCudaFiltersBasePrivate *priv = get_priv (self);
+  if (!priv->gpu || !priv->cuda_caps)
+    return nullptr;
+  GstMemory *mem = gst_buffer_peek_memory (buffer, 0);
+  if (!gst_is_cuda_memory (mem))
+    return nullptr;
+  GstCudaContext *theirs = GST_CUDA_MEMORY_CAST (mem)->context;
+  if (theirs == priv->context)
+    return nullptr;
+
+  GST_OBJECT_LOCK (self);
+  const gint wanted = priv->device_id;
+  GST_OBJECT_UNLOCK (self);
+  guint their_device = 0;
+  g_object_get (theirs, "cuda-device-id", &their_device, nullptr);
+  if (wanted >= 0 && their_device != (guint) wanted)
+    return nullptr;
+  return theirs;
+}
+
+/* Whether @buffer makes us move to another context (and so start a new GPU
+ * state, without the frames a window filter holds). */
+static gboolean
+adopts_upstream_context (GstCudaFiltersBase * self, GstBuffer * buffer)
+{
+  return upstream_context_to_adopt (self, buffer) != nullptr;
 }
 
 /* CUDA memory from another context on the device we may use: move our GPU
@@ -674,21 +765,8 @@ static void
 adopt_upstream_context (GstCudaFiltersBase * self, GstBuffer * buffer)
 {
   GstCudaFiltersBasePrivate *priv = get_priv (self);
-  if (!priv->gpu || !priv->cuda_caps)
-    return;
-  GstMemory *mem = gst_buffer_peek_memory (buffer, 0);
-  if (!gst_is_cuda_memory (mem))
-    return;
-  GstCudaContext *theirs = GST_CUDA_MEMORY_CAST (mem)->context;
-  if (theirs == priv->context)
-    return;
-
-  GST_OBJECT_LOCK (self);
-  const gint wanted = priv->device_id;
-  GST_OBJECT_UNLOCK (self);
-  guint their_device = 0;
-  g_object_get (theirs, "cuda-device-id", &their_device, nullptr);
-  if (wanted >= 0 && their_device != (guint) wanted)
+  GstCudaContext *theirs = upstream_context_to_adopt (self, buffer);
+  if (!theirs)
     return;
 
   GST_INFO_OBJECT (self, "adopting upstream CUDA context %" GST_PTR_FORMAT,
@@ -768,11 +846,16 @@ run_on_gpu (GstCudaFiltersBase * self, const Work & work)
     return GST_FLOW_ERROR;
   }
   try {
-    if (klass->configure_gpu_filter)
-      klass->configure_gpu_filter (self, *priv->gpu->filter);
-    if (priv->restart_history.exchange (false))
-      priv->gpu->filter->reset_history ();
-    work (*priv->gpu);
+    GpuState & gpu = *priv->gpu;
+    if (gpu.filter) {
+      if (klass->configure_gpu_filter)
+        klass->configure_gpu_filter (self, *gpu.filter);
+      if (priv->restart_history.exchange (false))
+        gpu.filter->reset_history ();
+    } else if (klass->configure_gpu_window_filter) {
+      klass->configure_gpu_window_filter (self, *gpu.window_filter);
+    }
+    work (gpu);
   } catch (const cudafilters::CudaError & e) {
     GST_ELEMENT_ERROR (self, LIBRARY, FAILED, ("CUDA processing failed."),
         ("%s", e.what ()));
@@ -1009,17 +1092,388 @@ gst_cuda_filters_base_transform (GstBaseTransform * trans, GstBuffer * inbuf,
   return ret;
 }
 
+
+/* ---- Whole-frame filters with windows of frames (gstcudafiltersbase.h) ---- */
+
+static cudafilters::SampleLayout
+component_layout (const GstVideoInfo * info, guint comp)
+{
+  cudafilters::SampleLayout l;
+  l.bits = GST_VIDEO_INFO_COMP_DEPTH (info, comp);
+  l.bytes = l.bits > 8 ? 2 : 1;
+  l.shift = GST_VIDEO_FORMAT_INFO_SHIFT (info->finfo, comp);
+  return l;
+}
+
+/* Where component @comp starts. Where U and V interleave in one plane,
+ * the second of them starts one sample after the first: GStreamer 1.22's
+ * format table puts P010_10LE's and P016_LE's V one byte after U instead of
+ * two (its poffset), so only the order of the offsets is taken from it. */
+static const uint8_t *
+component_data (const GstVideoFrame * frame, guint comp)
+{
+  const GstVideoInfo *info = &frame->info;
+  const guint plane = GST_VIDEO_INFO_COMP_PLANE (info, comp);
+  const uint8_t *base = static_cast < const uint8_t *>(
+      GST_VIDEO_FRAME_PLANE_DATA (frame, plane));
+  if (comp == 0 || GST_VIDEO_INFO_COMP_PLANE (info, 1) !=
+      GST_VIDEO_INFO_COMP_PLANE (info, 2))
+    return base + GST_VIDEO_INFO_COMP_POFFSET (info, comp);
+  const guint other = comp == 1 ? 2 : 1;
+  const bool second = GST_VIDEO_INFO_COMP_POFFSET (info, comp) >
+      GST_VIDEO_INFO_COMP_POFFSET (info, other);
+  return base + (second ? component_layout (info, comp).bytes : 0);
+}
+
+static cudafilters::ConstPlane
+component_plane (const GstVideoFrame * frame, guint comp)
+{
+  return cudafilters::ConstPlane (component_data (frame, comp),
+      GST_VIDEO_FRAME_COMP_STRIDE (frame, comp),
+      GST_VIDEO_FRAME_COMP_WIDTH (frame, comp),
+      GST_VIDEO_FRAME_COMP_HEIGHT (frame, comp),
+      component_layout (&frame->info, comp));
+}
+
+/* Luma and, for YUV formats, U and V: each component where it lies, NV12's
+ * U and V interleaved in one plane (two samples apart). */
+static cudafilters::FramePlanes
+frame_planes (const GstVideoFrame * frame)
+{
+  cudafilters::FramePlanes f;
+  f.luma = component_plane (frame, 0);
+  if (GST_VIDEO_FRAME_N_COMPONENTS (frame) >= 3) {
+    f.u = component_plane (frame, 1);
+    f.v = component_plane (frame, 2);
+    f.chroma_step = GST_VIDEO_FRAME_COMP_PSTRIDE (frame, 1) / f.u.samples.bytes;
+  }
+  return f;
+}
+
+static cudafilters::FramePlanesOut
+frame_planes_out (GstVideoFrame * frame)
+{
+  const cudafilters::FramePlanes f = frame_planes (frame);
+  auto writable = [](const cudafilters::ConstPlane & p) {
+    return cudafilters::Plane (const_cast < uint8_t * >(p.data), p.stride,
+        p.width, p.height, p.samples);
+  };
+  cudafilters::FramePlanesOut out;
+  out.luma = writable (f.luma);
+  if (f.has_chroma ()) {
+    out.u = writable (f.u);
+    out.v = writable (f.v);
+    out.chroma_step = f.chroma_step;
+  }
+  return out;
+}
+
+static void
+poison_host_frame (const cudafilters::FramePlanesOut & f)
+{
+  cudafilters::FramePlanes in;
+  in.luma = f.luma;
+  in.u = f.u;
+  in.v = f.v;
+  in.chroma_step = f.chroma_step;
+  const cudafilters::FrameBytes bytes (in);
+  for (int i = 0; i < bytes.count; ++i)
+    for (int y = 0; y < bytes.planes[i].height; ++y)
+      memset (const_cast < uint8_t * >(bytes.planes[i].data) +
+          y * bytes.planes[i].stride, 0xA5, bytes.planes[i].width);
+}
+
+static cudafilters::FrameWindow &
+window_of (GstCudaFiltersBase * self)
+{
+  GstCudaFiltersBasePrivate *priv = get_priv (self);
+  return priv->gpu ? const_cast < cudafilters::FrameWindow & >(
+      priv->gpu->window_runner->window ()) : priv->cpu_window;
+}
+
+/* Whether the next frame can be filtered (draining: no frames follow). */
+static bool
+window_ready (GstCudaFiltersBase * self, bool draining)
+{
+  return !get_priv (self)->waiting.empty () &&
+      window_of (self).ready (draining);
+}
+
+/* Forgets the frames held and their metadata, and takes the subclass's
+ * current radius. */
+static void
+window_reset (GstCudaFiltersBase * self)
+{
+  GstCudaFiltersBasePrivate *priv = get_priv (self);
+  GstCudaFiltersBaseClass *klass = GST_CUDA_FILTERS_BASE_GET_CLASS (self);
+  if (!is_window_filter (self))
+    return;
+  for (GstBuffer *meta : priv->waiting)
+    gst_buffer_unref (meta);
+  priv->waiting.clear ();
+  priv->radius = klass->window_radius ? (int) klass->window_radius (self) : 0;
+  priv->cpu_window.reset (priv->radius);
+  if (priv->gpu) {
+    ScopedCudaContext scope (priv->context);
+    try {
+      priv->gpu->window_runner->reset (priv->radius);
+    } catch (const std::exception & e) {
+      GST_WARNING_OBJECT (self, "frames held failed: %s", e.what ());
+    }
+  }
+  /* A frame held back cannot be dropped for lateness without changing its
+   * neighbours' windows: QoS only without a window. */
+  gst_base_transform_set_qos_enabled (GST_BASE_TRANSFORM (self),
+      priv->radius == 0);
+}
+
+template <typename Work> static GstFlowReturn run_on_gpu (GstCudaFiltersBase *
+    self, const Work & work);
+
+/* Copies the frame in @in into the history and keeps its metadata. */
+static GstFlowReturn
+window_push (GstCudaFiltersBase * self, GstBuffer * in)
+{
+  GstCudaFiltersBasePrivate *priv = get_priv (self);
+  const bool on_device = priv->gpu && priv->cuda_caps &&
+      gst_is_cuda_memory (gst_buffer_peek_memory (in, 0));
+  GstVideoFrame frame;
+  if (!gst_video_frame_map (&frame, &priv->info, in, (GstMapFlags) (GST_MAP_READ
+              | (on_device ? GST_MAP_CUDA : 0)))) {
+    GST_ELEMENT_ERROR (self, STREAM, FORMAT,
+        ("Input buffer does not hold a %dx%d %s frame.",
+            GST_VIDEO_INFO_WIDTH (&priv->info),
+            GST_VIDEO_INFO_HEIGHT (&priv->info),
+            GST_VIDEO_INFO_NAME (&priv->info)),
+        ("buffer of %" G_GSIZE_FORMAT " bytes, caps need %" G_GSIZE_FORMAT,
+            gst_buffer_get_size (in), GST_VIDEO_INFO_SIZE (&priv->info)));
+    return GST_FLOW_ERROR;
+  }
+  const cudafilters::FramePlanes planes = frame_planes (&frame);
+  GstFlowReturn ret = GST_FLOW_OK;
+  if (priv->gpu) {
+    ret = run_on_gpu (self, [&](GpuState & gpu) {
+          if (!on_device) {
+            gpu.window_runner->push_host (planes);
+            return;
+          }
+          cudaStream_t stream = priv->host_sync ? nullptr :
+              GstCudaFiltersStreams::input_stream (in);
+          if (!stream)
+            GstCudaFiltersStreams::wait_for_producer (in);
+          gpu.window_runner->push_device (planes, stream);
+        });
+  } else {
+    priv->cpu_frames.store (priv->cpu_window.push (), planes);
+  }
+  gst_video_frame_unmap (&frame);
+  if (ret != GST_FLOW_OK)
+    return ret;
+
+  GstBuffer *meta = gst_buffer_new ();
+  gst_buffer_copy_into (meta, in, (GstBufferCopyFlags) (GST_BUFFER_COPY_FLAGS |
+          GST_BUFFER_COPY_TIMESTAMPS | GST_BUFFER_COPY_META), 0, -1);
+  priv->waiting.push_back (meta);
+  if (GST_BUFFER_DURATION_IS_VALID (in))
+    priv->last_duration = GST_BUFFER_DURATION (in);
+  return GST_FLOW_OK;
+}
+
+static bool message_due (GstCudaFiltersBase * self, GstBuffer * inbuf);
+static void post_levels_message (GstCudaFiltersBase * self, GstBuffer * inbuf,
+    const cudafilters::FrameLevels & levels);
+
+/* Filters the next frame on the CPU into @dst. */
+static GstFlowReturn
+window_filter_cpu (GstCudaFiltersBase * self,
+    const cudafilters::FramePlanesOut & dst, cudafilters::FrameLevels * levels)
+{
+  GstCudaFiltersBasePrivate *priv = get_priv (self);
+  const cudafilters::FrameWindow::Window w = priv->cpu_window.next ();
+  cudafilters::FramePlanes views[2 * cudafilters::FrameWindow::kMaxRadius + 1];
+  for (int i = 0; i < w.count; ++i)
+    views[i] = priv->cpu_frames.view (w.slots[i]);
+  if (priv->poison_outputs)
+    poison_host_frame (dst);
+  GstFlowReturn ret = GST_FLOW_OK;
+  try {
+    GST_CUDA_FILTERS_BASE_GET_CLASS (self)->filter_window_cpu (self, views,
+        w.count, w.center, dst);
+    if (levels) {
+      cudafilters::count_levels_cpu (views[w.center].luma, levels->input);
+      cudafilters::count_levels_cpu (dst.luma, levels->output);
+    }
+  } catch (const std::exception & e) {
+    GST_ELEMENT_ERROR (self, LIBRARY, FAILED, ("Processing failed."),
+        ("%s", e.what ()));
+    ret = GST_FLOW_ERROR;
+  }
+  priv->cpu_window.pop ();
+  return ret;
+}
+
+/* Filters the next frame into a new output buffer with its metadata. */
+static GstFlowReturn
+window_output (GstCudaFiltersBase * self, GstBuffer ** outbuf)
+{
+  GstCudaFiltersBasePrivate *priv = get_priv (self);
+  GstBaseTransform *trans = GST_BASE_TRANSFORM (self);
+  GstBuffer *meta = priv->waiting.front ();
+  priv->waiting.pop_front ();
+  GstFlowReturn ret = GST_BASE_TRANSFORM_GET_CLASS (self)->prepare_output_buffer
+      (trans, meta, outbuf);
+  GstVideoFrame frame;
+  const bool on_device = ret == GST_FLOW_OK && priv->gpu && priv->cuda_caps &&
+      gst_is_cuda_memory (gst_buffer_peek_memory (*outbuf, 0));
+  if (ret == GST_FLOW_OK && !gst_video_frame_map (&frame, &priv->info, *outbuf,
+          (GstMapFlags) (GST_MAP_WRITE | (on_device ? GST_MAP_CUDA : 0)))) {
+    GST_ELEMENT_ERROR (self, CORE, FAILED, (nullptr),
+        ("could not map the output buffer"));
+    ret = GST_FLOW_ERROR;
+  }
+  if (ret != GST_FLOW_OK) {
+    /* The frame is dropped with its metadata; the window moves on. */
+    window_of (self).pop ();
+    gst_clear_buffer (outbuf);
+    gst_buffer_unref (meta);
+    return ret;
+  }
+
+  const cudafilters::FramePlanesOut dst = frame_planes_out (&frame);
+  cudafilters::FrameLevels levels;
+  cudafilters::FrameLevels *want = message_due (self, meta) ? &levels : nullptr;
+  if (priv->gpu) {
+    bool queued = false;
+    ret = run_on_gpu (self, [&](GpuState & gpu) {
+          if (!on_device) {
+            gpu.window_runner->output_host (*gpu.window_filter, dst, want);
+            return;
+          }
+          cudaStream_t stream = priv->host_sync || want ? nullptr :
+              gpu.streams.output_stream (*outbuf);
+          gpu.window_runner->output_device (*gpu.window_filter, dst, stream,
+              want);
+          queued = stream != nullptr;
+        });
+    if (ret == GST_FLOW_OK && on_device && !queued)
+      GstCudaFiltersStreams::mark_finished (*outbuf);
+  } else {
+    ret = window_filter_cpu (self, dst, want);
+  }
+  gst_video_frame_unmap (&frame);
+  if (ret == GST_FLOW_OK && want)
+    post_levels_message (self, meta, levels);
+  gst_buffer_unref (meta);
+  if (ret != GST_FLOW_OK)
+    gst_clear_buffer (outbuf);
+  return ret;
+}
+
+/* Filters every frame still held, from the frames before it (the window
+ * clipped at the last one), pushes them downstream, and starts afresh. */
+static GstFlowReturn
+window_drain (GstCudaFiltersBase * self)
+{
+  GstFlowReturn ret = GST_FLOW_OK;
+  while (ret == GST_FLOW_OK && window_ready (self, true)) {
+    GstBuffer *out = nullptr;
+    ret = window_output (self, &out);
+    if (ret == GST_FLOW_OK)
+      ret = gst_pad_push (GST_BASE_TRANSFORM_SRC_PAD (self), out);
+  }
+  window_reset (self);
+  return ret;
+}
+
+/* The latency a window of `radius` frames adds: that many frames. */
+static GstClockTime
+window_latency (GstCudaFiltersBase * self)
+{
+  GstCudaFiltersBasePrivate *priv = get_priv (self);
+  if (priv->radius == 0)
+    return 0;
+  const gint n = GST_VIDEO_INFO_FPS_N (&priv->info);
+  const gint d = GST_VIDEO_INFO_FPS_D (&priv->info);
+  if (n > 0 && d > 0)
+    return priv->radius * gst_util_uint64_scale_int (GST_SECOND, d, n);
+  if (GST_CLOCK_TIME_IS_VALID (priv->last_duration))
+    return priv->radius * priv->last_duration;
+  GST_DEBUG_OBJECT (self, "no frame rate or duration yet: latency unknown");
+  return 0;
+}
+
+static gboolean adopts_upstream_context (GstCudaFiltersBase * self,
+    GstBuffer * buffer);
+
+/* A DISCONT buffer breaks the window: the frames held before it leave
+ * first. */
+static GstFlowReturn
+gst_cuda_filters_base_submit_input_buffer (GstBaseTransform * trans,
+    gboolean is_discont, GstBuffer * input)
+{
+  GstCudaFiltersBase *self = GST_CUDA_FILTERS_BASE (trans);
+  if (is_window_filter (self) && !get_priv (self)->waiting.empty () &&
+      (GST_BUFFER_IS_DISCONT (input) || adopts_upstream_context (self, input))) {
+    GstFlowReturn ret = window_drain (self);
+    if (ret != GST_FLOW_OK) {
+      gst_buffer_unref (input);
+      return ret;
+    }
+  }
+  return GST_BASE_TRANSFORM_CLASS (parent_class)->submit_input_buffer (trans,
+      is_discont, input);
+}
+
+/* Whole-frame filters: the frame queued by submit_input_buffer joins the
+ * history, and the oldest frame whose window is complete leaves. */
+static GstFlowReturn
+gst_cuda_filters_base_generate_output (GstBaseTransform * trans,
+    GstBuffer ** outbuf)
+{
+  GstCudaFiltersBase *self = GST_CUDA_FILTERS_BASE (trans);
+  if (!is_window_filter (self))
+    return GST_BASE_TRANSFORM_CLASS (parent_class)->generate_output (trans,
+        outbuf);
+
+  *outbuf = nullptr;
+  GstBuffer *in = trans->queued_buf;
+  trans->queued_buf = nullptr;
+  if (in) {
+    GST_BASE_TRANSFORM_GET_CLASS (self)->before_transform (trans, in);
+    const GstFlowReturn ret = window_push (self, in);
+    gst_buffer_unref (in);
+    if (ret != GST_FLOW_OK)
+      return ret;
+  }
+  if (!window_ready (self, false))
+    return GST_FLOW_OK;
+  return window_output (self, outbuf);
+}
+
 /* A flush or a new segment (a seek) breaks the stream: histories restart
  * and the next frame posts its statistics. */
 static gboolean
 gst_cuda_filters_base_sink_event (GstBaseTransform * trans, GstEvent * event)
 {
-  GstCudaFiltersBasePrivate *priv = get_priv (GST_CUDA_FILTERS_BASE (trans));
+  GstCudaFiltersBase *self = GST_CUDA_FILTERS_BASE (trans);
+  GstCudaFiltersBasePrivate *priv = get_priv (self);
   switch (GST_EVENT_TYPE (event)) {
     case GST_EVENT_FLUSH_STOP:
+      priv->restart_history = true;
+      priv->last_message = GST_CLOCK_TIME_NONE;
+      /* Frames held are dropped, as everything in flight is. */
+      window_reset (self);
+      break;
     case GST_EVENT_SEGMENT:
       priv->restart_history = true;
       priv->last_message = GST_CLOCK_TIME_NONE;
+      /* The frames of the old segment leave in it. */
+      window_drain (self);
+      break;
+    case GST_EVENT_EOS:
+    case GST_EVENT_CAPS:
+      /* The last frames leave before EOS, or with the caps they came in. */
+      window_drain (self);
       break;
     default:
       break;
@@ -1152,6 +1606,10 @@ gst_cuda_filters_base_class_init (GstCudaFiltersBaseClass * klass)
   trans_class->before_transform =
       GST_DEBUG_FUNCPTR (gst_cuda_filters_base_before_transform);
   trans_class->transform = GST_DEBUG_FUNCPTR (gst_cuda_filters_base_transform);
+  trans_class->submit_input_buffer =
+      GST_DEBUG_FUNCPTR (gst_cuda_filters_base_submit_input_buffer);
+  trans_class->generate_output =
+      GST_DEBUG_FUNCPTR (gst_cuda_filters_base_generate_output);
   trans_class->sink_event = GST_DEBUG_FUNCPTR (gst_cuda_filters_base_sink_event);
 
   GST_DEBUG_CATEGORY_INIT (gst_cuda_filters_base_debug, "cudafiltersbase", 0,

@@ -8,6 +8,18 @@
  * failures into element errors. Subclasses supply the algorithm: a GPU
  * engine (cudafilters::GpuPlaneFilter) and a CPU implementation of the same
  * arithmetic.
+ *
+ * Whole-frame filters (cudafilters::GpuWindowFilter) see every plane and
+ * may read a window of frames around the one they filter. With a radius r,
+ * the base holds frames back: frame n leaves once frame n + r has arrived,
+ * with the timestamps, duration, flags and metas it came with. It reports
+ * r frames of latency, filters the last r frames at EOS, and at a caps
+ * change, a new segment or a DISCONT buffer filters the frames it holds
+ * from the frames before the break only (never across it); a flush drops
+ * them. The frames held stay on the GPU (or in host memory on the CPU
+ * path), in 2 r + 1 slots reused from frame to frame. This uses
+ * GstBaseTransform's submit_input_buffer and generate_output; subclasses
+ * with a radius of 0, and every plane filter, keep the plain transform.
  */
 #pragma once
 
@@ -18,7 +30,9 @@
 
 #include <memory>
 
+#include <cudafilters/frame_planes.h>
 #include <cudafilters/gpu_plane_filter.h>
+#include <cudafilters/gpu_window_filter.h>
 #include <cudafilters/plane.h>
 
 #define GST_TYPE_CUDA_FILTERS_BACKEND (gst_cuda_filters_backend_get_type ())
@@ -64,6 +78,24 @@ struct _GstCudaFiltersBaseClass
    * buffer. The GPU engine is reset by the base
    * (GpuPlaneFilter::reset_history). Optional. */
   void (*reset_cpu_history) (GstCudaFiltersBase * self);
+
+  /* Whole-frame filters set these four instead of create_gpu_filter,
+   * configure_gpu_filter and filter_cpu (see the top of this file). */
+  /* Creates the GPU engine, as create_gpu_filter. */
+  std::unique_ptr<cudafilters::GpuWindowFilter> (*create_gpu_window_filter) (
+      GstCudaFiltersBase * self);
+  /* Gives the engine the current property values before a frame, as
+   * configure_gpu_filter. Optional. */
+  void (*configure_gpu_window_filter) (GstCudaFiltersBase * self,
+      cudafilters::GpuWindowFilter & filter);
+  /* Filters window[center] into @dst on the CPU from window[0, count), host
+   * frames in time order; may throw std::exception. */
+  void (*filter_window_cpu) (GstCudaFiltersBase * self,
+      const cudafilters::FramePlanes * window, int count, int center,
+      const cudafilters::FramePlanesOut & dst);
+  /* Frames read before and after the one filtered, 0 to 3. Read when the
+   * element starts and when caps are set. */
+  guint (*window_radius) (GstCudaFiltersBase * self);
 };
 
 /* 8-bit formats whose first plane is luma (or gray): the elements filter

@@ -99,6 +99,20 @@ GstCudaFiltersStreams::place (GstBuffer * in, GstBuffer * out,
   return {handle (work), handle (output)};
 }
 
+cudaStream_t
+GstCudaFiltersStreams::input_stream (GstBuffer * in)
+{
+  GstCudaStream *stream = memory_stream (in);
+  return stream ? handle (stream) : nullptr;
+}
+
+cudaStream_t
+GstCudaFiltersStreams::output_stream (GstBuffer * out) const
+{
+  GstCudaStream *stream = memory_stream (out);
+  return stream && stream == impl_->chosen ? handle (stream) : nullptr;
+}
+
 void
 GstCudaFiltersStreams::wait_for_producer (GstBuffer * in)
 {
@@ -142,6 +156,18 @@ GstCudaFiltersStreams::place (GstBuffer *, GstBuffer *,
     cudafilters::GpuFrameRunner &)
 {
   return {};
+}
+
+cudaStream_t
+GstCudaFiltersStreams::input_stream (GstBuffer *)
+{
+  return nullptr;
+}
+
+cudaStream_t
+GstCudaFiltersStreams::output_stream (GstBuffer *) const
+{
+  return nullptr;
 }
 
 void

@@ -65,6 +65,16 @@ public:
   Placement place (GstBuffer * in, GstBuffer * out,
       cudafilters::GpuFrameRunner & runner);
 
+  /* Whole-frame filters, which copy their input into a history of frames
+   * and write their output later (gstcudafiltersbase.h): the stream @in's
+   * producer queued it on, to queue the copy after it; null where there is
+   * none (the copy then waits for the producer on the host). */
+  static cudaStream_t input_stream (GstBuffer * in);
+
+  /* The stream @out's consumers will wait for, when it is the one our
+   * pools carry; null otherwise (the frame is then waited for). */
+  cudaStream_t output_stream (GstBuffer * out) const;
+
   /* Before the host-waiting path reads @in on another stream: waits for its
    * producer's work if it may still be running. */
   static void wait_for_producer (GstBuffer * in);

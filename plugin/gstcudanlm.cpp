@@ -12,17 +12,34 @@
  * `strength` and `noise-sigma` are in 8-bit units at every depth: on 10- to
  * 16-bit frames (GRAY16_LE, P010_10LE, ...) they are scaled by 2^(b-8)
  * inside, so the same settings denoise a frame and its deeper version
- * alike. Luma is filtered at full precision; chroma is carried.
+ * alike. Luma is filtered at full precision.
  *
- * `strength` (h) and `noise-sigma` can be changed while playing and are
- * controllable; patch and search sizes can be changed while playing too.
- * Without a usable GPU, `backend=auto` runs the same arithmetic on the CPU.
+ * The chroma of YUV frames (I420, NV12, P010_10LE, ...) is denoised too, U
+ * and V together: each pair of chroma patches gets one weight from their
+ * distance over both channels, with `chroma-strength` as h (-1, the
+ * default: `strength`; 0 leaves chroma as it is). Patch and search sizes
+ * count chroma samples. On video converted from RGB, chroma noise is about
+ * half of luma's: a `chroma-strength` of about half `strength` suits it
+ * best (docs/cudanlm.md).
+ *
+ * With `temporal-radius` r > 0 the search spans the 2r + 1 frames around
+ * the one denoised. Frame n then leaves once frame n + r has arrived (the
+ * element reports r frames of latency) with its own timestamps and flags;
+ * the last r frames leave at EOS; a flush drops the frames held, and a caps
+ * change, a new segment or a DISCONT buffer starts a new history. Earlier
+ * frames stay on the GPU.
+ *
+ * `strength` (h), `chroma-strength` and `noise-sigma` can be changed while
+ * playing and are controllable; patch and search sizes can be changed while
+ * playing too, `temporal-radius` in the READY state. Without a usable GPU,
+ * `backend=auto` runs the same arithmetic on the CPU.
  *
  * ## Example launch lines
  * |[
  * gst-launch-1.0 filesrc location=noisy.png ! pngdec ! videoconvert ! video/x-raw,format=GRAY8 ! cudanlm strength=15 ! pngenc ! filesink location=clean.png
  * gst-launch-1.0 v4l2src ! videoconvert ! video/x-raw,format=GRAY8 ! cudanlm ! videoconvert ! autovideosink
  * gst-launch-1.0 filesrc location=thermal.raw ! rawvideoparse format=gray16-le width=640 height=512 ! cudanlm strength=8 ! cudaclahe tiles-x=1 tiles-y=1 clip-limit=4 ! videoconvert ! autovideosink
+ * gst-launch-1.0 filesrc location=night.mp4 ! qtdemux ! h264parse ! nvh264dec ! cudanlm strength=12 chroma-strength=6 temporal-radius=1 ! cudadownload ! videoconvert ! autovideosink
  * ]|
  */
 
@@ -46,6 +63,8 @@ enum
   PROP_SEARCH_SIZE,
   PROP_NOISE_SIGMA,
   PROP_PATCH_WEIGHTING,
+  PROP_CHROMA_STRENGTH,
+  PROP_TEMPORAL_RADIUS,
 };
 
 typedef enum
@@ -95,25 +114,33 @@ snapshot_params (GstCudaNlm * self)
   return p;
 }
 
-static std::unique_ptr < cudafilters::GpuPlaneFilter >
-gst_cuda_nlm_create_gpu_filter (GstCudaFiltersBase *)
+static std::unique_ptr < cudafilters::GpuWindowFilter >
+gst_cuda_nlm_create_gpu_window_filter (GstCudaFiltersBase *)
 {
   return std::make_unique < cudafilters::NlmGpu > ();
 }
 
 static void
-gst_cuda_nlm_configure_gpu_filter (GstCudaFiltersBase * base,
-    cudafilters::GpuPlaneFilter & filter)
+gst_cuda_nlm_configure_gpu_window_filter (GstCudaFiltersBase * base,
+    cudafilters::GpuWindowFilter & filter)
 {
   static_cast < cudafilters::NlmGpu & >(filter).set_params (snapshot_params
       (GST_CUDA_NLM (base)));
 }
 
 static void
-gst_cuda_nlm_filter_cpu (GstCudaFiltersBase * base, cudafilters::ConstPlane src,
-    cudafilters::Plane dst)
+gst_cuda_nlm_filter_window_cpu (GstCudaFiltersBase * base,
+    const cudafilters::FramePlanes * window, int count, int center,
+    const cudafilters::FramePlanesOut & dst)
 {
-  cudafilters::nlm_cpu (src, dst, snapshot_params (GST_CUDA_NLM (base)));
+  cudafilters::nlm_cpu_frames (window, count, center, dst,
+      snapshot_params (GST_CUDA_NLM (base)));
+}
+
+static guint
+gst_cuda_nlm_window_radius (GstCudaFiltersBase * base)
+{
+  return snapshot_params (GST_CUDA_NLM (base)).temporal_radius;
 }
 
 /* Applies one property change if the resulting parameters are valid;
@@ -175,6 +202,18 @@ gst_cuda_nlm_set_property (GObject * object, guint prop_id,
             p.gaussian = g;});
       break;
     }
+    case PROP_CHROMA_STRENGTH:{
+      const float h = g_value_get_float (value);
+      update_params (self, "chroma-strength",[h](cudafilters::NlmParams & p) {
+            p.chroma_h = h;});
+      break;
+    }
+    case PROP_TEMPORAL_RADIUS:{
+      const int r = g_value_get_int (value);
+      update_params (self, "temporal-radius",[r](cudafilters::NlmParams & p) {
+            p.temporal_radius = r;});
+      break;
+    }
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -203,6 +242,12 @@ gst_cuda_nlm_get_property (GObject * object, guint prop_id, GValue * value,
     case PROP_PATCH_WEIGHTING:
       g_value_set_enum (value, p.gaussian ? GST_CUDA_NLM_PATCH_GAUSSIAN :
           GST_CUDA_NLM_PATCH_BOX);
+      break;
+    case PROP_CHROMA_STRENGTH:
+      g_value_set_float (value, p.chroma_h);
+      break;
+    case PROP_TEMPORAL_RADIUS:
+      g_value_set_int (value, p.temporal_radius);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -246,6 +291,19 @@ gst_cuda_nlm_class_init (GstCudaNlmClass * klass)
       g_param_spec_enum ("patch-weighting", "Patch weighting",
           "How the pixels of a patch count in the patch distance",
           GST_TYPE_CUDA_NLM_PATCH_WEIGHTING, GST_CUDA_NLM_PATCH_BOX, live));
+  g_object_class_install_property (gobject_class, PROP_CHROMA_STRENGTH,
+      g_param_spec_float ("chroma-strength", "Chroma strength",
+          "Filtering strength h for the chroma planes of YUV frames (U and V "
+          "together), in 8-bit units: -1 uses strength, 0 leaves chroma as it "
+          "is", -1.f, 255.f, defaults.chroma_h, controllable));
+  g_object_class_install_property (gobject_class, PROP_TEMPORAL_RADIUS,
+      g_param_spec_int ("temporal-radius", "Temporal radius",
+          "Frames searched before and after the frame denoised (0: each frame "
+          "on its own). Each frame leaves once this many later frames have "
+          "arrived: the element adds as many frames of latency",
+          0, cudafilters::kNlmMaxTemporalRadius, defaults.temporal_radius,
+          (GParamFlags) (G_PARAM_READWRITE | GST_PARAM_MUTABLE_READY |
+              G_PARAM_STATIC_STRINGS)));
 
   gst_element_class_set_static_metadata (element_class,
       "CUDA non-local means denoising", "Filter/Effect/Video/Hardware",
@@ -255,9 +313,12 @@ gst_cuda_nlm_class_init (GstCudaNlmClass * klass)
       GST_CUDA_FILTERS_FORMATS ", " GST_CUDA_FILTERS_DEEP_FORMATS,
       GST_CUDA_FILTERS_CUDA_FORMATS ", " GST_CUDA_FILTERS_DEEP_CUDA_FORMATS);
 
-  filter_class->create_gpu_filter = gst_cuda_nlm_create_gpu_filter;
-  filter_class->configure_gpu_filter = gst_cuda_nlm_configure_gpu_filter;
-  filter_class->filter_cpu = gst_cuda_nlm_filter_cpu;
+  filter_class->create_gpu_window_filter =
+      gst_cuda_nlm_create_gpu_window_filter;
+  filter_class->configure_gpu_window_filter =
+      gst_cuda_nlm_configure_gpu_window_filter;
+  filter_class->filter_window_cpu = gst_cuda_nlm_filter_window_cpu;
+  filter_class->window_radius = gst_cuda_nlm_window_radius;
 
   GST_DEBUG_CATEGORY_INIT (gst_cuda_nlm_debug, "cudanlm", 0,
       "CUDA non-local means");
