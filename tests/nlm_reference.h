@@ -10,19 +10,25 @@
 
 namespace test {
 
+/* cudanlm's settings. chroma is the chroma strength: 0 (the default here)
+ * leaves chroma as it is, so that tests of luma can check chroma is
+ * carried; -1 means the same as h. */
 struct NlmSettings {
   double h = 10;
   int patch = 7;
   int search = 21;
   double sigma = 0;
   bool gaussian = false;
+  double chroma = 0;
+  int radius = 0;
 
   std::string launch (const char *backend) const {
     return std::string ("cudanlm backend=") + backend + " strength=" +
         std::to_string (h) + " patch-size=" + std::to_string (patch) +
         " search-size=" + std::to_string (search) + " noise-sigma=" +
         std::to_string (sigma) + " patch-weighting=" +
-        (gaussian ? "gaussian" : "box");
+        (gaussian ? "gaussian" : "box") + " chroma-strength=" +
+        std::to_string (chroma) + " temporal-radius=" + std::to_string (radius);
   }
 };
 
@@ -165,6 +171,18 @@ noisy_step_levels (std::mt19937 & rng, int w, int h, int bits, double sigma)
  * 8-bit units, so box patch distances are no longer exact in float; that
  * moves weights by about 1e-6 of themselves, far below one level. */
 constexpr int kNlmTolerance = 1;
+
+/* The GPU computes patch distances on the tensor cores from samples in f16
+ * (11 significant bits, docs/cudanlm.md): exact up to 10 bits, so 8- and
+ * 10-bit frames stay within kNlmTolerance of the CPU. Deeper samples are
+ * rounded there (the weighted means still take them at full precision),
+ * which moves outputs by up to about a tenth of an 8-bit level; allowed: a
+ * quarter. */
+inline int
+gpu_nlm_tolerance (int bits)
+{
+  return std::max (kNlmTolerance, 1 << std::max (0, bits - 10));
+}
 
 /* strength and noise-sigma are in 8-bit units at every depth: a frame of
  * 8-bit levels scaled to `fmt`'s depth goes through the same arithmetic

@@ -43,14 +43,14 @@ static const char *kDeepFilters[] = {
   "cudahisteq backend=cuda significant-bits=9",
   "cudaclahe backend=cuda clip-limit=3 tiles-x=6 tiles-y=5",
   "cudaclahe backend=cuda clip-limit=2 tiles-x=1 tiles-y=1",
-  "cudanlm backend=cuda strength=12 patch-size=5 search-size=11",
+  "cudanlm backend=cuda strength=12 patch-size=5 search-size=11 chroma-strength=0",
   "cudasharpen backend=cuda amount=1.5 radius=1.2 threshold=2",
   "cudasharpen backend=cuda kernel=laplacian-3x3",
 };
 
 static const char *kFilters[] = {
   "cudahisteq backend=cuda",
-  "cudanlm backend=cuda strength=12 patch-size=5 search-size=11",
+  "cudanlm backend=cuda strength=12 patch-size=5 search-size=11 chroma-strength=0",
   "cudaclahe backend=cuda clip-limit=3 tiles-x=6 tiles-y=5",
   "cudasharpen backend=cuda amount=1.5 radius=2 threshold=3",
   "cudasharpen backend=cuda kernel=laplacian-3x3",

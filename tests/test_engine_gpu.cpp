@@ -18,6 +18,8 @@
 #include <cudafilters/gpu_frame_runner.h>
 #include <cudafilters/histeq_cpu.h>
 #include <cudafilters/histeq_gpu.h>
+#include <cudafilters/nlm_cpu.h>
+#include <cudafilters/nlm_gpu.h>
 
 #include <functional>
 
@@ -517,6 +519,159 @@ GST_START_TEST (test_failed_allocation_does_not_poison_later_frames)
 }
 GST_END_TEST;
 
+
+/* A 4:2:0 frame on the host, planar (I420) or with U and V interleaved
+ * (NV12), and its copy on the device. */
+struct YuvFrame {
+  int width, height, cw, ch;
+  bool nv12;
+  std::vector<uint8_t> y, u, v;  /* nv12: u holds UV pairs, v is unused */
+  DevicePlane dy, du, dv;
+
+  YuvFrame (int w, int h, bool interleaved) : width (w), height (h),
+      cw ((w + 1) / 2), ch ((h + 1) / 2), nv12 (interleaved),
+      y (size_t (w) * h), u (size_t (interleaved ? 2 : 1) * cw * ch),
+      v (interleaved ? 0 : size_t (cw) * ch) {
+    dy.reserve (w, h);
+    du.reserve (interleaved ? 2 * cw : cw, ch);
+    dv.reserve (cw, ch);
+  }
+  int u_row () const { return nv12 ? 2 * cw : cw; }
+  void upload () {
+    CUDAFILTERS_CHECK (cudaMemcpy2D (dy.data (), dy.pitch (), y.data (), width,
+            width, height, cudaMemcpyHostToDevice));
+    CUDAFILTERS_CHECK (cudaMemcpy2D (du.data (), du.pitch (), u.data (),
+            u_row (), u_row (), ch, cudaMemcpyHostToDevice));
+    if (!nv12)
+      CUDAFILTERS_CHECK (cudaMemcpy2D (dv.data (), dv.pitch (), v.data (), cw,
+              cw, ch, cudaMemcpyHostToDevice));
+  }
+  void download () {
+    CUDAFILTERS_CHECK (cudaMemcpy2D (y.data (), width, dy.data (), dy.pitch (),
+            width, height, cudaMemcpyDeviceToHost));
+    CUDAFILTERS_CHECK (cudaMemcpy2D (u.data (), u_row (), du.data (),
+            du.pitch (), u_row (), ch, cudaMemcpyDeviceToHost));
+    if (!nv12)
+      CUDAFILTERS_CHECK (cudaMemcpy2D (v.data (), cw, dv.data (), dv.pitch (),
+              cw, ch, cudaMemcpyDeviceToHost));
+  }
+  void poison_device () {
+    CUDAFILTERS_CHECK (cudaMemset2D (dy.data (), dy.pitch (), 0xA5, width, height));
+    CUDAFILTERS_CHECK (cudaMemset2D (du.data (), du.pitch (), 0xA5, u_row (), ch));
+    if (!nv12)
+      CUDAFILTERS_CHECK (cudaMemset2D (dv.data (), dv.pitch (), 0xA5, cw, ch));
+  }
+  template <typename P, typename Ptr>
+  static void fill (P & f, Ptr y, size_t ys, Ptr u, size_t us, Ptr v,
+      size_t vs, int w, int h, int cw, int ch, bool nv12) {
+    f.luma = decltype (f.luma) (y, ys, w, h);
+    f.u = decltype (f.u) (u, us, cw, ch);
+    f.v = nv12 ? decltype (f.v) (u + 1, us, cw, ch) : decltype (f.v) (v, vs, cw, ch);
+    f.chroma_step = nv12 ? 2 : 1;
+  }
+  FramePlanes host_in () {
+    FramePlanes f;
+    fill (f, (const uint8_t *) y.data (), width, (const uint8_t *) u.data (),
+        u_row (), (const uint8_t *) v.data (), cw, width, height, cw, ch, nv12);
+    return f;
+  }
+  FramePlanesOut host_out () {
+    FramePlanesOut f;
+    fill (f, y.data (), width, u.data (), u_row (), v.data (), cw, width,
+        height, cw, ch, nv12);
+    return f;
+  }
+  FramePlanes device_in () {
+    FramePlanes f;
+    fill (f, (const uint8_t *) dy.data (), dy.pitch (), (const uint8_t *) du.data (),
+        du.pitch (), (const uint8_t *) dv.data (), dv.pitch (), width, height,
+        cw, ch, nv12);
+    return f;
+  }
+  FramePlanesOut device_out () {
+    FramePlanesOut f;
+    fill (f, dy.data (), dy.pitch (), du.data (), du.pitch (), dv.data (),
+        dv.pitch (), width, height, cw, ch, nv12);
+    return f;
+  }
+};
+
+static void
+assert_bytes_close (const std::vector<uint8_t> & got,
+    const std::vector<uint8_t> & want, int tolerance, const std::string & what)
+{
+  fail_unless_equals_int (got.size (), want.size ());
+  for (size_t i = 0; i < got.size (); ++i)
+    fail_unless (std::abs (int (got[i]) - int (want[i])) <= tolerance,
+        "%s: byte %zu is %d, the CPU has %d", what.c_str (), i, got[i], want[i]);
+}
+
+/* Whole frames through NlmGpu::enqueue_window against nlm_cpu_frames: I420
+ * and NV12, odd sizes, one frame and temporal windows (the frame denoised
+ * at the start, middle and end), chroma denoised or copied, box and
+ * Gaussian patches, with and without noise-sigma. Within one level; outputs
+ * poisoned first, so unwritten samples show. */
+GST_START_TEST (test_nlm_frames_match_cpu)
+{
+  std::mt19937 rng (8128);
+  const int sizes[][2] = { {1, 1}, {3, 5}, {37, 23}, {130, 67} };
+  struct Case { int patch, search; float h, chroma, sigma; bool gauss; };
+  const Case cases[] = {
+    {7, 21, 10, -1, 0, false}, {3, 7, 20, 6, 5, false}, {5, 11, 15, 0, 0, true},
+    {15, 35, 25, 12, 10, false}, {11, 13, 12, -1, 0, true},
+  };
+  const int windows[][2] = { {1, 0}, {2, 0}, {3, 1}, {3, 2}, {7, 3} };
+  NlmGpu nlm;
+  for (bool nv12 : {false, true})
+    for (const auto & sz : sizes)
+      for (const Case & c : cases)
+        for (const auto & win : windows) {
+          const int count = win[0], center = win[1];
+          std::vector<std::unique_ptr<YuvFrame>> frames;
+          std::vector<FramePlanes> host, dev;
+          for (int f = 0; f < count; ++f) {
+            frames.push_back (std::make_unique<YuvFrame> (sz[0], sz[1], nv12));
+            YuvFrame & fr = *frames.back ();
+            for (auto *plane : {&fr.y, &fr.u, &fr.v})
+              for (auto & b : *plane)
+                b = uint8_t (std::uniform_int_distribution<int> (20, 230) (rng));
+            fr.upload ();
+            host.push_back (fr.host_in ());
+            dev.push_back (fr.device_in ());
+          }
+          NlmParams p;
+          p.patch_size = c.patch;
+          p.search_size = c.search;
+          p.h = c.h;
+          p.chroma_h = c.chroma;
+          p.noise_sigma = c.sigma;
+          p.gaussian = c.gauss;
+          p.temporal_radius = 3;
+          YuvFrame gpu (sz[0], sz[1], nv12), cpu (sz[0], sz[1], nv12);
+          gpu.poison_device ();
+          nlm.set_params (p);
+          nlm.enqueue_window (dev.data (), count, center, gpu.device_out (), 0);
+          CUDAFILTERS_CHECK (cudaDeviceSynchronize ());
+          gpu.download ();
+          nlm_cpu_frames (host.data (), count, center, cpu.host_out (), p);
+          const std::string what = std::string (nv12 ? "NV12 " : "I420 ") +
+              std::to_string (sz[0]) + "x" + std::to_string (sz[1]) +
+              " patch " + std::to_string (c.patch) + " search " +
+              std::to_string (c.search) + " chroma " + std::to_string (c.chroma) +
+              " frames " + std::to_string (count) + " centre " +
+              std::to_string (center);
+          assert_bytes_close (gpu.y, cpu.y, 1, what + " luma");
+          assert_bytes_close (gpu.u, cpu.u, 1, what + " U");
+          assert_bytes_close (gpu.v, cpu.v, 1, what + " V");
+          if (c.chroma == 0) {
+            /* Carried chroma is the centre frame's, byte for byte. */
+            assert_bytes_close (gpu.u, frames[center]->u, 0, what + " carried U");
+            assert_bytes_close (gpu.v, frames[center]->v, 0, what + " carried V");
+          }
+        }
+}
+GST_END_TEST;
+
 static Suite *
 engine_gpu_suite (void)
 {
@@ -532,6 +687,7 @@ engine_gpu_suite (void)
   tcase_add_test (tc, test_frame_levels);
   tcase_add_test (tc, test_errors_are_reported);
   tcase_add_test (tc, test_failed_allocation_does_not_poison_later_frames);
+  tcase_add_test (tc, test_nlm_frames_match_cpu);
   return s;
 }
 

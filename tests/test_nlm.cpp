@@ -1,5 +1,5 @@
 /* cudanlm on the CPU backend: runs everywhere, no GPU needed. */
-#include "nlm_reference.h"
+#include "nlm_video.h"
 
 using namespace test;
 
@@ -259,6 +259,213 @@ GST_START_TEST (test_depth_renegotiation)
 }
 GST_END_TEST;
 
+
+/* Chroma against the definition: U and V denoised together (one weight
+ * from the distance over both), with chroma-strength as h (strength for
+ * -1); luma as for a gray frame. Every 8-bit YUV format, tiny and odd
+ * sizes, with and without noise-sigma. */
+GST_START_TEST (test_chroma_matches_definition)
+{
+  std::mt19937 rng (4242);
+  const int sizes[][2] = { {1, 1}, {5, 3}, {23, 13} };
+  for (double chroma : {-1.0, 6.0})
+    for (double sigma : {0.0, 4.0})
+      for (GstVideoFormat fmt : kFormats) {
+        if (fmt == GST_VIDEO_FORMAT_GRAY8)
+          continue;
+        for (const auto & sz : sizes) {
+          NlmSettings s {15, 3, 7, sigma, false, chroma};
+          PlanarFrame in = noisy_yuv_frame (rng, fmt, sz[0], sz[1], 12.0);
+          PlanarFrame out = push_pull_frame (s.launch ("cpu").c_str (), in);
+          const std::string what = s.launch ("cpu") + " " +
+              gst_video_format_to_string (fmt);
+          assert_images_close (component_image (out, 0), reference_nlm
+              (component_image (in, 0), s), 1, (what + " luma").c_str ());
+          const auto want = reference_nlm_frames ({{component_image (in, 1),
+                      component_image (in, 2)}}, 0, s, chroma < 0 ? s.h : chroma);
+          assert_images_close (component_image (out, 1), want[0], 1,
+              (what + " U").c_str ());
+          assert_images_close (component_image (out, 2), want[1], 1,
+              (what + " V").c_str ());
+        }
+      }
+}
+GST_END_TEST;
+
+static double
+component_variance (const PlanarFrame & f, guint comp, int y0, int y1)
+{
+  Image c = component_image (f, comp);
+  return region_variance (c, 0, c.width, y0, y1);
+}
+
+static double
+component_mean (const PlanarFrame & f, guint comp, int y0, int y1)
+{
+  Image c = component_image (f, comp);
+  return region_mean (c, 0, c.width, y0, y1);
+}
+
+/* Noisy chroma: its noise goes (variance down at least fourfold on both
+ * sides of an edge in U and across V), and the edge in U stays an edge:
+ * the rows next to it keep their sides' levels. */
+GST_START_TEST (test_chroma_denoised_edges_kept)
+{
+  std::mt19937 rng (4243);
+  for (GstVideoFormat fmt : {GST_VIDEO_FORMAT_I420, GST_VIDEO_FORMAT_NV12,
+          GST_VIDEO_FORMAT_Y444}) {
+    PlanarFrame in = noisy_yuv_frame (rng, fmt, 96, 64, 10.0);
+    NlmSettings s {15, 5, 11, 0, false, 12};
+    PlanarFrame out = push_pull_frame (s.launch ("cpu").c_str (), in);
+    const int ch = component_image (in, 1).height, edge = ch / 2;
+    const char *what = gst_video_format_to_string (fmt);
+    for (auto [y0, y1] : {std::pair<int, int> {0, edge - 3}, {edge + 3, ch}})
+      fail_unless (component_variance (out, 1, y0, y1) * 4 <
+          component_variance (in, 1, y0, y1), "%s: U noise stays", what);
+    fail_unless (component_variance (out, 2, 0, ch) * 4 <
+        component_variance (in, 2, 0, ch), "%s: V noise stays", what);
+    fail_unless (std::abs (component_mean (out, 1, edge - 1, edge) - 90) < 6,
+        "%s: the row above the edge in U is blurred", what);
+    fail_unless (std::abs (component_mean (out, 1, edge, edge + 1) - 170) < 6,
+        "%s: the row below the edge in U is blurred", what);
+  }
+}
+GST_END_TEST;
+
+/* chroma-strength=0: luma exactly as the single-frame luma filter makes it
+ * (nlm_cpu, the element's arithmetic before chroma was denoised) and
+ * chroma byte for byte the input's, at 8 and 10 bits. */
+GST_START_TEST (test_chroma_strength_zero_is_luma_only)
+{
+  std::mt19937 rng (4244);
+  for (GstVideoFormat fmt : {GST_VIDEO_FORMAT_I420, GST_VIDEO_FORMAT_NV12,
+          GST_VIDEO_FORMAT_NV21, GST_VIDEO_FORMAT_Y42B, GST_VIDEO_FORMAT_Y444,
+          GST_VIDEO_FORMAT_P010_10LE, GST_VIDEO_FORMAT_I420_10LE}) {
+    const bool deep = luma_bits (fmt) > 8;
+    PlanarFrame in = deep ? deep_frame (rng, fmt, random_deep_image (rng, 47,
+            29, deep_layout (fmt), 0, (1 << deep_layout (fmt).bits) - 1)) :
+        noisy_yuv_frame (rng, fmt, 47, 29, 12.0);
+    NlmSettings s {12, 5, 11, 0, false, 0};
+    PlanarFrame out = push_pull_frame (s.launch ("cpu").c_str (), in);
+    PlanarFrame want = in;
+    cudafilters::NlmParams p;
+    p.h = 12;
+    p.patch_size = 5;
+    p.search_size = 11;
+    cudafilters::nlm_cpu (planes_of (in).luma, planes_out_of (want).luma, p);
+    for (size_t k = 0; k < in.planes.size (); ++k)
+      assert_images_equal (out.planes[k], want.planes[k],
+          gst_video_format_to_string (fmt));
+  }
+}
+GST_END_TEST;
+
+/* The definition over three frames: frame 1 of three searched in all of
+ * them (luma and chroma). */
+GST_START_TEST (test_temporal_matches_definition)
+{
+  std::mt19937 rng (4245);
+  Sequence seq = make_sequence (rng, GST_VIDEO_FORMAT_I420, 19, 11, 3);
+  NlmSettings s {14, 3, 7, 0, false, 9, 1};
+  SequenceOutput out;
+  run_sequence (s.launch ("cpu"), seq, out);
+  fail_unless_equals_int (out.frames.size (), 3);
+  for (guint comp = 0; comp < 3; comp += 1) {
+    std::vector<std::vector<Image>> frames;
+    for (const PlanarFrame & f : seq.frames) {
+      if (comp == 0)
+        frames.push_back ({component_image (f, 0)});
+      else
+        frames.push_back ({component_image (f, 1), component_image (f, 2)});
+    }
+    const auto want = reference_nlm_frames (frames, 1, s, comp == 0 ? s.h :
+        s.chroma);
+    assert_images_close (component_image (out.frames[1], comp), want[0], 1,
+        "temporal, middle frame");
+    if (comp == 1) {
+      assert_images_close (component_image (out.frames[1], 2), want[1], 1,
+          "temporal, middle frame, V");
+      comp += 1;
+    }
+  }
+}
+GST_END_TEST;
+
+/* A stream with temporal-radius r: frame n leaves once frame n + r has
+ * arrived, every frame comes out once, in order, with its own timestamps,
+ * duration, offsets and flags, the last r at EOS; each is exactly what the
+ * engine makes of its window (clipped at the start and end). Gray and
+ * colour, r = 0 to 3; a flush, a DISCONT buffer and a caps change in the
+ * middle. */
+static void
+check_sequence_on_cpu (const Sequence & seq, const NlmSettings & s)
+{
+  SequenceOutput out;
+  const std::string what = s.launch ("cpu") + " " +
+      gst_video_format_to_string (GST_VIDEO_INFO_FORMAT (&seq.frames[0].info));
+  run_sequence (s.launch ("cpu"), seq, out);
+  assert_sequence_shape (out, seq, s, what);
+  const auto want = expected_outputs (seq, s.radius);
+  for (size_t k = 0; k < want.size (); ++k) {
+    const PlanarFrame expected = engine_nlm (seq.frames, want[k].first,
+        want[k].last, want[k].index, s);
+    for (size_t p = 0; p < expected.planes.size (); ++p)
+      assert_images_equal (out.frames[k].planes[p], expected.planes[p],
+          what.c_str ());
+  }
+}
+
+GST_START_TEST (test_temporal_sequences)
+{
+  std::mt19937 rng (4246);
+  for (int radius = 0; radius <= 3; ++radius)
+    for (GstVideoFormat fmt : {GST_VIDEO_FORMAT_GRAY8, GST_VIDEO_FORMAT_NV12})
+      check_sequence_on_cpu (make_sequence (rng, fmt, 33, 21, 8),
+          NlmSettings {12, 3, 7, 0, false, 7, radius});
+}
+GST_END_TEST;
+
+GST_START_TEST (test_temporal_flush_discont_caps)
+{
+  std::mt19937 rng (4247);
+  for (int radius : {1, 2})
+    for (Break kind : {Break::kFlush, Break::kDiscont, Break::kCaps}) {
+      check_sequence_on_cpu (make_sequence (rng, GST_VIDEO_FORMAT_I420, 30,
+              18, 8, kind, 4, 22, 26), NlmSettings {12, 3, 7, 0, false, -1,
+              radius});
+      /* A break right after the start, where less than a window is held. */
+      check_sequence_on_cpu (make_sequence (rng, GST_VIDEO_FORMAT_NV12, 17,
+              9, 5, kind, 1, 14, 12), NlmSettings {12, 3, 7, 0, false, 5,
+              radius});
+    }
+}
+GST_END_TEST;
+
+/* The latency query reports temporal-radius frames, from the caps' frame
+ * rate or, without one, the frames' duration. */
+GST_START_TEST (test_temporal_latency)
+{
+  std::mt19937 rng (4248);
+  for (int radius : {0, 1, 3})
+    for (int rate : {25, 0}) {
+      const std::string launch = "cudanlm backend=cpu patch-size=3 "
+          "search-size=5 temporal-radius=" + std::to_string (radius);
+      GstHarness *h = gst_harness_new_parse (launch.c_str ());
+      gst_harness_set_src_caps_str (h, (std::string ("video/x-raw,format=GRAY8,"
+                  "width=16,height=8,framerate=") + (rate ? "25/1" : "0/1")).c_str ());
+      PlanarFrame f = frame_with_luma (rng, GST_VIDEO_FORMAT_GRAY8,
+          random_image (rng, 16, 8));
+      GstBuffer *buf = buffer_from_frame (f);
+      GST_BUFFER_PTS (buf) = 0;
+      GST_BUFFER_DURATION (buf) = 20 * GST_MSECOND;
+      fail_unless_equals_int (gst_harness_push (h, buf), GST_FLOW_OK);
+      const GstClockTime frame = rate ? GST_SECOND / rate : 20 * GST_MSECOND;
+      fail_unless_equals_uint64 (gst_harness_query_latency (h), radius * frame);
+      gst_harness_teardown (h);
+    }
+}
+GST_END_TEST;
+
 static Suite *
 cudanlm_cpu_suite (void)
 {
@@ -278,6 +485,13 @@ cudanlm_cpu_suite (void)
   tcase_add_test (tc, test_deep_strength_in_8bit_units);
   tcase_add_test (tc, test_deep_flat_frames_stay_flat);
   tcase_add_test (tc, test_depth_renegotiation);
+  tcase_add_test (tc, test_chroma_matches_definition);
+  tcase_add_test (tc, test_chroma_denoised_edges_kept);
+  tcase_add_test (tc, test_chroma_strength_zero_is_luma_only);
+  tcase_add_test (tc, test_temporal_matches_definition);
+  tcase_add_test (tc, test_temporal_sequences);
+  tcase_add_test (tc, test_temporal_flush_discont_caps);
+  tcase_add_test (tc, test_temporal_latency);
   return s;
 }
 

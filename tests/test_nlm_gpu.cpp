@@ -100,12 +100,12 @@ GST_START_TEST (test_gpu_deep_matches_cpu)
             gst_video_format_to_string (fmt);
         assert_images_close (luma_levels_through (s.launch ("cuda"), fmt, levels,
                 rng), luma_levels_through (s.launch ("cpu"), fmt, levels, rng),
-            kNlmTolerance, what.c_str ());
+            gpu_nlm_tolerance (bits), what.c_str ());
       }
     Image16 levels = noisy_step_levels (rng, 37, 21, bits, 20.0);
     assert_images_close (luma_levels_through (kNlmParamSets[1].launch ("cuda"), fmt,
             levels, rng), reference_nlm_levels (levels, kNlmParamSets[1], bits),
-        kNlmTolerance, "deep frame against the definition");
+        gpu_nlm_tolerance (bits), "deep frame against the definition");
   }
 }
 GST_END_TEST;
@@ -132,8 +132,8 @@ GST_START_TEST (test_gpu_deep_large_frames)
     Image16 levels = noisy_step_levels (rng, sz.first, sz.second, 16, 20.0);
     assert_images_close (luma_levels_through (s.launch ("cuda"),
             GST_VIDEO_FORMAT_GRAY16_LE, levels, rng), luma_levels_through (s.launch
-            ("cpu"), GST_VIDEO_FORMAT_GRAY16_LE, levels, rng), kNlmTolerance,
-        "large GRAY16_LE frame");
+            ("cpu"), GST_VIDEO_FORMAT_GRAY16_LE, levels, rng),
+        gpu_nlm_tolerance (16), "large GRAY16_LE frame");
   }
 }
 GST_END_TEST;
