@@ -53,6 +53,89 @@ void bench_deep(Reporter &rep, const Size &sz, int iters, cudaStream_t stream, N
           0);
 }
 
+// kRotation distinct YUV 4:2:0 frames on the device, planar (I420) or with
+// U and V interleaved (NV12), and an output frame: the frame-level engine
+// entry point with chroma and temporal windows.
+struct VideoFrames {
+  Size size;
+  bool interleaved;
+  std::vector<DevicePlane> luma, u, v;
+  DevicePlane out_luma, out_u, out_v;
+
+  VideoFrames(Size s, bool nv12) : size(s), interleaved(nv12), luma(kRotation), u(kRotation), v(kRotation) {
+    const int cw = (s.width + 1) / 2, ch = (s.height + 1) / 2;
+    out_luma.reserve(s.width, s.height);
+    out_u.reserve(nv12 ? 2 * cw : cw, ch);
+    out_v.reserve(cw, ch);
+    for (int k = 0; k < kRotation; ++k) {
+      upload(luma[k], make_frame(s.width, s.height, 20 + k), s.width, s.height);
+      const std::vector<uint8_t> cu = make_frame(cw, ch, 30 + k), cv = make_frame(cw, ch, 40 + k);
+      if (nv12) {
+        std::vector<uint8_t> uv(size_t(2) * cw * ch);
+        for (size_t i = 0; i < cu.size(); ++i) {
+          uv[2 * i] = cu[i];
+          uv[2 * i + 1] = cv[i];
+        }
+        upload(u[k], uv, 2 * cw, ch);
+      } else {
+        upload(u[k], cu, cw, ch);
+        upload(v[k], cv, cw, ch);
+      }
+    }
+  }
+  static void upload(DevicePlane &d, const std::vector<uint8_t> &host, int w, int h) {
+    d.reserve(w, h);
+    CUDAFILTERS_CHECK(cudaMemcpy2D(d.data(), d.pitch(), host.data(), w, w, h, cudaMemcpyHostToDevice));
+  }
+  FramePlanes in(int i) const {
+    const int k = i % kRotation, cw = (size.width + 1) / 2, ch = (size.height + 1) / 2;
+    FramePlanes f;
+    f.luma = ConstPlane(luma[k].data(), luma[k].pitch(), size.width, size.height);
+    f.u = ConstPlane(u[k].data(), u[k].pitch(), cw, ch);
+    f.v = interleaved ? ConstPlane(u[k].data() + 1, u[k].pitch(), cw, ch)
+                      : ConstPlane(v[k].data(), v[k].pitch(), cw, ch);
+    f.chroma_step = interleaved ? 2 : 1;
+    return f;
+  }
+  FramePlanesOut out() const {
+    const int cw = (size.width + 1) / 2, ch = (size.height + 1) / 2;
+    FramePlanesOut f;
+    f.luma = Plane(out_luma.data(), out_luma.pitch(), size.width, size.height);
+    f.u = Plane(out_u.data(), out_u.pitch(), cw, ch);
+    f.v = interleaved ? Plane(out_u.data() + 1, out_u.pitch(), cw, ch)
+                      : Plane(out_v.data(), out_v.pitch(), cw, ch);
+    f.chroma_step = interleaved ? 2 : 1;
+    return f;
+  }
+};
+
+// Whole frames through NlmGpu::enqueue_window: luma alone (gray), luma with
+// chroma, and temporal windows of 2 r + 1 frames, each output frame the
+// middle of a window of rotating frames.
+void bench_frames(Reporter &rep, const Size &sz, int iters, cudaStream_t stream, NlmGpu &nlm) {
+  for (bool nv12 : {false, true}) {
+    const VideoFrames f(sz, nv12);
+    for (int radius : {0, 1}) {
+      for (float chroma : {0.f, -1.f}) {
+        NlmParams p;
+        p.chroma_h = chroma;
+        p.temporal_radius = radius;
+        nlm.set_params(p);
+        const int count = 2 * radius + 1;
+        const std::string what = std::string(nv12 ? "frames NV12" : "frames I420") +
+                                 (chroma == 0.f ? ", luma (chroma copied)" : ", luma + chroma") +
+                                 ", radius " + std::to_string(radius);
+        rep.row(what.c_str(), sz, time_gpu(stream, iters, [&](int i) {
+                  FramePlanes window[3];
+                  for (int k = 0; k < count; ++k) window[k] = f.in(i + k);
+                  nlm.enqueue_window(window, count, radius, f.out(), stream);
+                }, 3), 0);
+      }
+    }
+  }
+  nlm.set_params(NlmParams{});
+}
+
 std::string label(const NlmParams &p) {
   return "kernel p" + std::to_string(p.patch_size) + " s" + std::to_string(p.search_size) +
          (p.gaussian ? " gaussian" : " box") +
@@ -82,6 +165,7 @@ int main(int argc, char **argv) {
                   double(sz.width) * sz.height * p.search_size * p.search_size / (st.median_us * 1e3));
       bench_deep(rep, sz, iters, stream.get(), nlm, 16, 0, "kernel p7 s21 box, 16-bit (GRAY16_LE)");
       bench_deep(rep, sz, iters, stream.get(), nlm, 10, 6, "kernel p7 s21 box, 10-bit (P010_10LE)");
+      bench_frames(rep, sz, iters, stream.get(), nlm);
 
       if (std::string(sz.name) == "1080p") {
         // Patch size should barely matter (box); search area should scale.
