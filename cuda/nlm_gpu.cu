@@ -318,24 +318,30 @@ __global__ void __launch_bounds__(256, CH == 1 ? 2 : 1) nlm_kernel(const __grid_
       load_tile<CH>(k, fi <= k.center ? fi - 1 : fi, y0, x0, F, P);
     }
     for (int dx = -rs; dx <= rs; ++dx) {
-      for (int dy = -rs; dy <= rs; ++dy) {
-        // Rows f_row + dy and f_row + dy + 8 share their shift (f_row_start).
-        const int po = dy * k.p_stride + dx;
-        const int fo = dy * k.f_stride + dx + (((f_row + dy) >> 2) & 1);
+      // Pointers walk down the rows with dy: no index arithmetic per offset
+      // beyond a step and F's row shift.
+      const uint32_t *pq[CH][Sh::kDiffRegs];
+      const float *fp[CH];
+#pragma unroll
+      for (int c = 0; c < CH; ++c) {
+#pragma unroll
+        for (int q = 0; q < Sh::kDiffRegs; ++q)
+          pq[c][q] = P[c] + p_base[c] + q * p_row8 - rs * k.p_stride + dx;
+        fp[c] = F[c] + f_base[c] - rs * k.f_stride + dx;
+      }
+      for (int dy = -rs, row = f_row - rs; dy <= rs; ++dy, ++row) {
         // Column sums of 16 rows x 8 columns per block, packed as the
-        // halves of the row product's A fragments.
+        // row product's A fragments.
         uint32_t vh[Sh::kColBlocks][2];
 #pragma unroll
         for (int j = 0; j < Sh::kColBlocks; ++j) {
           uint32_t e[Sh::kDiffRegs];
 #pragma unroll
           for (int q = 0; q < Sh::kDiffRegs; ++q) {
-            const __half2 d0 = __hsub2(as_half2(ref[0][j][q]),
-                                       as_half2(P[0][p_base[0] + q * p_row8 + 8 * j + po]));
+            const __half2 d0 = __hsub2(as_half2(ref[0][j][q]), as_half2(pq[0][q][8 * j]));
             __half2 sq = __hmul2(d0, d0);
             if constexpr (CH == 2) {
-              const __half2 d1 = __hsub2(as_half2(ref[1][j][q]),
-                                         as_half2(P[1][p_base[1] + q * p_row8 + 8 * j + po]));
+              const __half2 d1 = __hsub2(as_half2(ref[1][j][q]), as_half2(pq[1][q][8 * j]));
               sq = __hfma2(d1, d1, sq);
             }
             e[q] = as_u32(sq);
@@ -349,26 +355,36 @@ __global__ void __launch_bounds__(256, CH == 1 ? 2 : 1) nlm_kernel(const __grid_
           vh[j][0] = pack_half2(col[0], col[1]);
           vh[j][1] = pack_half2(col[2], col[3]);
         }
+        // Rows f_row + dy and f_row + dy + 8 share their shift (f_row_start).
+        const int shift = (row >> 2) & 1;
 #pragma unroll
         for (int b = 0; b < kOutBlocks; ++b) {
+          // The row product in k8 steps, one column block each: a block's
+          // fragment is then a whole A operand, not half of two.
           float dist[4];
           if constexpr (CLAMP) {
             dist[0] = dist[1] = dist[2] = dist[3] = bias;
-            mma_k16(dist, vh[b][0], vh[b][1], vh[b + 1][0], vh[b + 1][1], band.b[0], band.b[1]);
+            mma_k8(dist, vh[b][0], vh[b][1], band.b[0]);
           } else {
-            mma_k16_zero(dist, vh[b][0], vh[b][1], vh[b + 1][0], vh[b + 1][1], band.b[0],
-                         band.b[1]);
+            mma_k8_zero(dist, vh[b][0], vh[b][1], band.b[0]);
           }
+          mma_k8(dist, vh[b + 1][0], vh[b + 1][1], band.b[1]);
           if constexpr (LARGE) mma_k8(dist, vh[b + 2][0], vh[b + 2][1], band.b_hi);
 #pragma unroll
           for (int e = 0; e < 4; ++e) {
             const float w = exp2_nonpositive(CLAMP ? fminf(dist[e], 0.f) : dist[e]);
             acc_w[b][e] += w;
-            const int at = ((e >> 1) ? f_row8 : 0) + 8 * b + (e & 1) + fo;
+            const int at = shift + ((e >> 1) ? f_row8 : 0) + 8 * b + (e & 1);
 #pragma unroll
             for (int c = 0; c < CH; ++c)
-              acc_v[c][b][e] = fmaf(w, F[c][f_base[c] + at], acc_v[c][b][e]);
+              acc_v[c][b][e] = fmaf(w, fp[c][at], acc_v[c][b][e]);
           }
+        }
+#pragma unroll
+        for (int c = 0; c < CH; ++c) {
+#pragma unroll
+          for (int q = 0; q < Sh::kDiffRegs; ++q) pq[c][q] += k.p_stride;
+          fp[c] += k.f_stride;
         }
       }
     }
@@ -536,14 +552,19 @@ void NlmGpu::enqueue_window(const FramePlanes *window, int count, int center,
     luma_frames[f] = luma[f];
     chroma_frames[f] = chroma[f];
   }
-  enqueue_channels(luma_frames, count, center, &dst.luma, 1, 1, stream);
-  if (!dst.has_chroma()) return;
-  if (nlm_denoises_chroma(params_)) {
-    const Plane chroma_dst[2] = {dst.u, dst.v};
-    enqueue_channels(chroma_frames, count, center, chroma_dst, 2, dst.chroma_step, stream);
+  if (!dst.has_chroma() || !nlm_denoises_chroma(params_)) {
+    enqueue_channels(luma_frames, count, center, &dst.luma, 1, 1, stream);
+    if (dst.has_chroma()) copy_chroma(window[center], dst, stream);
     return;
   }
-  copy_chroma(window[center], dst, stream);
+  CUDAFILTERS_CHECK(cudaEventRecord(fork_.get(), stream));
+  CUDAFILTERS_CHECK(cudaStreamWaitEvent(chroma_stream_.get(), fork_.get(), 0));
+  enqueue_channels(luma_frames, count, center, &dst.luma, 1, 1, stream);
+  const Plane chroma_dst[2] = {dst.u, dst.v};
+  enqueue_channels(chroma_frames, count, center, chroma_dst, 2, dst.chroma_step,
+                   chroma_stream_.get());
+  CUDAFILTERS_CHECK(cudaEventRecord(join_.get(), chroma_stream_.get()));
+  CUDAFILTERS_CHECK(cudaStreamWaitEvent(stream, join_.get(), 0));
 }
 
 void NlmGpu::copy_chroma(const FramePlanes &src, const FramePlanesOut &dst, cudaStream_t stream) {

@@ -6,6 +6,7 @@
 // deeper ones.
 #pragma once
 
+#include "cuda_memory.h"
 #include "frame_planes.h"
 #include "gpu_plane_filter.h"
 #include "gpu_window_filter.h"
@@ -41,6 +42,12 @@ class NlmGpu final : public GpuPlaneFilter, public GpuWindowFilter {
 
   NlmParams params_;
   size_t max_shared_ = 0;
+  // Chroma runs beside luma on a stream of its own, so that its blocks fill
+  // the multiprocessors luma's last wave leaves idle; events fork it from
+  // the caller's stream and join it back.
+  Stream chroma_stream_;
+  Event fork_{cudaEventDisableTiming};
+  Event join_{cudaEventDisableTiming};
 };
 
 }  // namespace cudafilters

@@ -44,6 +44,7 @@ def main():
     ap.add_argument("object")
     ap.add_argument("--kernel", default="")
     ap.add_argument("--marker", default="MUFU")
+    ap.add_argument("--print", action="store_true", help="print the loop's instructions too")
     args = ap.parse_args()
     sass = subprocess.run([cuobjdump(), "-sass", args.object], check=True, capture_output=True,
                           text=True).stdout
@@ -64,6 +65,9 @@ def main():
         mix = Counter(opcode(t) for _, t in instructions[first:last + 1])
         print(f"{name}\n  innermost loop with {args.marker}: {n} instructions")
         print("  " + ", ".join(f"{op} {c}" for op, c in mix.most_common()))
+        if args.print:
+            for _, text in instructions[first:last + 1]:
+                print("    " + text)
 
 
 if __name__ == "__main__":

@@ -188,6 +188,32 @@ component_image (const PlanarFrame & f, guint comp)
   return img;
 }
 
+/* Component `comp` as levels (word >> shift, or bytes), at any depth. */
+inline Image16
+component_levels (const PlanarFrame & f, guint comp)
+{
+  const cudafilters::ConstPlane c = component_of (f, comp);
+  const int step = GST_VIDEO_INFO_COMP_PSTRIDE (&f.info, comp);
+  Image16 img (c.width, c.height);
+  for (int y = 0; y < c.height; ++y)
+    for (int x = 0; x < c.width; ++x) {
+      const uint8_t *at = c.data + size_t (y) * c.stride + size_t (x) * step;
+      img.at (x, y) = c.samples.bytes == 1 ? at[0] :
+          uint16_t ((at[0] | at[1] << 8) >> c.samples.shift);
+    }
+  return img;
+}
+
+/* Every component of `got` within `tolerance` levels of `want`'s. */
+inline void
+assert_frames_close (const PlanarFrame & got, const PlanarFrame & want,
+    int tolerance, const std::string & what)
+{
+  for (guint comp = 0; comp < GST_VIDEO_INFO_N_COMPONENTS (&want.info); ++comp)
+    assert_images_close (component_levels (got, comp), component_levels (want,
+            comp), tolerance, (what + " component " + std::to_string (comp)).c_str ());
+}
+
 /* A buffer of a sequence, with the metadata it carries. */
 inline GstBuffer *
 sequence_buffer (const PlanarFrame & f, int index, bool discont = false)

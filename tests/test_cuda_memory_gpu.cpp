@@ -5,7 +5,7 @@
  * chains waiting for every frame. Exits 77 (skipped) where no GPU is
  * usable. */
 #include "deep_frames.h"
-#include "nlm_reference.h"
+#include "nlm_video.h"
 
 #include <gst/app/gstappsink.h>
 #include <gst/app/gstappsrc.h>
@@ -360,6 +360,8 @@ GST_START_TEST (test_chains_without_host_waits)
     "cudahisteq backend=cuda ! cudanlm backend=cuda strength=12 "
         "patch-size=5 search-size=11 ! cudaclahe backend=cuda clip-limit=3 "
         "! cudasharpen backend=cuda amount=1.5 radius=2",
+    "cudanlm backend=cuda strength=12 patch-size=5 search-size=11 "
+        "chroma-strength=6 temporal-radius=1 ! cudahisteq backend=cuda",
   };
   for (const char *chain : kChains) {
     const std::string upload =
@@ -477,6 +479,66 @@ GST_START_TEST (test_decode_10bit_through_nvh265dec)
 }
 GST_END_TEST;
 
+
+/* The caps cudanlm's sink negotiated in `launch` (a harness fed `f`). */
+static bool
+nlm_takes_cuda_memory (const std::string & launch, const PlanarFrame & f)
+{
+  GstHarness *h = gst_harness_new_parse (launch.c_str ());
+  set_caps_of (h, f);
+  fail_unless_equals_int (gst_harness_push (h, buffer_from_frame (f)),
+      GST_FLOW_OK);
+  GstElement *nlm = gst_harness_find_element (h, "cudanlm");
+  GstPad *pad = gst_element_get_static_pad (nlm, "sink");
+  GstCaps *caps = gst_pad_get_current_caps (pad);
+  const bool cuda = caps && gst_caps_features_contains (gst_caps_get_features
+      (caps, 0), GST_CAPS_FEATURE_MEMORY_CUDA_MEMORY);
+  gst_clear_caps (&caps);
+  gst_object_unref (pad);
+  gst_object_unref (nlm);
+  gst_harness_teardown (h);
+  return cuda;
+}
+
+/* cudanlm with chroma and temporal windows on frames in CUDA memory: the
+ * same frames, at the same moments, with the same metadata as in system
+ * memory, bit for bit; through a flush, a DISCONT buffer and a caps change,
+ * and at 4K. */
+GST_START_TEST (test_nlm_sequences_in_cuda_memory)
+{
+  std::mt19937 rng (5153);
+  struct Case {
+    Sequence seq;
+    NlmSettings s;
+  };
+  std::vector<Case> cases;
+  for (int radius : {0, 1, 3})
+    cases.push_back ({make_sequence (rng, GST_VIDEO_FORMAT_NV12, 320, 180, 7),
+            NlmSettings {12, 5, 11, 0, false, 6, radius}});
+  for (Break kind : {Break::kFlush, Break::kDiscont, Break::kCaps})
+    cases.push_back ({make_sequence (rng, GST_VIDEO_FORMAT_I420, 160, 90, 6,
+                kind, 3, 120, 72), NlmSettings {12, 5, 11, 0, false, -1, 1}});
+  if (!skip_large ())
+    cases.push_back ({make_sequence (rng, GST_VIDEO_FORMAT_NV12, 3840, 2160,
+                3), NlmSettings {10, 5, 9, 0, false, 5, 1}});
+  for (const Case & c : cases) {
+    const std::string nlm = c.s.launch ("cuda");
+    const std::string on_device = "cudaupload ! " + nlm + " ! cudadownload";
+    fail_unless (nlm_takes_cuda_memory (on_device, c.seq.frames[0]),
+        "%s: not in CUDA memory", on_device.c_str ());
+    SequenceOutput device, host;
+    run_sequence (on_device, c.seq, device);
+    run_sequence (nlm, c.seq, host);
+    assert_sequence_shape (device, c.seq, c.s, on_device);
+    assert_sequence_shape (host, c.seq, c.s, nlm);
+    for (size_t k = 0; k < host.frames.size (); ++k)
+      for (size_t p = 0; p < host.frames[k].planes.size (); ++p)
+        assert_images_equal (device.frames[k].planes[p],
+            host.frames[k].planes[p], on_device.c_str ());
+  }
+}
+GST_END_TEST;
+
 static Suite *
 cuda_memory_gpu_suite (void)
 {
@@ -489,6 +551,7 @@ cuda_memory_gpu_suite (void)
   tcase_add_test (tc, test_chains_without_host_waits);
   tcase_add_test (tc, test_decode_through_nvh264dec);
   tcase_add_test (tc, test_decode_10bit_through_nvh265dec);
+  tcase_add_test (tc, test_nlm_sequences_in_cuda_memory);
   return s;
 }
 

@@ -1,7 +1,9 @@
-/* cudanlm on the GPU against the CPU backend: every pixel within one level,
- * flat frames identical, frames up to 4K (8K at 16 bits), 8- to 16-bit. Exits 77 (skipped) where no GPU is
- * usable. */
-#include "nlm_reference.h"
+/* cudanlm on the GPU against the CPU backend: every pixel within one level
+ * (8 and 10 bits; a quarter of an 8-bit level deeper, gpu_nlm_tolerance),
+ * flat frames identical, frames up to 4K (8K at 16 bits), 8- to 16-bit,
+ * chroma denoised, and streams with temporal windows, breaks and all. Exits
+ * 77 (skipped) where no GPU is usable. */
+#include "nlm_video.h"
 
 using namespace test;
 
@@ -138,6 +140,107 @@ GST_START_TEST (test_gpu_deep_large_frames)
 }
 GST_END_TEST;
 
+
+static const GstVideoFormat kChromaFormats[] = {
+  GST_VIDEO_FORMAT_I420, GST_VIDEO_FORMAT_YV12, GST_VIDEO_FORMAT_NV12,
+  GST_VIDEO_FORMAT_NV21, GST_VIDEO_FORMAT_Y42B, GST_VIDEO_FORMAT_Y444,
+  GST_VIDEO_FORMAT_P010_10LE, GST_VIDEO_FORMAT_P016_LE,
+  GST_VIDEO_FORMAT_I420_10LE, GST_VIDEO_FORMAT_I420_12LE,
+  GST_VIDEO_FORMAT_Y444_10LE, GST_VIDEO_FORMAT_Y444_16LE,
+};
+
+static PlanarFrame
+colour_frame (std::mt19937 & rng, GstVideoFormat fmt, int w, int h)
+{
+  if (luma_bits (fmt) == 8)
+    return noisy_yuv_frame (rng, fmt, w, h, 12.0);
+  const DeepLayout l = deep_layout (fmt);
+  PlanarFrame f = deep_frame (rng, fmt, words_of_levels (noisy_step_levels (rng,
+              w, h, l.bits, 12.0), l.shift));
+  return f;
+}
+
+/* Luma and chroma of every YUV format, 8 to 16 bits, against the CPU. */
+GST_START_TEST (test_gpu_chroma_matches_cpu)
+{
+  std::mt19937 rng (5150);
+  const int sizes[][2] = { {1, 1}, {37, 23}, {641, 479}, {1920, 1080} };
+  for (GstVideoFormat fmt : kChromaFormats)
+    for (const auto & sz : sizes) {
+      const bool large = sz[0] * sz[1] > 20000;
+      if (large && (skip_large () || (sz[0] == 1920 &&
+                  fmt != GST_VIDEO_FORMAT_NV12 && fmt != GST_VIDEO_FORMAT_I420
+                  && fmt != GST_VIDEO_FORMAT_P010_10LE)))
+        continue;
+      for (const NlmSettings & s : {NlmSettings {12, 5, 11, 0, false, -1},
+              NlmSettings {15, 7, 21, 4, false, 6},
+              NlmSettings {10, 3, 9, 0, true, 8}}) {
+        if (large && s.search > 11)
+          continue;
+        PlanarFrame in = colour_frame (rng, fmt, sz[0], sz[1]);
+        const std::string what = s.launch ("cuda") + " " +
+            gst_video_format_to_string (fmt) + " " + std::to_string (sz[0]) +
+            "x" + std::to_string (sz[1]);
+        assert_frames_close (push_pull_frame (s.launch ("cuda").c_str (), in),
+            push_pull_frame (s.launch ("cpu").c_str (), in),
+            gpu_nlm_tolerance (luma_bits (fmt)), what);
+      }
+    }
+}
+GST_END_TEST;
+
+/* The same stream through both backends: the same frames out at the same
+ * moments with the same metadata, each within the tolerance. */
+static void
+assert_sequence_matches_cpu (const Sequence & seq, const NlmSettings & s)
+{
+  const GstVideoFormat fmt = GST_VIDEO_INFO_FORMAT (&seq.frames[0].info);
+  const std::string what = s.launch ("cuda") + " " +
+      gst_video_format_to_string (fmt);
+  SequenceOutput gpu, cpu;
+  run_sequence (s.launch ("cuda"), seq, gpu);
+  run_sequence (s.launch ("cpu"), seq, cpu);
+  assert_sequence_shape (gpu, seq, s, what);
+  assert_sequence_shape (cpu, seq, s, what);
+  for (size_t k = 0; k < cpu.frames.size (); ++k)
+    assert_frames_close (gpu.frames[k], cpu.frames[k],
+        gpu_nlm_tolerance (luma_bits (fmt)), what);
+}
+
+GST_START_TEST (test_gpu_temporal_matches_cpu)
+{
+  std::mt19937 rng (5151);
+  for (int radius = 0; radius <= 3; ++radius)
+    for (GstVideoFormat fmt : {GST_VIDEO_FORMAT_GRAY8, GST_VIDEO_FORMAT_NV12,
+            GST_VIDEO_FORMAT_I420})
+      assert_sequence_matches_cpu (make_sequence (rng, fmt, 67, 43, 8),
+          NlmSettings {12, 5, 11, 0, false, 6, radius});
+  for (int radius : {1, 2})
+    for (Break kind : {Break::kFlush, Break::kDiscont, Break::kCaps})
+      assert_sequence_matches_cpu (make_sequence (rng, GST_VIDEO_FORMAT_NV12,
+              70, 38, 7, kind, 3, 41, 57), NlmSettings {12, 5, 11, 0, false,
+              -1, radius});
+}
+GST_END_TEST;
+
+/* Deep frames in temporal windows, and 4K. */
+GST_START_TEST (test_gpu_temporal_deep_and_large)
+{
+  std::mt19937 rng (5152);
+  for (GstVideoFormat fmt : {GST_VIDEO_FORMAT_P010_10LE,
+          GST_VIDEO_FORMAT_I420_12LE}) {
+    Sequence seq;
+    for (int i = 0; i < 4; ++i)
+      seq.frames.push_back (colour_frame (rng, fmt, 53, 31));
+    assert_sequence_matches_cpu (seq, NlmSettings {12, 5, 11, 0, false, 6, 1});
+  }
+  if (skip_large ())
+    return;
+  assert_sequence_matches_cpu (make_sequence (rng, GST_VIDEO_FORMAT_NV12, 3840,
+          2160, 3), NlmSettings {10, 5, 9, 0, false, 5, 1});
+}
+GST_END_TEST;
+
 static Suite *
 cudanlm_gpu_suite (void)
 {
@@ -153,6 +256,9 @@ cudanlm_gpu_suite (void)
   tcase_add_test (tc, test_gpu_deep_matches_cpu);
   tcase_add_test (tc, test_gpu_deep_strength_in_8bit_units);
   tcase_add_test (tc, test_gpu_deep_large_frames);
+  tcase_add_test (tc, test_gpu_chroma_matches_cpu);
+  tcase_add_test (tc, test_gpu_temporal_matches_cpu);
+  tcase_add_test (tc, test_gpu_temporal_deep_and_large);
   return s;
 }
 
