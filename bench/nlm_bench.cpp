@@ -6,6 +6,7 @@
 //   nlm_bench [--frames N] [--json FILE] [--size 720p|1080p|4K]
 #include "bench_util.h"
 #include <cudafilters/gpu_frame_runner.h>
+#include <cudafilters/gpu_window_runner.h>
 #include <cudafilters/nlm_cpu.h>
 #include <cudafilters/nlm_gpu.h>
 
@@ -136,6 +137,42 @@ void bench_frames(Reporter &rep, const Size &sz, int iters, cudaStream_t stream,
   nlm.set_params(NlmParams{});
 }
 
+// A temporal stream of 8K NV12 frames with chroma, radius 1: the GPU time
+// per frame, and the device memory the runner (its ring of 2r + 1 frames)
+// and the engine take, from cudaMemGetInfo around them (the benchmark's own
+// input frames are allocated before).
+void bench_8k_window(Reporter &rep, int iters, cudaStream_t stream) {
+  const Size sz{"8K", 7680, 4320};
+  const VideoFrames f(sz, true);
+  CUDAFILTERS_CHECK(cudaDeviceSynchronize());
+  size_t free_before = 0, total = 0, free_after = 0;
+  CUDAFILTERS_CHECK(cudaMemGetInfo(&free_before, &total));
+  {
+    NlmGpu nlm;
+    NlmParams p;
+    p.temporal_radius = 1;
+    nlm.set_params(p);
+    GpuWindowRunner runner;
+    runner.reset(p.temporal_radius);
+    int out = 0;
+    for (int i = 0; i < 6; ++i) {
+      runner.push_device(f.in(i), nullptr);
+      if (runner.window().ready(false)) {
+        runner.output_device(nlm, f.out(), nullptr);
+        ++out;
+      }
+    }
+    CUDAFILTERS_CHECK(cudaMemGetInfo(&free_after, &total));
+    std::printf("  8K NV12 stream, radius 1, through GpuWindowRunner: %d frames out, device memory "
+                "%.1f MB (frames of %.1f MB)\n",
+                out, (free_before - free_after) / 1e6, 1.5 * sz.width * sz.height / 1e6);
+    rep.row("frames NV12, luma + chroma, radius 1", sz, time_gpu(stream, iters, [&](int i) {
+              FramePlanes window[3] = {f.in(i), f.in(i + 1), f.in(i + 2)};
+              nlm.enqueue_window(window, 3, 1, f.out(), stream);
+            }, 1), 0);
+  }
+}
+
 std::string label(const NlmParams &p) {
   return "kernel p" + std::to_string(p.patch_size) + " s" + std::to_string(p.search_size) +
          (p.gaussian ? " gaussian" : " box") +
@@ -220,6 +257,7 @@ int main(int argc, char **argv) {
                 }, 1), 0);
       }
     }
+    if (opt.wants(Size{"8K", 7680, 4320})) bench_8k_window(rep, std::max(3, iters / 5), stream.get());
   } catch (const std::exception &e) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return 1;

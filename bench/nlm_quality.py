@@ -14,7 +14,13 @@ GRAY16_LE, with the same grid of strength (in 8-bit units at every depth),
 next to OpenCV's fastNlMeansDenoising on CV_16U (which takes NORM_L1 only,
 h in 16-bit units over the same grid x257) and cudanlm's own 8-bit result.
 
-    bench/nlm_quality.py [--photos bench/photos] [--backend cuda] [--timing] [--deep] [--json FILE]
+With --against cpu, the same grid also runs on the other backend, and each
+case's best PSNR on both is printed with the difference: what the GPU's own
+arithmetic (f16 tensor-core patch distances, docs/cudanlm.md) changes,
+against the CPU's exact distances.
+
+    bench/nlm_quality.py [--photos bench/photos] [--backend cuda] [--timing] [--deep]
+                         [--against cpu] [--json FILE]
 Photos: scripts/prepare-photos.py. Needs numpy, cv2, gst-launch-1.0 and the
 plugin on GST_PLUGIN_PATH.
 """
@@ -126,6 +132,43 @@ def quality_deep(photos, backend, results):
                                  "cudanlm16_sigma_psnr": sig_best[0], "cudanlm16_sigma_h": sig_best[1]})
 
 
+def against(photos, backend, other, deep, results):
+    """Best PSNR of cudanlm on `backend` and on `other`, over the same grid,
+    with noise-sigma 0 and with noise-sigma set to the noise; 8-bit frames,
+    and 16-bit ones with `deep`."""
+    print(f"cudanlm backend={backend} against backend={other}: best PSNR (dB) over the same h grid, "
+          f"patch {PATCH}, search {SEARCH}")
+    print(f"  {'photo':<14} {'bits':>4} {'sigma':>5} {backend:>8} {other:>8} {'diff':>7} "
+          f"{'+sigma ' + backend:>13} {other:>8} {'diff':>7}")
+    worst = 0.0
+    with tempfile.TemporaryDirectory() as tmp:
+        for path in photos:
+            clean = cv2.imread(path, cv2.IMREAD_GRAYSCALE)
+            for bits in [8, 16] if deep else [8]:
+                scale = 257 if bits == 16 else 1
+                ref = clean.astype(np.uint16) * 257 if bits == 16 else clean
+                noisy = [add_noise(clean, s, seed=s, scale=scale) for s in SIGMAS]
+                best = {}
+                for b in (backend, other):
+                    plain = filter_frames(noisy, [f"cudanlm backend={b} strength={h} patch-size={PATCH} "
+                                                  f"search-size={SEARCH}" for h in H_GRID], tmp)
+                    sig = filter_frames(noisy, [f"cudanlm backend={b} strength={h} noise-sigma={s} "
+                                                f"patch-size={PATCH} search-size={SEARCH}"
+                                                for s in SIGMAS for h in H_GRID], tmp)
+                    best[b] = [(max(psnr(plain[k][i], ref) for k in range(len(H_GRID))),
+                                max(psnr(sig[i * len(H_GRID) + k][i], ref) for k in range(len(H_GRID))))
+                               for i in range(len(SIGMAS))]
+                for i, s in enumerate(SIGMAS):
+                    (a0, a1), (b0, b1) = best[backend][i], best[other][i]
+                    worst = min(worst, a0 - b0, a1 - b1)
+                    name = os.path.basename(path)
+                    print(f"  {name:<14} {bits:>4} {s:>5} {a0:8.3f} {b0:8.3f} {a0 - b0:+7.3f} "
+                          f"{a1:13.3f} {b1:8.3f} {a1 - b1:+7.3f}")
+                    results.append({"kind": "against", "photo": name, "bits": bits, "sigma": s,
+                                    backend: a0, other: b0, backend + "_sigma": a1, other + "_sigma": b1})
+    print(f"  largest drop: {-worst:.3f} dB")
+
+
 def timing(results):
     print(f"OpenCV fastNlMeansDenoising(h=10, {PATCH}, {SEARCH}) on this host: "
           f"{cv2.getNumThreads()} threads, {os.cpu_count()} CPUs")
@@ -150,12 +193,20 @@ def main():
     ap.add_argument("--backend", default="cuda", choices=["cuda", "cpu", "auto"])
     ap.add_argument("--timing", action="store_true")
     ap.add_argument("--deep", action="store_true", help="also 16-bit frames against OpenCV on CV_16U")
+    ap.add_argument("--against", choices=["cuda", "cpu"],
+                    help="only compare cudanlm's best PSNR on --backend with this backend")
     ap.add_argument("--json")
     args = ap.parse_args()
     photos = sorted(glob.glob(os.path.join(args.photos, "*.png")))
     if not photos:
         sys.exit(f"no photos in {args.photos}: run scripts/prepare-photos.py")
     results = []
+    if args.against:
+        against(photos, args.backend, args.against, args.deep, results)
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump(results, f, indent=1)
+        return
     quality(photos, args.backend, results)
     if args.deep:
         quality_deep(photos, args.backend, results)

@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """Writes grayscale PNGs of real photographs that ship with scikit-image
 (Debian: python3-skimage) into DIR, for the denoising quality benchmark:
-camera (512x512), astronaut (512x512), coffee (600x400), chelsea (451x300).
+camera (512x512), astronaut (512x512), coffee (600x400), chelsea (451x300);
+and colour copies into DIR/colour for the colour and temporal benchmarks
+(bench/nlm_colour_quality.py, bench/nlm_temporal_quality.py --photo):
+astronaut, coffee, chelsea and motorcycle_left (741x500).
 
     scripts/prepare-photos.py [DIR]      (default: bench/photos)
 """
@@ -12,6 +15,7 @@ import cv2
 import skimage
 
 PHOTOS = ["camera.png", "astronaut.png", "coffee.png", "chelsea.png"]
+COLOUR = ["astronaut.png", "coffee.png", "chelsea.png", "motorcycle_left.png"]
 
 
 def main():
@@ -24,6 +28,14 @@ def main():
             sys.exit(f"cannot read {name} from {data}")
         cv2.imwrite(os.path.join(out, name), img)
         print(f"{out}/{name}: {img.shape[1]}x{img.shape[0]}")
+    colour = os.path.join(out, "colour")
+    os.makedirs(colour, exist_ok=True)
+    for name in COLOUR:
+        img = cv2.imread(os.path.join(data, name), cv2.IMREAD_COLOR)
+        if img is None:
+            sys.exit(f"cannot read {name} from {data}")
+        cv2.imwrite(os.path.join(colour, name), img)
+        print(f"{colour}/{name}: {img.shape[1]}x{img.shape[0]}")
 
 
 if __name__ == "__main__":
