@@ -4,9 +4,11 @@
 
 #include "gstcudafiltersbase.h"
 
+#ifdef HAVE_GST_CUDA
 #include <gst/cuda/gstcudabufferpool.h>
 #include <gst/cuda/gstcudamemory.h>
 #include <gst/cuda/gstcudautils.h>
+#endif
 
 #include <atomic>
 #include <cstring>
@@ -17,6 +19,7 @@
 #include <vector>
 
 #include <cudafilters/cuda_check.h>
+#include "gstcudafilterscontext.h"
 #include "gstcudafiltershostallocator.h"
 #include "gstcudafiltersstreams.h"
 #include <cudafilters/frame_store.h>
@@ -57,29 +60,38 @@ gst_cuda_filters_set_cuda_loaded (gboolean loaded)
 
 namespace {
 
-/* Makes a GstCudaContext current for the lifetime of the scope. */
-class ScopedCudaContext
-{
-public:
-  explicit ScopedCudaContext (GstCudaContext * context)
-      : pushed_ (context != nullptr && gst_cuda_context_push (context)) {}
-  ~ScopedCudaContext () {
-    if (pushed_)
-      gst_cuda_context_pop (nullptr);
-  }
-  ScopedCudaContext (const ScopedCudaContext &) = delete;
-  ScopedCudaContext & operator= (const ScopedCudaContext &) = delete;
-  bool pushed () const { return pushed_; }
+using ScopedCudaContext = GstCudaFiltersScopedContext;
 
-private:
-  bool pushed_;
-};
+/* The caps feature of GStreamer's CUDA memory. */
+constexpr const char *kCudaMemoryFeature = "memory:CUDAMemory";
+
+bool
+is_cuda_memory (GstBuffer * buffer)
+{
+#ifdef HAVE_GST_CUDA
+  return gst_is_cuda_memory (gst_buffer_peek_memory (buffer, 0));
+#else
+  (void) buffer;
+  return false;
+#endif
+}
+
+/* The flag that maps CUDA memory for the GPU (none without such memory). */
+GstMapFlags
+cuda_map_flag ()
+{
+#ifdef HAVE_GST_CUDA
+  return (GstMapFlags) GST_MAP_CUDA;
+#else
+  return (GstMapFlags) 0;
+#endif
+}
 
 /* What the element holds while it runs on the GPU. Created and destroyed with
  * the element's CUDA context current. */
 struct GpuState
 {
-  explicit GpuState (GstCudaContext * context) : streams (context) {}
+  explicit GpuState (const GstCudaFiltersContext & context) : streams (context) {}
 
   /* Declared before the runners, which are destroyed first. */
   GstCudaFiltersStreams streams;
@@ -111,7 +123,7 @@ struct GstCudaFiltersBasePrivate
   GstClockTime message_interval = DEFAULT_MESSAGE_INTERVAL;
 
   /* Streaming state. */
-  GstCudaContext *context = nullptr;
+  GstCudaFiltersContext context;
   std::unique_ptr<GpuState> gpu;
   /* finfo null until the first caps. */
   GstVideoInfo info = {};
@@ -204,14 +216,20 @@ gst_cuda_filters_base_class_add_pad_templates (GstElementClass * klass,
     const gchar * formats, const gchar * cuda_formats)
 {
   /* Memory kind is kept: CUDA memory in, CUDA memory out; system memory in,
-   * system memory out. */
+   * system memory out. Without GStreamer's CUDA library there is no CUDA
+   * memory to take. */
   gchar *sysmem = template_caps_fields (formats);
+#ifdef HAVE_GST_CUDA
   gchar *cuda = template_caps_fields (cuda_formats);
-  gchar *str = g_strdup_printf ("video/x-raw(" GST_CAPS_FEATURE_MEMORY_CUDA_MEMORY
-      "), %s; video/x-raw, %s", cuda, sysmem);
+  gchar *str = g_strdup_printf ("video/x-raw(%s), %s; video/x-raw, %s",
+      kCudaMemoryFeature, cuda, sysmem);
+  g_free (cuda);
+#else
+  (void) cuda_formats;
+  gchar *str = g_strdup_printf ("video/x-raw, %s", sysmem);
+#endif
   GstCaps *caps = gst_caps_from_string (str);
   g_free (str);
-  g_free (cuda);
   g_free (sysmem);
 
   gst_element_class_add_pad_template (klass,
@@ -250,7 +268,7 @@ close_gpu (GstCudaFiltersBase * self)
     }
     priv->gpu.reset ();
   }
-  gst_clear_object (&priv->context);
+  priv->context.close ();
 }
 
 /* Creates stream and engine in priv->context. On failure drops the context
@@ -264,7 +282,7 @@ create_gpu_state (GstCudaFiltersBase * self, std::string & why)
   ScopedCudaContext scope (priv->context);
   if (!scope.pushed ()) {
     why = "the CUDA context could not be made current";
-    gst_clear_object (&priv->context);
+    priv->context.close ();
     return false;
   }
   try {
@@ -286,7 +304,7 @@ create_gpu_state (GstCudaFiltersBase * self, std::string & why)
     priv->gpu.reset ();
   }
   if (!priv->gpu) {
-    gst_clear_object (&priv->context);
+    priv->context.close ();
     return false;
   }
   return true;
@@ -303,12 +321,8 @@ open_gpu (GstCudaFiltersBase * self, gint device_id, std::string & why)
     why = "the CUDA driver library (libcuda.so.1) could not be loaded";
     return false;
   }
-  if (!gst_cuda_ensure_element_context (GST_ELEMENT (self), device_id,
-          &priv->context)) {
-    why = device_id < 0 ? std::string ("no CUDA device could be opened")
-        : "CUDA device " + std::to_string (device_id) + " could not be opened";
+  if (!priv->context.open (GST_ELEMENT (self), device_id, why))
     return false;
-  }
 
   return create_gpu_state (self, why);
 }
@@ -334,8 +348,7 @@ gst_cuda_filters_base_start (GstBaseTransform * trans)
 
   std::string why;
   if (open_gpu (self, device_id, why)) {
-    GST_INFO_OBJECT (self, "running on the GPU, context %" GST_PTR_FORMAT,
-        priv->context);
+    GST_INFO_OBJECT (self, "running on the GPU");
     return TRUE;
   }
 
@@ -377,8 +390,7 @@ static bool
 caps_in_cuda_memory (GstCaps * caps)
 {
   GstCapsFeatures *features = gst_caps_get_features (caps, 0);
-  return features && gst_caps_features_contains (features,
-      GST_CAPS_FEATURE_MEMORY_CUDA_MEMORY);
+  return features && gst_caps_features_contains (features, kCudaMemoryFeature);
 }
 
 static gboolean
@@ -472,7 +484,7 @@ gst_cuda_filters_base_transform_caps (GstBaseTransform * trans,
   for (guint i = 0; i < gst_caps_get_size (caps); ++i) {
     GstCapsFeatures *f = gst_caps_get_features (caps, i);
     const bool is_cuda = f && !gst_caps_features_is_any (f) &&
-        gst_caps_features_contains (f, GST_CAPS_FEATURE_MEMORY_CUDA_MEMORY);
+        gst_caps_features_contains (f, kCudaMemoryFeature);
     gst_caps_append_structure_full (is_cuda ? cuda : other,
         gst_structure_copy (gst_caps_get_structure (caps, i)),
         f ? gst_caps_features_copy (f) : nullptr);
@@ -504,6 +516,7 @@ gst_cuda_filters_base_transform_size (GstBaseTransform *, GstPadDirection,
   return TRUE;
 }
 
+#ifdef HAVE_GST_CUDA
 /* Configures @pool for @caps; with @decide, its stream becomes ours
  * (see GstCudaFiltersStreams), otherwise it gets the one we use. */
 static gboolean
@@ -537,10 +550,10 @@ decide_cuda_pool (GstCudaFiltersBase * self, GstQuery * query, GstCaps * caps,
     gst_query_parse_nth_allocation_pool (query, 0, &pool, nullptr, nullptr,
         nullptr);
   if (pool && (!GST_IS_CUDA_BUFFER_POOL (pool) ||
-          GST_CUDA_BUFFER_POOL (pool)->context != priv->context))
+          GST_CUDA_BUFFER_POOL (pool)->context != priv->context.gst_context ()))
     gst_clear_object (&pool);
   if (!pool)
-    pool = gst_cuda_buffer_pool_new (priv->context);
+    pool = gst_cuda_buffer_pool_new (priv->context.gst_context ());
 
   /* Frames queued on the stream we leave finish before the next one is
    * queued on another. */
@@ -571,6 +584,8 @@ decide_cuda_pool (GstCudaFiltersBase * self, GstQuery * query, GstCaps * caps,
   return TRUE;
 }
 
+#endif
+
 /* On the GPU path, output buffers come from a pool of pinned host memory so
  * that the download lands in them directly, with no staging copy. */
 static gboolean
@@ -594,8 +609,10 @@ gst_cuda_filters_base_decide_allocation (GstBaseTransform * trans,
   if (gst_query_get_n_allocation_pools (query) > 0)
     gst_query_parse_nth_allocation_pool (query, 0, nullptr, nullptr, &min, &max);
 
+#ifdef HAVE_GST_CUDA
   if (priv->cuda_caps)
     return decide_cuda_pool (self, query, caps, &info, min, max);
+#endif
 
   GstBufferPool *pool = gst_cuda_filters_host_pool_new (priv->context, caps,
       min, max);
@@ -652,9 +669,10 @@ gst_cuda_filters_base_propose_allocation (GstBaseTransform * trans,
   if (!caps || !gst_video_info_from_caps (&info, caps))
     return FALSE;
 
+#ifdef HAVE_GST_CUDA
   if (priv->cuda_caps) {
     if (need_pool) {
-      GstBufferPool *pool = gst_cuda_buffer_pool_new (priv->context);
+      GstBufferPool *pool = gst_cuda_buffer_pool_new (priv->context.gst_context ());
       if (configure_cuda_pool (pool, *priv->gpu, false, caps,
               GST_VIDEO_INFO_SIZE (&info), 0, 0))
         gst_query_add_allocation_pool (query, pool,
@@ -663,6 +681,7 @@ gst_cuda_filters_base_propose_allocation (GstBaseTransform * trans,
     }
     return TRUE;
   }
+#endif
 
   if (need_pool) {
     GstBufferPool *pool = gst_cuda_filters_host_pool_new (priv->context, caps,
@@ -689,7 +708,7 @@ gst_cuda_filters_base_set_context (GstElement * element, GstContext * context)
     GST_OBJECT_LOCK (self);
     gint device_id = priv->device_id;
     GST_OBJECT_UNLOCK (self);
-    gst_cuda_handle_set_context (element, context, device_id, &priv->context);
+    priv->context.handle_set_context (element, context, device_id);
   }
 
   GST_ELEMENT_CLASS (parent_class)->set_context (element, context);
@@ -704,8 +723,7 @@ gst_cuda_filters_base_query (GstBaseTransform * trans,
   GstCudaFiltersBase *self = GST_CUDA_FILTERS_BASE (trans);
 
   if (GST_QUERY_TYPE (query) == GST_QUERY_CONTEXT && cuda_library_loaded &&
-      gst_cuda_handle_context_query (GST_ELEMENT (self), query,
-          get_priv (self)->context))
+      get_priv (self)->context.handle_query (GST_ELEMENT (self), query))
     return TRUE;
 
   gboolean ret = GST_BASE_TRANSFORM_CLASS (parent_class)->query (trans,
@@ -725,6 +743,7 @@ gst_cuda_filters_base_query (GstBaseTransform * trans,
   return ret;
 }
 
+#ifdef HAVE_GST_CUDA
 /* The context of @buffer's CUDA memory when it is another than ours, on a
  * device we may use: we move there (adopt_upstream_context). */
 static GstCudaContext *
@@ -737,7 +756,7 @@ upstream_context_to_adopt (GstCudaFiltersBase * self, GstBuffer * buffer)
   if (!gst_is_cuda_memory (mem))
     return nullptr;
   GstCudaContext *theirs = GST_CUDA_MEMORY_CAST (mem)->context;
-  if (theirs == priv->context)
+  if (theirs == priv->context.gst_context ())
     return nullptr;
 
   GST_OBJECT_LOCK (self);
@@ -749,13 +768,20 @@ upstream_context_to_adopt (GstCudaFiltersBase * self, GstBuffer * buffer)
     return nullptr;
   return theirs;
 }
+#endif
 
 /* Whether @buffer makes us move to another context (and so start a new GPU
  * state, without the frames a window filter holds). */
 static gboolean
 adopts_upstream_context (GstCudaFiltersBase * self, GstBuffer * buffer)
 {
+#ifdef HAVE_GST_CUDA
   return upstream_context_to_adopt (self, buffer) != nullptr;
+#else
+  (void) self;
+  (void) buffer;
+  return FALSE;
+#endif
 }
 
 /* CUDA memory from another context on the device we may use: move our GPU
@@ -764,6 +790,7 @@ adopts_upstream_context (GstCudaFiltersBase * self, GstBuffer * buffer)
 static void
 adopt_upstream_context (GstCudaFiltersBase * self, GstBuffer * buffer)
 {
+#ifdef HAVE_GST_CUDA
   GstCudaFiltersBasePrivate *priv = get_priv (self);
   GstCudaContext *theirs = upstream_context_to_adopt (self, buffer);
   if (!theirs)
@@ -772,12 +799,16 @@ adopt_upstream_context (GstCudaFiltersBase * self, GstBuffer * buffer)
   GST_INFO_OBJECT (self, "adopting upstream CUDA context %" GST_PTR_FORMAT,
       theirs);
   close_gpu (self);
-  priv->context = GST_CUDA_CONTEXT (gst_object_ref (theirs));
+  priv->context.adopt (theirs);
   std::string why;
   if (!create_gpu_state (self, why))
     GST_ELEMENT_ERROR (self, LIBRARY, INIT, (nullptr),
         ("could not move to upstream's CUDA context: %s", why.c_str ()));
   gst_base_transform_reconfigure_src (GST_BASE_TRANSFORM (self));
+#else
+  (void) self;
+  (void) buffer;
+#endif
 }
 
 /* A buffer's running and stream time in the current segment; NONE where
@@ -1014,14 +1045,12 @@ gst_cuda_filters_base_transform (GstBaseTransform * trans, GstBuffer * inbuf,
   /* CUDA memory on the GPU path is mapped as device pointers; anywhere else
    * frames are mapped to host memory (GstCudaMemory downloads itself). */
   const bool on_device = priv->gpu && priv->cuda_caps &&
-      gst_is_cuda_memory (gst_buffer_peek_memory (inbuf, 0)) &&
-      gst_is_cuda_memory (gst_buffer_peek_memory (outbuf, 0));
-  const GstMapFlags device = on_device ? (GstMapFlags) GST_MAP_CUDA :
-      (GstMapFlags) 0;
+      is_cuda_memory (inbuf) && is_cuda_memory (outbuf);
+  const GstMapFlags device = on_device ? cuda_map_flag () : (GstMapFlags) 0;
   GST_LOG_OBJECT (self, "frame mapped on the %s: input %s memory, output %s "
       "memory", on_device ? "device" : "host",
-      gst_is_cuda_memory (gst_buffer_peek_memory (inbuf, 0)) ? "CUDA" : "host",
-      gst_is_cuda_memory (gst_buffer_peek_memory (outbuf, 0)) ? "CUDA" : "host");
+      is_cuda_memory (inbuf) ? "CUDA" : "host",
+      is_cuda_memory (outbuf) ? "CUDA" : "host");
 
   if (!gst_video_frame_map (&in_frame, &priv->info, inbuf,
           (GstMapFlags) (GST_MAP_READ | device))) {
@@ -1235,11 +1264,10 @@ static GstFlowReturn
 window_push (GstCudaFiltersBase * self, GstBuffer * in)
 {
   GstCudaFiltersBasePrivate *priv = get_priv (self);
-  const bool on_device = priv->gpu && priv->cuda_caps &&
-      gst_is_cuda_memory (gst_buffer_peek_memory (in, 0));
+  const bool on_device = priv->gpu && priv->cuda_caps && is_cuda_memory (in);
   GstVideoFrame frame;
   if (!gst_video_frame_map (&frame, &priv->info, in, (GstMapFlags) (GST_MAP_READ
-              | (on_device ? GST_MAP_CUDA : 0)))) {
+              | (on_device ? cuda_map_flag () : 0)))) {
     GST_ELEMENT_ERROR (self, STREAM, FORMAT,
         ("Input buffer does not hold a %dx%d %s frame.",
             GST_VIDEO_INFO_WIDTH (&priv->info),
@@ -1324,9 +1352,9 @@ window_output (GstCudaFiltersBase * self, GstBuffer ** outbuf)
       (trans, meta, outbuf);
   GstVideoFrame frame;
   const bool on_device = ret == GST_FLOW_OK && priv->gpu && priv->cuda_caps &&
-      gst_is_cuda_memory (gst_buffer_peek_memory (*outbuf, 0));
+      is_cuda_memory (*outbuf);
   if (ret == GST_FLOW_OK && !gst_video_frame_map (&frame, &priv->info, *outbuf,
-          (GstMapFlags) (GST_MAP_WRITE | (on_device ? GST_MAP_CUDA : 0)))) {
+          (GstMapFlags) (GST_MAP_WRITE | (on_device ? cuda_map_flag () : 0)))) {
     GST_ELEMENT_ERROR (self, CORE, FAILED, (nullptr),
         ("could not map the output buffer"));
     ret = GST_FLOW_ERROR;

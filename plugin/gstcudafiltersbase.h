@@ -24,7 +24,6 @@
 #pragma once
 
 #include <gst/base/gstbasetransform.h>
-#include <gst/cuda/gstcudacontext.h>
 #include <gst/gst.h>
 #include <gst/video/video.h>
 

@@ -8,6 +8,7 @@
 #include <gst/video/video.h>
 
 #include <cstring>
+#include <new>
 
 GST_DEBUG_CATEGORY_STATIC (gst_cuda_filters_host_allocator_debug);
 #define GST_CAT_DEFAULT gst_cuda_filters_host_allocator_debug
@@ -17,7 +18,8 @@ GST_DEBUG_CATEGORY_STATIC (gst_cuda_filters_host_allocator_debug);
 struct _GstCudaFiltersHostAllocator
 {
   GstAllocator parent;
-  GstCudaContext *context;
+  /* Constructed in _init (), destroyed in finalize. */
+  GstCudaFiltersContext context;
 };
 
 /* A memory block; sub-memories made by share() point into their parent's
@@ -52,12 +54,12 @@ gst_cuda_filters_host_allocator_alloc (GstAllocator * allocator, gsize size,
 
   /* cudaHostAlloc returns page-aligned memory, more than any alignment a
    * GstAllocationParams asks for. */
-  if (!gst_cuda_context_push (self->context)) {
+  if (!self->context.push ()) {
     GST_ERROR_OBJECT (self, "could not make the CUDA context current");
     return nullptr;
   }
   cudaError_t err = cudaHostAlloc (&ptr, maxsize, cudaHostAllocPortable);
-  gst_cuda_context_pop (nullptr);
+  self->context.pop ();
   if (err != cudaSuccess) {
     GST_ERROR_OBJECT (self, "cudaHostAlloc of %" G_GSIZE_FORMAT " bytes failed: %s",
         maxsize, cudaGetErrorString (err));
@@ -82,12 +84,12 @@ gst_cuda_filters_host_allocator_free (GstAllocator * allocator, GstMemory * mem)
 
   if (!mem->parent) {
     /* Memory can outlive the element: the allocator keeps the context. */
-    if (gst_cuda_context_push (self->context)) {
+    if (self->context.push ()) {
       cudaError_t err = cudaFreeHost (m->data);
       if (err != cudaSuccess)
         GST_WARNING_OBJECT (self, "cudaFreeHost failed: %s",
             cudaGetErrorString (err));
-      gst_cuda_context_pop (nullptr);
+      self->context.pop ();
     } else {
       GST_WARNING_OBJECT (self, "could not make the CUDA context current; "
           "leaking %" G_GSIZE_FORMAT " bytes of pinned memory", mem->maxsize);
@@ -125,7 +127,7 @@ gst_cuda_filters_host_allocator_finalize (GObject * object)
 {
   GstCudaFiltersHostAllocator *self = GST_CUDA_FILTERS_HOST_ALLOCATOR (object);
 
-  gst_clear_object (&self->context);
+  self->context.~GstCudaFiltersContext ();
   G_OBJECT_CLASS (gst_cuda_filters_host_allocator_parent_class)->finalize (object);
 }
 
@@ -147,6 +149,7 @@ gst_cuda_filters_host_allocator_init (GstCudaFiltersHostAllocator * self)
 {
   GstAllocator *alloc = GST_ALLOCATOR (self);
 
+  new (&self->context) GstCudaFiltersContext ();
   alloc->mem_type = HOST_MEMORY_NAME;
   alloc->mem_map = host_memory_map;
   alloc->mem_unmap = host_memory_unmap;
@@ -156,18 +159,18 @@ gst_cuda_filters_host_allocator_init (GstCudaFiltersHostAllocator * self)
 }
 
 GstAllocator *
-gst_cuda_filters_host_allocator_new (GstCudaContext * context)
+gst_cuda_filters_host_allocator_new (const GstCudaFiltersContext & context)
 {
   GstCudaFiltersHostAllocator *self = GST_CUDA_FILTERS_HOST_ALLOCATOR (
       g_object_new (GST_TYPE_CUDA_FILTERS_HOST_ALLOCATOR, nullptr));
   gst_object_ref_sink (self);
-  self->context = GST_CUDA_CONTEXT (gst_object_ref (context));
+  self->context.share (context);
   return GST_ALLOCATOR (self);
 }
 
 GstBufferPool *
-gst_cuda_filters_host_pool_new (GstCudaContext * context, GstCaps * caps,
-    guint min_buffers, guint max_buffers)
+gst_cuda_filters_host_pool_new (const GstCudaFiltersContext & context,
+    GstCaps * caps, guint min_buffers, guint max_buffers)
 {
   GstVideoInfo info;
   if (!gst_video_info_from_caps (&info, caps))

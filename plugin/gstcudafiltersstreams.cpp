@@ -4,8 +4,10 @@
 
 #include "gstcudafiltersstreams.h"
 
+#ifdef HAVE_GST_CUDA_STREAM
 #include <gst/cuda/gstcudabufferpool.h>
 #include <gst/cuda/gstcudamemory.h>
+#endif
 
 #include <cudafilters/gpu_frame_runner.h>
 
@@ -53,8 +55,9 @@ struct GstCudaFiltersStreams::Impl
   GstCudaStream *last_work = nullptr;
 };
 
-GstCudaFiltersStreams::GstCudaFiltersStreams (GstCudaContext * context)
-    : impl_ (std::make_unique < Impl > (context))
+GstCudaFiltersStreams::GstCudaFiltersStreams (const GstCudaFiltersContext &
+    context)
+    : impl_ (std::make_unique < Impl > (context.gst_context ()))
 {
 }
 
@@ -129,13 +132,13 @@ GstCudaFiltersStreams::mark_finished (GstBuffer * out)
     GST_MEMORY_FLAG_UNSET (mem, GST_CUDA_MEMORY_TRANSFER_NEED_SYNC);
 }
 
-#else /* GStreamer 1.22: memory has no stream. */
+#else /* GStreamer 1.22 (memory has no stream), or no GStreamer CUDA library. */
 
 struct GstCudaFiltersStreams::Impl
 {
 };
 
-GstCudaFiltersStreams::GstCudaFiltersStreams (GstCudaContext *)
+GstCudaFiltersStreams::GstCudaFiltersStreams (const GstCudaFiltersContext &)
 {
 }
 

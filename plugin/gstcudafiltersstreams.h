@@ -18,11 +18,13 @@
  * events: our writes wait for the work queued on the output's stream (its
  * consumers' reads of the buffer we reuse), and the output's stream waits
  * for our writes. Memory without a stream gives no such order, and its
- * frames are waited for; so are all frames with GStreamer 1.22. */
+ * frames are waited for; so are all frames with GStreamer 1.22, and
+ * without GStreamer's CUDA library there is no CUDA memory at all. */
 #pragma once
 
-#include <gst/cuda/gstcudacontext.h>
 #include <gst/gst.h>
+
+#include "gstcudafilterscontext.h"
 
 #include <cuda_runtime_api.h>
 
@@ -44,7 +46,7 @@ public:
   };
 
   /* Creates the element's own stream in @context (a current context). */
-  explicit GstCudaFiltersStreams (GstCudaContext * context);
+  explicit GstCudaFiltersStreams (const GstCudaFiltersContext & context);
   ~GstCudaFiltersStreams ();
   GstCudaFiltersStreams (const GstCudaFiltersStreams &) = delete;
   GstCudaFiltersStreams & operator= (const GstCudaFiltersStreams &) = delete;

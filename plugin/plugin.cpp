@@ -2,9 +2,12 @@
 #include "config.h"
 #endif
 
-#include <gst/cuda/gstcudaloader.h>
+#ifdef HAVE_GST_CUDA
 #include <gst/cuda/gstcudamemory.h>
+#endif
 #include <gst/gst.h>
+
+#include "gstcudafilterscontext.h"
 
 #include "gstcudaclahe.h"
 #include "gstcudafiltersbase.h"
@@ -23,12 +26,14 @@ plugin_init (GstPlugin * plugin)
 
   /* Without the driver library the elements still register and run on the
    * CPU (backend=auto) or fail cleanly at start (backend=cuda). */
-  gboolean loaded = gst_cuda_load_library ();
+  gboolean loaded = GstCudaFiltersContext::load_driver ();
   if (!loaded)
     GST_WARNING ("CUDA driver library not loaded: elements will use the CPU");
   gst_cuda_filters_set_cuda_loaded (loaded);
+#ifdef HAVE_GST_CUDA
   if (loaded)
     gst_cuda_memory_init_once ();
+#endif
 
   gboolean ok = GST_ELEMENT_REGISTER (cudahisteq, plugin);
   ok &= GST_ELEMENT_REGISTER (cudaclahe, plugin);

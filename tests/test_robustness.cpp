@@ -13,8 +13,10 @@
 #include "sharpen_reference.h"
 
 #include <gst/app/gstappsink.h>
+#ifdef HAVE_GST_CUDA
 #include <gst/cuda/cuda-gst.h>
 #include <gst/cuda/gstcudautils.h>
+#endif
 
 #include <cuda_runtime.h>
 #include <unistd.h>
@@ -221,6 +223,7 @@ GST_START_TEST (test_unsupported_caps_are_refused)
 }
 GST_END_TEST;
 
+#ifdef HAVE_GST_CUDA
 /* From GStreamer 1.24 on, the CUDA allocator gives an odd-height NV21
  * frame one chroma row too few: every element refuses such caps in CUDA
  * memory with an error that says so, instead of reading or writing past
@@ -257,6 +260,7 @@ GST_START_TEST (test_odd_height_nv21_in_cuda_memory)
   }
 }
 GST_END_TEST;
+#endif
 
 /* Format and size change several times in one stream; every frame comes
  * out right for its own caps. */
@@ -447,6 +451,7 @@ GST_START_TEST (test_out_of_device_memory_then_restart)
 }
 GST_END_TEST;
 
+#ifdef HAVE_GST_CUDA
 /* A kernel that traps, in the context the element shares with its
  * application: the context is lost for good. The element's next frame must
  * end in an element error, not a crash or a hang. */
@@ -509,6 +514,7 @@ GST_START_TEST (test_device_fault_mid_stream_is_an_error)
   gst_object_unref (ctx);
 }
 GST_END_TEST;
+#endif
 #endif
 
 /* ----------------------------------------------------------------- load */
@@ -581,12 +587,14 @@ GST_START_TEST (test_state_cycles_do_not_grow)
         " ! fakesink";
     GstElement *pipeline = gst_parse_launch (launch.c_str (), NULL);
     fail_unless (pipeline != NULL);
+#ifdef HAVE_GST_CUDA
     GstCudaContext *ctx = TEST_GPU ? gst_cuda_context_new (0) : nullptr;
     if (ctx) {
       GstContext *shared = gst_context_new_cuda_context (ctx);
       gst_element_set_context (pipeline, shared);
       gst_context_unref (shared);
     }
+#endif
     GstBus *bus = gst_element_get_bus (pipeline);
     size_t early = 0;
     size_t early_free = 0, late_free = 0, total = 0;
@@ -624,8 +632,10 @@ GST_START_TEST (test_state_cycles_do_not_grow)
     gst_element_set_state (pipeline, GST_STATE_NULL);
     gst_object_unref (pipeline);
     release_bus (bus);
+#ifdef HAVE_GST_CUDA
     if (ctx)
       gst_object_unref (ctx);
+#endif
   }
 }
 GST_END_TEST;
@@ -675,7 +685,9 @@ robustness_suite (void)
   tcase_add_test (input, test_video_meta_strides_and_offsets);
   tcase_add_test (input, test_tiny_frames);
   tcase_add_test (input, test_unsupported_caps_are_refused);
+#ifdef HAVE_GST_CUDA
   tcase_add_test (input, test_odd_height_nv21_in_cuda_memory);
+#endif
   tcase_add_test (input, test_format_and_size_changes_mid_stream);
   tcase_add_test (input, test_out_of_range_properties_are_refused);
 
@@ -694,7 +706,9 @@ robustness_suite (void)
 #if TEST_GPU
   tcase_add_checked_fixture (faults, nullptr, release_hog);
   tcase_add_test (faults, test_out_of_device_memory_then_restart);
+#ifdef HAVE_GST_CUDA
   tcase_add_test (faults, test_device_fault_mid_stream_is_an_error);
+#endif
 #endif
   return s;
 }

@@ -1,0 +1,83 @@
+/* The CUDA context an element runs its engines in.
+ *
+ * With GStreamer's CUDA library (gstreamer-cuda-1.0, GStreamer 1.22 and
+ * newer; HAVE_GST_CUDA): a GstCudaContext, shared with neighbouring CUDA
+ * elements (nvcodec) through the context query and messages, and the one
+ * frames in CUDA memory belong to.
+ *
+ * Without it (GStreamer 1.20, NVIDIA JetPack): the CUDA runtime's primary
+ * context of the chosen device. The elements then take frames in system
+ * memory only. */
+#pragma once
+
+#include <gst/gst.h>
+
+#ifdef HAVE_GST_CUDA
+#include <gst/cuda/gstcudacontext.h>
+#endif
+
+#include <string>
+
+class GstCudaFiltersContext
+{
+public:
+  GstCudaFiltersContext () = default;
+  ~GstCudaFiltersContext ();
+  GstCudaFiltersContext (const GstCudaFiltersContext &) = delete;
+  GstCudaFiltersContext & operator= (const GstCudaFiltersContext &) = delete;
+
+  /* Loads the CUDA driver (once per process); false without one. */
+  static bool load_driver ();
+
+  /* Opens the context of device @device_id (-1: any) for @element: shared
+   * with its neighbours where GStreamer's CUDA library is there. */
+  bool open (GstElement * element, gint device_id, std::string & why);
+  /* The same context as @other (which must be open), held on its own. */
+  void share (const GstCudaFiltersContext & other);
+  void close ();
+  bool is_open () const;
+
+  /* Makes the context current on the calling thread, and restores what was
+   * current. */
+  bool push () const;
+  void pop () const;
+
+  /* The element's context query and set_context, where contexts are
+   * shared; false / nothing otherwise. */
+  bool handle_query (GstElement * element, GstQuery * query) const;
+  void handle_set_context (GstElement * element, GstContext * context,
+      gint device_id);
+
+#ifdef HAVE_GST_CUDA
+  GstCudaContext *gst_context () const { return context_; }
+  /* Takes @other (another element's context) as ours. */
+  void adopt (GstCudaContext * other);
+#endif
+
+private:
+#ifdef HAVE_GST_CUDA
+  GstCudaContext *context_ = nullptr;
+#else
+  gint device_ = -1;
+#endif
+};
+
+/* Makes a context current for the lifetime of the scope. */
+class GstCudaFiltersScopedContext
+{
+public:
+  explicit GstCudaFiltersScopedContext (const GstCudaFiltersContext & context)
+      : context_ (context), pushed_ (context.is_open () && context.push ()) {}
+  ~GstCudaFiltersScopedContext () {
+    if (pushed_)
+      context_.pop ();
+  }
+  GstCudaFiltersScopedContext (const GstCudaFiltersScopedContext &) = delete;
+  GstCudaFiltersScopedContext & operator= (const GstCudaFiltersScopedContext &) =
+      delete;
+  bool pushed () const { return pushed_; }
+
+private:
+  const GstCudaFiltersContext & context_;
+  bool pushed_;
+};
