@@ -2,7 +2,8 @@
 # Builds one GStreamer release into a prefix: core (with the gst-check
 # library and the tools), base (app, rawparse, typefind, videoconvertscale,
 # videotestsrc), of good only the MP4 demuxer (isomp4, for the decode
-# pipelines of bench/multistream_bench), and of bad only the CUDA library,
+# pipelines of bench/multistream_bench), and of bad only the CUDA library
+# (from 1.22; 1.20 has none, and the plugin is then built without it),
 # nvcodec and the video parsers. The plugin is then built and tested against it with
 # scripts/gst-version-matrix.sh.
 #
@@ -33,10 +34,12 @@ trap 'rm -rf "$work"' EXIT
 
 echo "== GStreamer $version source"
 if [ -n "${GST_SOURCE:-}" ]; then
-  # Without the documentation's plugin caches, which are not built from (and
-  # are the largest files, which a partial clone may lack).
+  # Without the documentation's plugin caches and the ChangeLogs, which are
+  # not built from (and are the largest files, which a partial clone may
+  # lack).
   git -C "$GST_SOURCE" archive "$version" -- subprojects/gstreamer subprojects/gst-plugins-base \
-    subprojects/gst-plugins-good subprojects/gst-plugins-bad ':(exclude,glob)subprojects/*/docs/**/*.json' | tar -x -C "$work"
+    subprojects/gst-plugins-good subprojects/gst-plugins-bad ':(exclude,glob)subprojects/*/docs/**/*.json' \
+    ':(exclude,glob)subprojects/*/ChangeLog' | tar -x -C "$work"
 else
   git clone -q --depth 1 --branch "$version" \
     "${GST_GIT:-https://gitlab.freedesktop.org/gstreamer/gstreamer.git}" "$work/clone"
@@ -83,11 +86,22 @@ build() {
 }
 
 build gstreamer -Dtools=enabled -Dcheck=enabled
+# videoconvert and videoscale became one plugin in 1.22.
+if new_enough_version() { [ "$(printf '%s\n%s\n' "$1" "$version" | sort -V | head -1)" = "$1" ]; }; \
+    new_enough_version 1.22; then
+  convert=(-Dvideoconvertscale=enabled)
+else
+  convert=(-Dvideoconvert=enabled -Dvideoscale=enabled)
+fi
 build gst-plugins-base -Dtools=enabled -Dapp=enabled -Drawparse=enabled -Dtypefind=enabled \
-  -Dvideoconvertscale=enabled -Dvideotestsrc=enabled
+  "${convert[@]}" -Dvideotestsrc=enabled
 # good has no tools option.
 build gst-plugins-good -Disomp4=enabled
-build gst-plugins-bad -Dtools=enabled -Dnvcodec=enabled -Dvideoparsers=enabled
+# Before 1.22 bad has no public CUDA library, and the plugin builds without
+# it (system memory only): bad is left out.
+if new_enough_version 1.22; then
+  build gst-plugins-bad -Dtools=enabled -Dnvcodec=enabled -Dvideoparsers=enabled
+fi
 
 echo "== GStreamer $version in $prefix:"
 PATH="$prefix/bin:$PATH" GST_PLUGIN_SYSTEM_PATH_1_0="$prefix/lib/gstreamer-1.0" \
