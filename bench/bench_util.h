@@ -3,6 +3,7 @@
 
 #include <cudafilters/cuda_memory.h>
 #include <cudafilters/gpu_frame_runner.h>
+#include <cudafilters/gpu_window_filter.h>
 #include <cudafilters/gpu_plane_filter.h>
 
 #include <algorithm>
@@ -191,6 +192,34 @@ inline Stats element_gpu_time(cudafilters::GpuPlaneFilter &filter, const Size &s
   cudafilters::Stream stream;
   return time_gpu_back_to_back(stream.get(), iters, [&](int) {
     runner.enqueue_device(filter, src, dst, chroma, stream.get());
+  }, 10, 5);
+}
+
+// The same for a whole-frame filter (cudanlm: luma and chroma) on an NV12
+// frame: the GPU work its element queues per frame, frames back to back.
+inline Stats window_gpu_time(cudafilters::GpuWindowFilter &filter, const Size &sz, int iters) {
+  const int w = sz.width, h = sz.height;
+  cudafilters::DevicePlane in, out;
+  in.reserve(w, h + h / 2);
+  out.reserve(w, h + h / 2);
+  const std::vector<uint8_t> luma = make_frame(w, h, 7);
+  CUDAFILTERS_CHECK(cudaMemcpy2D(in.data(), in.pitch(), luma.data(), w, w, h, cudaMemcpyHostToDevice));
+  const std::vector<uint8_t> uv = make_frame(w, h / 2, 8);
+  CUDAFILTERS_CHECK(cudaMemcpy2D(in.data() + h * in.pitch(), in.pitch(), uv.data(), w, w, h / 2,
+                                 cudaMemcpyHostToDevice));
+  cudafilters::FramePlanes src;
+  src.luma = cudafilters::ConstPlane(in.data(), in.pitch(), w, h);
+  src.u = cudafilters::ConstPlane(in.data() + h * in.pitch(), in.pitch(), w / 2, h / 2);
+  src.v = cudafilters::ConstPlane(in.data() + h * in.pitch() + 1, in.pitch(), w / 2, h / 2);
+  src.chroma_step = 2;
+  cudafilters::FramePlanesOut dst;
+  dst.luma = cudafilters::Plane(out.data(), out.pitch(), w, h);
+  dst.u = cudafilters::Plane(out.data() + h * out.pitch(), out.pitch(), w / 2, h / 2);
+  dst.v = cudafilters::Plane(out.data() + h * out.pitch() + 1, out.pitch(), w / 2, h / 2);
+  dst.chroma_step = 2;
+  cudafilters::Stream stream;
+  return time_gpu_back_to_back(stream.get(), iters, [&](int) {
+    filter.enqueue_window(&src, 1, 0, dst, stream.get());
   }, 10, 5);
 }
 

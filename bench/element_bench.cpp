@@ -23,8 +23,8 @@
 // carries a stream) and once with CUDAFILTERS_HOST_SYNC=1 (every element
 // waits for every frame, as with GStreamer 1.22). The time each element
 // adds is (t(K) - t(0)) / K, next to the GPU time of the work the element
-// queues per frame (its engine with the chroma plane carried, frames back
-// to back).
+// queues per frame (its engine on the same NV12 frame, chroma carried by
+// cudahisteq and denoised by cudanlm; frames back to back).
 //
 // Kernel-only GPU times and the copy and bandwidth floors come from
 // histeq_bench, clahe_bench and nlm_bench. Four distinct frames are rotated; --dump-frames
@@ -264,12 +264,20 @@ void run_chains(Reporter &rep, const ElementOptions &opt, GstCudaContext *ctx) {
     const char *name;
     const char *props;
     int frames_divisor;
-    std::function<std::unique_ptr<cudafilters::GpuPlaneFilter>()> engine;
+    // The GPU time of the work one element queues per NV12 frame.
+    std::function<Stats(const Size &, int)> gpu_time;
   };
   const Chained elements[] = {
-      {"cudahisteq", "", 1, [] { return std::make_unique<cudafilters::HistEqGpu>(); }},
-      {"cudanlm", " patch-size=7 search-size=21", 4,
-       [] { return std::make_unique<cudafilters::NlmGpu>(); }}};
+      {"cudahisteq", "", 1,
+       [](const Size &sz, int iters) {
+         cudafilters::HistEqGpu engine;
+         return element_gpu_time(engine, sz, iters);
+       }},
+      // cudanlm denoises the chroma too (chroma-strength -1 by default).
+      {"cudanlm", " patch-size=7 search-size=21", 4, [](const Size &sz, int iters) {
+         cudafilters::NlmGpu engine;
+         return window_gpu_time(engine, sz, iters);
+       }}};
   const int ks[] = {0, 1, 2, 4, 8};
   for (const Size &sz : kSizes) {
     if (sz.height < 1080) continue;
@@ -282,8 +290,7 @@ void run_chains(Reporter &rep, const ElementOptions &opt, GstCudaContext *ctx) {
       const int frames = std::max(10, opt.frames / e.frames_divisor);
       {
         if (!gst_cuda_context_push(ctx)) throw std::runtime_error("cannot push the CUDA context");
-        auto engine = e.engine();
-        const Stats gpu = element_gpu_time(*engine, sz, std::max(10, frames / 10));
+        const Stats gpu = e.gpu_time(sz, std::max(10, frames / 10));
         gst_cuda_context_pop(nullptr);
         rep.row((std::string(e.name) + ": GPU time of one element").c_str(), sz, gpu, 0);
       }
