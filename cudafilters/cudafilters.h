@@ -6,8 +6,13 @@
 
 #include "cuda_check.h"
 #include "cuda_memory.h"
+#include "frame_planes.h"
+#include "frame_store.h"
+#include "frame_window.h"
 #include "gpu_frame_runner.h"
 #include "gpu_plane_filter.h"
+#include "gpu_window_filter.h"
+#include "gpu_window_runner.h"
 #include "plane.h"
 
 #include "clahe_cpu.h"

@@ -1,7 +1,7 @@
 #!/bin/bash
 # The engine API as an application gets it: installs the build into a
-# scratch prefix, compiles examples/engine_demo.cpp against the installed
-# headers and library with `pkg-config cudafilters` alone, and runs it on
+# scratch prefix, compiles examples/engine_demo.cpp and temporal_demo.cpp against the installed
+# headers and library with `pkg-config cudafilters` alone, and runs them on
 # the CPU.
 #
 #   test_install.sh BUILD_DIR SOURCE_DIR
@@ -30,3 +30,6 @@ ${CXX:-c++} -std=c++17 -o "$stage/engine_demo" "$source/examples/engine_demo.cpp
 (cd "$stage" && ./engine_demo --cpu)
 [ -s "$stage/engine_demo_out.pgm" ] || { echo "no output image"; exit 1; }
 echo "engine_demo built against the installed library and ran"
+${CXX:-c++} -std=c++17 -o "$stage/temporal_demo" "$source/examples/temporal_demo.cpp" $flags
+"$stage/temporal_demo" --cpu
+echo "temporal_demo built against the installed library and ran"
