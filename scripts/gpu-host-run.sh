@@ -20,7 +20,7 @@ step "gpu suite"
 # robustness-gpu alone: its growth checks read the device's free memory,
 # which the other suites would move.
 meson test -C build --no-rebuild --print-errorlogs engine-gpu cudahisteq-gpu cudaclahe-gpu \
-  equalize-stream-gpu cudanlm-gpu cuda-memory-gpu 2>&1 | tee "$OUT/gpu-suite.log" || status=1
+  equalize-stream-gpu cudanlm-gpu cuda-memory-gpu cudasharpen-gpu concurrent-gpu 2>&1 | tee "$OUT/gpu-suite.log" || status=1
 meson test -C build --no-rebuild --print-errorlogs --logbase robustness robustness-gpu 2>&1 \
   | tee -a "$OUT/gpu-suite.log" || status=1
 
@@ -86,9 +86,12 @@ if [ "${SANITIZE:-1}" = 1 ]; then
     run_tool racecheck $faults engine-gpu cudahisteq-gpu cudaclahe-gpu &
     wait
     CK_FORK=no CUDAFILTERS_POISON_OUTPUT=1 GST_PLUGIN_PATH_1_0="$PWD/build/plugin" \
-      GST_CHECKS=test_gpu_matches_brute_force_reference,test_gpu_live_changes,test_gpu_flat_frames_identical \
+      GST_CHECKS=test_gpu_matches_brute_force_reference,test_gpu_live_changes,test_gpu_flat_frames_identical,test_gpu_deep_strength_in_8bit_units,test_gpu_temporal_matches_cpu \
       compute-sanitizer --tool racecheck --error-exitcode 1 build/tests/test-cudanlm-gpu \
       > "$OUT/sanitizer-racecheck-nlm.log" 2>&1 || touch "$OUT/sanitizer-failed"
+    # Colour and temporal windows through GpuWindowRunner, without GStreamer.
+    compute-sanitizer --tool racecheck --error-exitcode 1 build/examples/temporal_demo \
+      > "$OUT/sanitizer-racecheck-temporal-demo.log" 2>&1 || touch "$OUT/sanitizer-failed"
     grep -hE "^ *[0-9]+/[0-9]+ |ERROR SUMMARY|Checks" "$OUT"/sanitizer-*.log
   )
   if [ -e "$OUT/sanitizer-failed" ]; then status=1; rm -f "$OUT/sanitizer-failed"; fi
