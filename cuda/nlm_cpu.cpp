@@ -1,5 +1,7 @@
 #include <cudafilters/nlm_cpu.h>
 
+#include <cudafilters/frame_store.h>
+
 #include <cudafilters/detail/hd_math.h>
 
 #include "cpu_isa.h"
@@ -417,23 +419,23 @@ void denoise_channels(const ChannelJob<CH> &job, const NlmParams &p, std::string
   });
 }
 
-void copy_channel(ConstPlane src, Plane dst, int step) {
-  const size_t bytes = src.samples.bytes;
-  for (int y = 0; y < src.height; ++y) {
-    const uint8_t *in = src.data + static_cast<size_t>(y) * src.stride;
-    uint8_t *out = dst.data + static_cast<size_t>(y) * dst.stride;
-    if (step == 1) {
-      std::memcpy(out, in, bytes * src.width);
-    } else {
-      for (int x = 0; x < src.width; ++x)
-        std::memcpy(out + x * step * bytes, in + x * step * bytes, bytes);
-    }
-  }
+// Chroma left as it is: the chroma planes' rows, as bytes (U and V
+// together where they interleave).
+void copy_chroma(const FramePlanes &src, const FramePlanesOut &dst) {
+  const FrameBytes from(src), to(dst.as_const());
+  for (int i = 1; i < from.count; ++i)
+    for (int y = 0; y < from.planes[i].height; ++y)
+      std::memcpy(const_cast<uint8_t *>(to.planes[i].data) + size_t(y) * to.planes[i].stride,
+                  from.planes[i].data + size_t(y) * from.planes[i].stride,
+                  size_t(from.planes[i].width));
 }
 
+constexpr int kMaxWindow = 2 * kNlmMaxTemporalRadius + 1;
+
 void check_window(const FramePlanes *window, int count, int center, const FramePlanesOut &dst) {
-  if (count < 1 || center < 0 || center >= count)
-    throw std::invalid_argument("nlm_cpu_frames: the window must hold the frame denoised");
+  if (count < 1 || count > kMaxWindow || center < 0 || center >= count)
+    throw std::invalid_argument("nlm_cpu_frames: a window of 1 to " + std::to_string(kMaxWindow) +
+                                " frames holding the frame denoised");
   for (int f = 0; f < count; ++f) {
     const FramePlanes &w = window[f];
     if (w.luma.width != dst.luma.width || w.luma.height != dst.luma.height ||
@@ -463,15 +465,14 @@ void nlm_cpu_frames(const FramePlanes *window, int count, int center, const Fram
                     const NlmParams &p) {
   check_window(window, count, center, dst);
   const std::string_view isa = nlm_cpu_instruction_set();
-  std::vector<ConstPlane> src(size_t(count) * 2);
+  std::array<ConstPlane, 2 * kMaxWindow> src;  // per frame: luma, or U and V
   for (int f = 0; f < count; ++f) src[f] = window[f].luma;
   denoise_channels<1>(ChannelJob<1>{src.data(), count, center, 1, &dst.luma, nlm_weight_coeffs(p)},
                       p, isa);
   if (!dst.has_chroma()) return;
   const FramePlanes &mid = window[center];
   if (!nlm_denoises_chroma(p)) {
-    copy_channel(mid.u, dst.u, dst.chroma_step);
-    copy_channel(mid.v, dst.v, dst.chroma_step);
+    copy_chroma(mid, dst);
     return;
   }
   for (int f = 0; f < count; ++f) {

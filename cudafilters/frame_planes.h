@@ -26,6 +26,15 @@ struct FramePlanesOut {
   int chroma_step = 1;
 
   bool has_chroma() const { return u.data != nullptr && v.data != nullptr; }
+  // The same planes, read-only.
+  FramePlanes as_const() const {
+    FramePlanes f;
+    f.luma = luma;
+    f.u = u;
+    f.v = v;
+    f.chroma_step = chroma_step;
+    return f;
+  }
 };
 
 }  // namespace cudafilters
