@@ -5,6 +5,8 @@
 
 #include "deep_frames.h"
 
+#include <cudafilters/nlm_params.h>
+
 #include <algorithm>
 #include <cmath>
 
@@ -29,6 +31,39 @@ struct NlmSettings {
         std::to_string (sigma) + " patch-weighting=" +
         (gaussian ? "gaussian" : "box") + " chroma-strength=" +
         std::to_string (chroma) + " temporal-radius=" + std::to_string (radius);
+  }
+
+  /* The same settings for the engines. */
+  cudafilters::NlmParams params () const {
+    cudafilters::NlmParams p;
+    p.h = float (h);
+    p.patch_size = patch;
+    p.search_size = search;
+    p.noise_sigma = float (sigma);
+    p.gaussian = gaussian;
+    p.chroma_h = float (chroma);
+    p.temporal_radius = radius;
+    return p;
+  }
+};
+
+/* The definition's patch weights: 1-D taps (1 for box patches, a Gaussian
+ * of standard deviation patch / 4 otherwise), the 2-D weight of (kx, ky)
+ * being g[kx] g[ky]; and their sum over the patch, the distance's norm. */
+struct ReferencePatch {
+  std::vector<double> g;
+  double norm = 0;
+
+  explicit ReferencePatch (const NlmSettings & s) : g (s.patch, 1.0) {
+    const int rp = s.patch / 2;
+    if (s.gaussian) {
+      const double sd = s.patch / 4.0;
+      for (int k = -rp; k <= rp; ++k)
+        g[k + rp] = std::exp (-(k * k) / (2 * sd * sd));
+    }
+    for (int ky = 0; ky < s.patch; ++ky)
+      for (int kx = 0; kx < s.patch; ++kx)
+        norm += g[ky] * g[kx];
   }
 };
 
@@ -67,16 +102,9 @@ reference_nlm_levels (const Img & src, const NlmSettings & s, int bits)
   const double unit = std::ldexp (1.0, 8 - bits);
   const long top = (1L << bits) - 1;
   using Sample = std::decay_t<decltype (src.pixels[0])>;
-  std::vector<double> g (s.patch, 1.0);
-  if (s.gaussian) {
-    const double sd = s.patch / 4.0;
-    for (int k = -rp; k <= rp; ++k)
-      g[k + rp] = std::exp (-(k * k) / (2 * sd * sd));
-  }
-  double norm = 0;
-  for (int ky = 0; ky < s.patch; ++ky)
-    for (int kx = 0; kx < s.patch; ++kx)
-      norm += g[ky] * g[kx];
+  const ReferencePatch patch (s);
+  const std::vector<double> & g = patch.g;
+  const double norm = patch.norm;
 
   auto px = [&](int x, int y) {
     return unit * double (src.at (mirror (x, src.width), mirror (y,

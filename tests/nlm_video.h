@@ -29,16 +29,9 @@ reference_nlm_frames (const std::vector<std::vector<Image>> & frames,
   const Image & shape = frames[center][0];
   const int w = shape.width, hgt = shape.height;
   const int rp = s.patch / 2, rs = s.search / 2;
-  std::vector<double> g (s.patch, 1.0);
-  if (s.gaussian) {
-    const double sd = s.patch / 4.0;
-    for (int k = -rp; k <= rp; ++k)
-      g[k + rp] = std::exp (-(k * k) / (2 * sd * sd));
-  }
-  double norm = 0;
-  for (int ky = 0; ky < s.patch; ++ky)
-    for (int kx = 0; kx < s.patch; ++kx)
-      norm += g[ky] * g[kx];
+  const ReferencePatch patch (s);
+  const std::vector<double> & g = patch.g;
+  const double norm = patch.norm;
   const double allowance = 2 * s.sigma * s.sigma / (s.h * s.h);
   auto px = [&](int f, int c, int x, int y) {
     return double (frames[f][c].at (mirror (x, w), mirror (y, hgt)));
@@ -139,15 +132,8 @@ engine_nlm (const std::vector<PlanarFrame> & frames, int first, int last,
   for (int i = first; i <= last; ++i)
     window.push_back (planes_of (frames[i]));
   PlanarFrame out = frames[center];
-  cudafilters::NlmParams p;
-  p.h = float (s.h);
-  p.patch_size = s.patch;
-  p.search_size = s.search;
-  p.noise_sigma = float (s.sigma);
-  p.gaussian = s.gaussian;
-  p.chroma_h = float (s.chroma);
   cudafilters::nlm_cpu_frames (window.data (), int (window.size ()),
-      center - first, planes_out_of (out), p);
+      center - first, planes_out_of (out), s.params ());
   return out;
 }
 
@@ -175,33 +161,29 @@ noisy_yuv_frame (std::mt19937 & rng, GstVideoFormat fmt, int w, int h,
   return f;
 }
 
-/* Component `comp` as an Image of its samples (8-bit frames). */
-inline Image
-component_image (const PlanarFrame & f, guint comp)
-{
-  const cudafilters::ConstPlane c = component_of (f, comp);
-  const int step = GST_VIDEO_INFO_COMP_PSTRIDE (&f.info, comp);
-  Image img (c.width, c.height);
-  for (int y = 0; y < c.height; ++y)
-    for (int x = 0; x < c.width; ++x)
-      img.at (x, y) = c.data[size_t (y) * c.stride + size_t (x) * step];
-  return img;
-}
-
-/* Component `comp` as levels (word >> shift, or bytes), at any depth. */
-inline Image16
+/* Component `comp` as levels (word >> shift, or bytes), at any depth:
+ * an Image16, or an Image of 8-bit frames. */
+template <typename Img = Image16>
+inline Img
 component_levels (const PlanarFrame & f, guint comp)
 {
+  using Sample = std::decay_t<decltype (Img ().pixels[0])>;
   const cudafilters::ConstPlane c = component_of (f, comp);
   const int step = GST_VIDEO_INFO_COMP_PSTRIDE (&f.info, comp);
-  Image16 img (c.width, c.height);
+  Img img (c.width, c.height);
   for (int y = 0; y < c.height; ++y)
     for (int x = 0; x < c.width; ++x) {
       const uint8_t *at = c.data + size_t (y) * c.stride + size_t (x) * step;
-      img.at (x, y) = c.samples.bytes == 1 ? at[0] :
-          uint16_t ((at[0] | at[1] << 8) >> c.samples.shift);
+      img.at (x, y) = Sample (c.samples.bytes == 1 ? at[0] :
+          (at[0] | at[1] << 8) >> c.samples.shift);
     }
   return img;
+}
+
+inline Image
+component_image (const PlanarFrame & f, guint comp)
+{
+  return component_levels<Image> (f, comp);
 }
 
 /* Every component of `got` within `tolerance` levels of `want`'s. */

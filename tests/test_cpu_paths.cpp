@@ -9,6 +9,7 @@
 
 #include <dirent.h>
 
+#include <stdexcept>
 #include <thread>
 
 using namespace test;
@@ -48,24 +49,12 @@ struct PaddedPlane {
   }
 };
 
-cudafilters::NlmParams
-params_of (const NlmSettings & s)
-{
-  cudafilters::NlmParams p;
-  p.h = float (s.h);
-  p.patch_size = s.patch;
-  p.search_size = s.search;
-  p.noise_sigma = float (s.sigma);
-  p.gaussian = s.gaussian;
-  return p;
-}
-
 Image
 nlm_with (const Image & img, const NlmSettings & s, std::string_view isa)
 {
   const PaddedPlane src (img, 5, 0xAB);
   PaddedPlane dst (img.width, img.height, 5, 0xCD);
-  cudafilters::nlm_cpu_with (src.cplane (), dst.plane (), params_of (s), isa);
+  cudafilters::nlm_cpu_with (src.cplane (), dst.plane (), s.params (), isa);
   dst.assert_padding (0xCD, "nlm_cpu");
   return dst.image ();
 }
@@ -100,6 +89,41 @@ GST_START_TEST (test_nlm_instruction_sets)
         assert_images_close (got, fused_large, 1, what.c_str ());
     }
   }
+}
+GST_END_TEST;
+
+/* nlm_cpu_frames refuses windows it cannot read: none, more frames than
+ * the largest radius gives, a centre outside the window, frames of another
+ * size, and chroma on some frames only. */
+GST_START_TEST (test_nlm_frames_refuse_bad_windows)
+{
+  Image a (16, 8), b (16, 9), out (16, 8);
+  cudafilters::FramePlanes fa, fb;
+  fa.luma = cudafilters::ConstPlane (a.pixels.data (), 16, 16, 8);
+  fb.luma = cudafilters::ConstPlane (b.pixels.data (), 16, 16, 9);
+  cudafilters::FramePlanesOut dst;
+  dst.luma = cudafilters::Plane (out.pixels.data (), 16, 16, 8);
+  const cudafilters::NlmParams p = NlmSettings {10, 3, 5}.params ();
+  std::vector<cudafilters::FramePlanes> eight (8, fa);
+  auto refused = [&](const cudafilters::FramePlanes * w, int count, int center) {
+    try {
+      cudafilters::nlm_cpu_frames (w, count, center, dst, p);
+    } catch (const std::invalid_argument &) {
+      return true;
+    }
+    return false;
+  };
+  fail_unless (refused (eight.data (), 0, 0), "empty window");
+  fail_unless (refused (eight.data (), 8, 3), "8 frames");
+  fail_unless (refused (eight.data (), 3, 3), "centre past the window");
+  fail_unless (refused (eight.data (), 3, -1), "negative centre");
+  const cudafilters::FramePlanes sizes[] = { fa, fb };
+  fail_unless (refused (sizes, 2, 0), "frames of two sizes");
+  cudafilters::FramePlanes coloured = fa;
+  coloured.u = coloured.v = cudafilters::ConstPlane (a.pixels.data (), 16, 8, 4);
+  const cudafilters::FramePlanes mixed[] = { fa, coloured };
+  fail_unless (refused (mixed, 2, 0), "chroma on one frame only");
+  fail_if (refused (eight.data (), 7, 6), "7 frames, the last denoised");
 }
 GST_END_TEST;
 
@@ -245,6 +269,7 @@ cpu_paths_suite (void)
   tcase_set_timeout (tc, 600);
   suite_add_tcase (s, tc);
   tcase_add_test (tc, test_nlm_instruction_sets);
+  tcase_add_test (tc, test_nlm_frames_refuse_bad_windows);
   tcase_add_test (tc, test_histogram_and_mapping);
   tcase_add_test (tc, test_eight_pipelines_at_once);
   return s;
