@@ -18,24 +18,23 @@ PHOTOS = ["camera.png", "astronaut.png", "coffee.png", "chelsea.png"]
 COLOUR = ["astronaut.png", "coffee.png", "chelsea.png", "motorcycle_left.png"]
 
 
-def main():
-    out = sys.argv[1] if len(sys.argv) > 1 else "bench/photos"
+def copy_photos(names, data, out, flags):
+    """Reads each photo from scikit-image's `data` folder as `flags` says
+    (gray or colour) and writes it to `out`."""
     os.makedirs(out, exist_ok=True)
-    data = os.path.join(os.path.dirname(skimage.__file__), "data")
-    for name in PHOTOS:
-        img = cv2.imread(os.path.join(data, name), cv2.IMREAD_GRAYSCALE)
+    for name in names:
+        img = cv2.imread(os.path.join(data, name), flags)
         if img is None:
             sys.exit(f"cannot read {name} from {data}")
         cv2.imwrite(os.path.join(out, name), img)
         print(f"{out}/{name}: {img.shape[1]}x{img.shape[0]}")
-    colour = os.path.join(out, "colour")
-    os.makedirs(colour, exist_ok=True)
-    for name in COLOUR:
-        img = cv2.imread(os.path.join(data, name), cv2.IMREAD_COLOR)
-        if img is None:
-            sys.exit(f"cannot read {name} from {data}")
-        cv2.imwrite(os.path.join(colour, name), img)
-        print(f"{colour}/{name}: {img.shape[1]}x{img.shape[0]}")
+
+
+def main():
+    out = sys.argv[1] if len(sys.argv) > 1 else "bench/photos"
+    data = os.path.join(os.path.dirname(skimage.__file__), "data")
+    copy_photos(PHOTOS, data, out, cv2.IMREAD_GRAYSCALE)
+    copy_photos(COLOUR, data, os.path.join(out, "colour"), cv2.IMREAD_COLOR)
 
 
 if __name__ == "__main__":
