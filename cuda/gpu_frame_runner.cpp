@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
-#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 #include <thread>
@@ -13,16 +12,6 @@
 namespace cudafilters {
 
 namespace {
-
-// Poisoning the device output before every frame makes pixels that a kernel
-// failed to write show up in tests as 0xA5 instead of stale data from the
-// previous frame. Enabled by the test suites through the environment.
-bool poison_requested() {
-  const char *v = std::getenv("CUDAFILTERS_POISON_OUTPUT");
-  return v != nullptr && v[0] != '\0' && v[0] != '0';
-}
-
-constexpr int kPoisonByte = 0xA5;
 
 // Kernels reach bus bandwidth on host memory only with wide accesses.
 bool rows_aligned16(ConstPlane plane) {

@@ -2,27 +2,11 @@
 
 #include "host_transfer.h"
 
-#include <cstdlib>
 #include <stdexcept>
 
 namespace cudafilters {
 
 namespace {
-
-// As GpuFrameRunner: tests poison outputs so that unwritten samples show.
-bool poison_requested() {
-  const char *v = std::getenv("CUDAFILTERS_POISON_OUTPUT");
-  return v != nullptr && v[0] != '\0' && v[0] != '0';
-}
-
-FramePlanes as_input(const FramePlanesOut &f) {
-  FramePlanes in;
-  in.luma = f.luma;
-  in.u = f.u;
-  in.v = f.v;
-  in.chroma_step = f.chroma_step;
-  return in;
-}
 
 size_t frame_bytes(const FrameBytes &b) {
   size_t n = 0;
@@ -100,11 +84,12 @@ void GpuWindowRunner::push_device(const FramePlanes &src, cudaStream_t stream) {
 
 void GpuWindowRunner::poison(const FramePlanesOut &dst) {
   if (!poison_outputs_) return;
-  const FrameBytes bytes(as_input(dst));
+  const FrameBytes bytes(dst.as_const());
   for (int i = 0; i < bytes.count; ++i)
     CUDAFILTERS_CHECK(cudaMemset2DAsync(const_cast<uint8_t *>(bytes.planes[i].data),
-                                        bytes.planes[i].stride, 0xA5, size_t(bytes.planes[i].width),
-                                        bytes.planes[i].height, stream_.get()));
+                                        bytes.planes[i].stride, kPoisonByte,
+                                        size_t(bytes.planes[i].width), bytes.planes[i].height,
+                                        stream_.get()));
 }
 
 void GpuWindowRunner::filter_next(GpuWindowFilter &filter, const FramePlanesOut &dst,
@@ -123,11 +108,11 @@ void GpuWindowRunner::filter_next(GpuWindowFilter &filter, const FramePlanesOut 
 
 void GpuWindowRunner::output_host(GpuWindowFilter &filter, const FramePlanesOut &dst,
                                   FrameLevels *levels) {
-  const FrameBytes host(as_input(dst));
+  const FrameBytes host(dst.as_const());
   Plane dev[3];
   int count = 0;
-  out_.prepare(0, as_input(dst), dev, &count);
-  filter_next(filter, relocate_out(as_input(dst), dev), levels);
+  out_.prepare(0, dst.as_const(), dev, &count);
+  filter_next(filter, relocate_out(dst.as_const(), dev), levels);
   size_t stage_at = 0;
   for (int i = 0; i < count; ++i) {
     const ConstPlane &p = host.planes[i];

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <thread>
 
@@ -57,6 +58,11 @@ void copy_rows(const uint8_t *src, size_t src_stride, uint8_t *dst, size_t dst_s
 }
 
 }  // namespace
+
+bool poison_requested() {
+  const char *v = std::getenv("CUDAFILTERS_POISON_OUTPUT");
+  return v != nullptr && v[0] != '\0' && v[0] != '0';
+}
 
 HostResidence locate(ConstPlane plane) {
   HostResidence where;
