@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <stdexcept>
+#include <string>
 
 namespace cudafilters {
 
@@ -26,6 +27,22 @@ FrameBytes::FrameBytes(const FramePlanes &f) {
     planes[count++] = as_bytes(f.v, f.v.width);
   } else {
     throw std::invalid_argument("chroma samples must be 1 or 2 apart");
+  }
+}
+
+void check_window(const FramePlanes *window, int count, int center, const FramePlanesOut &dst,
+                  int max_count, const char *who) {
+  if (count < 1 || count > max_count || center < 0 || center >= count)
+    throw std::invalid_argument(std::string(who) + ": a window of 1 to " +
+                                std::to_string(max_count) + " frames holding the frame denoised");
+  for (int f = 0; f < count; ++f) {
+    const FramePlanes &w = window[f];
+    if (w.luma.width != dst.luma.width || w.luma.height != dst.luma.height ||
+        w.luma.samples != dst.luma.samples || w.has_chroma() != dst.has_chroma() ||
+        (dst.has_chroma() && (w.u.width != dst.u.width || w.u.height != dst.u.height ||
+                              w.u.samples != dst.u.samples || w.chroma_step != dst.chroma_step)))
+      throw std::invalid_argument(std::string(who) +
+                                  ": frames of the window differ in size or layout");
   }
 }
 

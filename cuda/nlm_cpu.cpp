@@ -432,20 +432,6 @@ void copy_chroma(const FramePlanes &src, const FramePlanesOut &dst) {
 
 constexpr int kMaxWindow = 2 * kNlmMaxTemporalRadius + 1;
 
-void check_window(const FramePlanes *window, int count, int center, const FramePlanesOut &dst) {
-  if (count < 1 || count > kMaxWindow || center < 0 || center >= count)
-    throw std::invalid_argument("nlm_cpu_frames: a window of 1 to " + std::to_string(kMaxWindow) +
-                                " frames holding the frame denoised");
-  for (int f = 0; f < count; ++f) {
-    const FramePlanes &w = window[f];
-    if (w.luma.width != dst.luma.width || w.luma.height != dst.luma.height ||
-        w.luma.samples != dst.luma.samples || w.has_chroma() != dst.has_chroma() ||
-        (dst.has_chroma() && (w.u.width != dst.u.width || w.u.height != dst.u.height ||
-                              w.chroma_step != dst.chroma_step)))
-      throw std::invalid_argument("nlm_cpu_frames: frames of the window differ in size or layout");
-  }
-}
-
 }  // namespace
 
 std::string_view nlm_cpu_instruction_set() { return cpu_instruction_set(); }
@@ -463,7 +449,7 @@ void nlm_cpu_with(ConstPlane src, Plane dst, const NlmParams &p, std::string_vie
 
 void nlm_cpu_frames(const FramePlanes *window, int count, int center, const FramePlanesOut &dst,
                     const NlmParams &p) {
-  check_window(window, count, center, dst);
+  check_window(window, count, center, dst, kMaxWindow, "nlm_cpu_frames");
   const std::string_view isa = nlm_cpu_instruction_set();
   std::array<ConstPlane, 2 * kMaxWindow> src;  // per frame: luma, or U and V
   for (int f = 0; f < count; ++f) src[f] = window[f].luma;

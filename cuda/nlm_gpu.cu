@@ -2,6 +2,7 @@
 
 #include <cudafilters/cuda_check.h>
 #include <cudafilters/detail/hd_math.h>
+#include <cudafilters/frame_store.h>
 
 #include <cuda_fp16.h>
 
@@ -536,16 +537,11 @@ void NlmGpu::enqueue_channels(const ConstPlane *const *frames, int count, int ce
 
 void NlmGpu::enqueue_window(const FramePlanes *window, int count, int center,
                             const FramePlanesOut &dst, cudaStream_t stream) {
-  if (count < 1 || count > kMaxFrames || center < 0 || center >= count)
-    throw std::invalid_argument("NlmGpu: a window of 1 to " + std::to_string(kMaxFrames) +
-                                " frames holding the frame denoised");
+  check_window(window, count, center, dst, kMaxFrames, "NlmGpu");
   ConstPlane luma[kMaxFrames][1], chroma[kMaxFrames][2];
   const ConstPlane *luma_frames[kMaxFrames], *chroma_frames[kMaxFrames];
   for (int f = 0; f < count; ++f) {
     const FramePlanes &w = window[f];
-    if (w.luma.width != dst.luma.width || w.luma.height != dst.luma.height ||
-        w.luma.samples != dst.luma.samples || w.has_chroma() != dst.has_chroma())
-      throw std::invalid_argument("NlmGpu: frames of the window differ in size or layout");
     luma[f][0] = w.luma;
     chroma[f][0] = w.u;
     chroma[f][1] = w.v;
@@ -568,19 +564,14 @@ void NlmGpu::enqueue_window(const FramePlanes *window, int count, int center,
 }
 
 void NlmGpu::copy_chroma(const FramePlanes &src, const FramePlanesOut &dst, cudaStream_t stream) {
-  const size_t bytes = size_t(src.u.samples.bytes);
-  if (dst.chroma_step == 2) {
-    // One interleaved plane: from the first channel, both channels' samples.
-    const uint8_t *from = std::min(src.u.data, src.v.data);
-    uint8_t *to = std::min(dst.u.data, dst.v.data);
-    CUDAFILTERS_CHECK(cudaMemcpy2DAsync(to, dst.u.stride, from, src.u.stride, 2 * bytes * src.u.width,
-                                        src.u.height, cudaMemcpyDeviceToDevice, stream));
-    return;
-  }
-  for (const auto &[from, to] : {std::pair<ConstPlane, Plane>{src.u, dst.u}, {src.v, dst.v}})
-    CUDAFILTERS_CHECK(cudaMemcpy2DAsync(to.data, to.stride, from.data, from.stride,
-                                        bytes * from.width, from.height, cudaMemcpyDeviceToDevice,
-                                        stream));
+  // The chroma planes' rows as bytes (U and V together where they
+  // interleave).
+  const FrameBytes from(src), to(dst.as_const());
+  for (int i = 1; i < from.count; ++i)
+    CUDAFILTERS_CHECK(cudaMemcpy2DAsync(const_cast<uint8_t *>(to.planes[i].data), to.planes[i].stride,
+                                        from.planes[i].data, from.planes[i].stride,
+                                        size_t(from.planes[i].width), from.planes[i].height,
+                                        cudaMemcpyDeviceToDevice, stream));
 }
 
 }  // namespace cudafilters

@@ -20,6 +20,12 @@ struct FrameBytes {
   explicit FrameBytes(const FramePlanes &f);
 };
 
+// Throws std::invalid_argument, naming `who`, unless `window` holds 1 to
+// `max_count` frames, `center` among them, all laid out as `dst`: the same
+// luma size and samples, and the same chroma planes, if any.
+void check_window(const FramePlanes *window, int count, int center, const FramePlanesOut &dst,
+                  int max_count, const char *who);
+
 class HostFrameStore {
  public:
   // Copies src into `slot`.

@@ -94,7 +94,7 @@ GST_END_TEST;
 
 /* nlm_cpu_frames refuses windows it cannot read: none, more frames than
  * the largest radius gives, a centre outside the window, frames of another
- * size, and chroma on some frames only. */
+ * size, chroma on some frames only, and chroma of another size. */
 GST_START_TEST (test_nlm_frames_refuse_bad_windows)
 {
   Image a (16, 8), b (16, 9), out (16, 8);
@@ -123,6 +123,13 @@ GST_START_TEST (test_nlm_frames_refuse_bad_windows)
   coloured.u = coloured.v = cudafilters::ConstPlane (a.pixels.data (), 16, 8, 4);
   const cudafilters::FramePlanes mixed[] = { fa, coloured };
   fail_unless (refused (mixed, 2, 0), "chroma on one frame only");
+  cudafilters::FramePlanes narrow = coloured;
+  narrow.u = narrow.v = cudafilters::ConstPlane (a.pixels.data (), 16, 4, 4);
+  const cudafilters::FramePlanes chroma_sizes[] = { coloured, narrow };
+  dst.u = dst.v = cudafilters::Plane (out.pixels.data (), 16, 8, 4);
+  fail_unless (refused (chroma_sizes, 2, 0), "chroma of two sizes");
+  fail_if (refused (chroma_sizes, 1, 0), "one frame with chroma");
+  dst.u = dst.v = cudafilters::Plane ();
   fail_if (refused (eight.data (), 7, 6), "7 frames, the last denoised");
 }
 GST_END_TEST;

@@ -9,6 +9,7 @@
 
 #include <memory>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -672,6 +673,45 @@ GST_START_TEST (test_nlm_frames_match_cpu)
 }
 GST_END_TEST;
 
+/* NlmGpu::enqueue_window refuses, before it queues anything, the windows
+ * nlm_cpu_frames refuses: none, more than 7 frames, a centre outside the
+ * window, frames of another size, chroma on some frames only, and chroma of
+ * another size. */
+GST_START_TEST (test_nlm_window_refuses_bad_frames)
+{
+  std::vector<uint8_t> bytes (16 * 9);
+  cudafilters::FramePlanes fa, fb;
+  fa.luma = cudafilters::ConstPlane (bytes.data (), 16, 16, 8);
+  fb.luma = cudafilters::ConstPlane (bytes.data (), 16, 16, 9);
+  cudafilters::FramePlanesOut dst;
+  dst.luma = cudafilters::Plane (bytes.data (), 16, 16, 8);
+  NlmGpu nlm;
+  auto refused = [&](const cudafilters::FramePlanes * w, int count, int center) {
+    try {
+      nlm.enqueue_window (w, count, center, dst, 0);
+    } catch (const std::invalid_argument &) {
+      return true;
+    }
+    return false;
+  };
+  const std::vector<cudafilters::FramePlanes> eight (8, fa);
+  fail_unless (refused (eight.data (), 0, 0), "empty window");
+  fail_unless (refused (eight.data (), 8, 3), "8 frames");
+  fail_unless (refused (eight.data (), 3, 3), "centre past the window");
+  const cudafilters::FramePlanes sizes[] = { fa, fb };
+  fail_unless (refused (sizes, 2, 0), "frames of two sizes");
+  cudafilters::FramePlanes coloured = fa, narrow = fa;
+  coloured.u = coloured.v = cudafilters::ConstPlane (bytes.data (), 16, 8, 4);
+  narrow.u = narrow.v = cudafilters::ConstPlane (bytes.data (), 16, 4, 4);
+  const cudafilters::FramePlanes mixed[] = { fa, coloured };
+  fail_unless (refused (mixed, 2, 0), "chroma on one frame only");
+  dst.u = dst.v = cudafilters::Plane (bytes.data (), 16, 8, 4);
+  const cudafilters::FramePlanes chroma_sizes[] = { coloured, narrow };
+  fail_unless (refused (chroma_sizes, 2, 0), "chroma of two sizes");
+  fail_unless_equals_int (cudaGetLastError (), cudaSuccess);
+}
+GST_END_TEST;
+
 static Suite *
 engine_gpu_suite (void)
 {
@@ -688,6 +728,7 @@ engine_gpu_suite (void)
   tcase_add_test (tc, test_errors_are_reported);
   tcase_add_test (tc, test_failed_allocation_does_not_poison_later_frames);
   tcase_add_test (tc, test_nlm_frames_match_cpu);
+  tcase_add_test (tc, test_nlm_window_refuses_bad_frames);
   return s;
 }
 
