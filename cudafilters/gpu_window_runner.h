@@ -29,6 +29,10 @@ class GpuWindowRunner {
   // of 2 radius + 1 frames from now on.
   void reset(int radius);
   const FrameWindow &window() const { return window_; }
+  // Moves past the next frame without filtering it (its output could not
+  // be written): as after filtering it, frames no later window needs are
+  // released.
+  void drop_next() { window_.pop(); }
 
   // Takes a frame of host planes into the history; the planes may be
   // reused once this returns.

@@ -112,6 +112,11 @@ env_flag (const gchar * name)
   return v != nullptr && v[0] != '\0' && v[0] != '0';
 }
 
+/* With CUDAFILTERS_POISON_OUTPUT, system-memory outputs are filled with this
+ * byte before each frame (the engine does the same on the device), so that
+ * samples a filter fails to write show in tests. */
+constexpr int kPoisonByte = 0xA5;
+
 }  // namespace
 
 struct GstCudaFiltersBasePrivate
@@ -1033,6 +1038,41 @@ post_levels_message (GstCudaFiltersBase * self, GstBuffer * inbuf,
       gst_message_new_element (GST_OBJECT (self), s));
 }
 
+/* Maps @buf for reading as a frame of the negotiated caps (with @extra, the
+ * CUDA map flag or none); posts an error if it does not hold one. */
+static bool
+map_input (GstCudaFiltersBase * self, GstVideoFrame * frame, GstBuffer * buf,
+    GstMapFlags extra)
+{
+  GstCudaFiltersBasePrivate *priv = get_priv (self);
+  if (gst_video_frame_map (frame, &priv->info, buf,
+          (GstMapFlags) (GST_MAP_READ | extra)))
+    return true;
+  GST_ELEMENT_ERROR (self, STREAM, FORMAT,
+      ("Input buffer does not hold a %dx%d %s frame.",
+          GST_VIDEO_INFO_WIDTH (&priv->info),
+          GST_VIDEO_INFO_HEIGHT (&priv->info),
+          GST_VIDEO_INFO_NAME (&priv->info)),
+      ("buffer of %" G_GSIZE_FORMAT " bytes, caps need %" G_GSIZE_FORMAT,
+          gst_buffer_get_size (buf), GST_VIDEO_INFO_SIZE (&priv->info)));
+  return false;
+}
+
+/* Maps @buf for writing as a frame of the negotiated caps; posts an error
+ * if it cannot. */
+static bool
+map_output (GstCudaFiltersBase * self, GstVideoFrame * frame, GstBuffer * buf,
+    GstMapFlags extra)
+{
+  GstCudaFiltersBasePrivate *priv = get_priv (self);
+  if (gst_video_frame_map (frame, &priv->info, buf,
+          (GstMapFlags) (GST_MAP_WRITE | extra)))
+    return true;
+  GST_ELEMENT_ERROR (self, CORE, FAILED, (nullptr),
+      ("could not map the output buffer"));
+  return false;
+}
+
 static GstFlowReturn
 gst_cuda_filters_base_transform (GstBaseTransform * trans, GstBuffer * inbuf,
     GstBuffer * outbuf)
@@ -1052,22 +1092,10 @@ gst_cuda_filters_base_transform (GstBaseTransform * trans, GstBuffer * inbuf,
       is_cuda_memory (inbuf) ? "CUDA" : "host",
       is_cuda_memory (outbuf) ? "CUDA" : "host");
 
-  if (!gst_video_frame_map (&in_frame, &priv->info, inbuf,
-          (GstMapFlags) (GST_MAP_READ | device))) {
-    GST_ELEMENT_ERROR (self, STREAM, FORMAT,
-        ("Input buffer does not hold a %dx%d %s frame.",
-            GST_VIDEO_INFO_WIDTH (&priv->info),
-            GST_VIDEO_INFO_HEIGHT (&priv->info),
-            GST_VIDEO_INFO_NAME (&priv->info)),
-        ("buffer of %" G_GSIZE_FORMAT " bytes, caps need %" G_GSIZE_FORMAT,
-            gst_buffer_get_size (inbuf), GST_VIDEO_INFO_SIZE (&priv->info)));
+  if (!map_input (self, &in_frame, inbuf, device))
     return GST_FLOW_ERROR;
-  }
-  if (!gst_video_frame_map (&out_frame, &priv->info, outbuf,
-          (GstMapFlags) (GST_MAP_WRITE | device))) {
+  if (!map_output (self, &out_frame, outbuf, device)) {
     gst_video_frame_unmap (&in_frame);
-    GST_ELEMENT_ERROR (self, CORE, FAILED, (nullptr),
-        ("could not map the output buffer"));
     return GST_FLOW_ERROR;
   }
 
@@ -1086,7 +1114,7 @@ gst_cuda_filters_base_transform (GstBaseTransform * trans, GstBuffer * inbuf,
     cudafilters::Plane dst = frame_plane_mut (&out_frame, 0);
     if (priv->poison_outputs) {
       for (int y = 0; y < dst.height; ++y)
-        memset (dst.data + y * dst.stride, 0xA5, dst.row_bytes ());
+        memset (dst.data + y * dst.stride, kPoisonByte, dst.row_bytes ());
     }
     ret = GST_FLOW_OK;
     if (priv->gpu) {
@@ -1200,24 +1228,29 @@ frame_planes_out (GstVideoFrame * frame)
 static void
 poison_host_frame (const cudafilters::FramePlanesOut & f)
 {
-  cudafilters::FramePlanes in;
-  in.luma = f.luma;
-  in.u = f.u;
-  in.v = f.v;
-  in.chroma_step = f.chroma_step;
-  const cudafilters::FrameBytes bytes (in);
+  const cudafilters::FrameBytes bytes (f.as_const ());
   for (int i = 0; i < bytes.count; ++i)
     for (int y = 0; y < bytes.planes[i].height; ++y)
       memset (const_cast < uint8_t * >(bytes.planes[i].data) +
-          y * bytes.planes[i].stride, 0xA5, bytes.planes[i].width);
+          y * bytes.planes[i].stride, kPoisonByte, bytes.planes[i].width);
 }
 
-static cudafilters::FrameWindow &
+static const cudafilters::FrameWindow &
 window_of (GstCudaFiltersBase * self)
 {
   GstCudaFiltersBasePrivate *priv = get_priv (self);
-  return priv->gpu ? const_cast < cudafilters::FrameWindow & >(
-      priv->gpu->window_runner->window ()) : priv->cpu_window;
+  return priv->gpu ? priv->gpu->window_runner->window () : priv->cpu_window;
+}
+
+/* Moves past the next frame without filtering it. */
+static void
+window_drop_next (GstCudaFiltersBase * self)
+{
+  GstCudaFiltersBasePrivate *priv = get_priv (self);
+  if (priv->gpu)
+    priv->gpu->window_runner->drop_next ();
+  else
+    priv->cpu_window.pop ();
 }
 
 /* Whether the next frame can be filtered (draining: no frames follow). */
@@ -1266,17 +1299,9 @@ window_push (GstCudaFiltersBase * self, GstBuffer * in)
   GstCudaFiltersBasePrivate *priv = get_priv (self);
   const bool on_device = priv->gpu && priv->cuda_caps && is_cuda_memory (in);
   GstVideoFrame frame;
-  if (!gst_video_frame_map (&frame, &priv->info, in, (GstMapFlags) (GST_MAP_READ
-              | (on_device ? cuda_map_flag () : 0)))) {
-    GST_ELEMENT_ERROR (self, STREAM, FORMAT,
-        ("Input buffer does not hold a %dx%d %s frame.",
-            GST_VIDEO_INFO_WIDTH (&priv->info),
-            GST_VIDEO_INFO_HEIGHT (&priv->info),
-            GST_VIDEO_INFO_NAME (&priv->info)),
-        ("buffer of %" G_GSIZE_FORMAT " bytes, caps need %" G_GSIZE_FORMAT,
-            gst_buffer_get_size (in), GST_VIDEO_INFO_SIZE (&priv->info)));
+  if (!map_input (self, &frame, in,
+          on_device ? cuda_map_flag () : (GstMapFlags) 0))
     return GST_FLOW_ERROR;
-  }
   const cudafilters::FramePlanes planes = frame_planes (&frame);
   GstFlowReturn ret = GST_FLOW_OK;
   if (priv->gpu) {
@@ -1353,15 +1378,12 @@ window_output (GstCudaFiltersBase * self, GstBuffer ** outbuf)
   GstVideoFrame frame;
   const bool on_device = ret == GST_FLOW_OK && priv->gpu && priv->cuda_caps &&
       is_cuda_memory (*outbuf);
-  if (ret == GST_FLOW_OK && !gst_video_frame_map (&frame, &priv->info, *outbuf,
-          (GstMapFlags) (GST_MAP_WRITE | (on_device ? cuda_map_flag () : 0)))) {
-    GST_ELEMENT_ERROR (self, CORE, FAILED, (nullptr),
-        ("could not map the output buffer"));
+  if (ret == GST_FLOW_OK && !map_output (self, &frame, *outbuf,
+          on_device ? cuda_map_flag () : (GstMapFlags) 0))
     ret = GST_FLOW_ERROR;
-  }
   if (ret != GST_FLOW_OK) {
     /* The frame is dropped with its metadata; the window moves on. */
-    window_of (self).pop ();
+    window_drop_next (self);
     gst_clear_buffer (outbuf);
     gst_buffer_unref (meta);
     return ret;
