@@ -31,6 +31,9 @@ import cv2
 import numpy as np
 from skimage import data
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts"))
+from gstraw import psnr  # noqa: E402
+
 HERE = os.environ.get('CHROMA_VARIANTS_OUT', os.path.join('bench-results', 'chroma-variants'))
 CACHE = os.path.join(HERE, 'cache')
 TMP = os.path.join(HERE, 'tmp')
@@ -50,11 +53,6 @@ VARIANTS = ['A', 'B', 'C1', 'C2']   # C1: wc=1, C2: wc=2
 
 def ru4(x):
     return (x + 3) // 4 * 4
-
-
-def psnr(a, b):
-    mse = np.mean((a.astype(np.float64) - b.astype(np.float64)) ** 2)
-    return 10 * np.log10(255.0 ** 2 / mse)
 
 
 # ----------------------------------------------------------------------------- GStreamer I/O

@@ -31,13 +31,15 @@ numpy, cv2, gst-launch-1.0 and the plugin on GST_PLUGIN_PATH.
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
 
 import cv2
 import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts"))
+from gstraw import filter_frames, psnr  # noqa: E402
 
 PHOTOS = ["astronaut", "coffee", "chelsea"]
 
@@ -59,49 +61,12 @@ NOISE_GRID = [0.3, 0.45, 0.6]  # cudanlm's noise-sigma, times sigma
 PATCH, SEARCH = 7, 21
 
 
-def psnr(a, b):
-    mse = np.mean((a.astype(np.float64) - b.astype(np.float64)) ** 2)
-    return 10 * np.log10(255.0 ** 2 / mse)
-
-
-def rgb_stride(w):
-    return (3 * w + 3) // 4 * 4  # GStreamer pads RGB rows to 4 bytes
-
-
-def write_rgb(path, img):
-    h, w, _ = img.shape
-    buf = np.zeros((h, rgb_stride(w)), np.uint8)
-    buf[:, :3 * w] = img.reshape(h, -1)
-    with open(path, "wb") as f:
-        f.write(buf.tobytes())
-
-
-def read_rgb(path, w, h):
-    raw = np.fromfile(path, np.uint8)
-    if raw.size != rgb_stride(w) * h:
-        raise RuntimeError(f"{path}: {raw.size} bytes, expected {rgb_stride(w) * h}")
-    return raw.reshape(h, rgb_stride(w))[:, :3 * w].reshape(h, w, 3)
-
-
 def through_i420(img, filters, tmp):
     """img -> videoconvert -> I420 -> each of `filters` (one tee branch
     each; "" for none) -> videoconvert -> RGB. Returns the RGB images."""
-    h, w, _ = img.shape
-    src = os.path.join(tmp, "in.rgb")
-    write_rgb(src, img)
-    cmd = ["gst-launch-1.0", "-q", "filesrc", f"location={src}", f"blocksize={rgb_stride(w) * h}",
-           "!", "rawvideoparse", "format=rgb", f"width={w}", f"height={h}", "framerate=1/1",
-           "!", "videoconvert", "!", "video/x-raw,format=I420", "!", "tee", "name=t"]
-    outs = []
-    for i, f in enumerate(filters):
-        out = os.path.join(tmp, f"out{i}.rgb")
-        outs.append(out)
-        cmd += ["t.", "!", "queue", "!"] + (f.split() + ["!"] if f else [])
-        cmd += ["videoconvert", "!", "video/x-raw,format=RGB", "!", "filesink", f"location={out}"]
-    res = subprocess.run(cmd, capture_output=True, text=True)
-    if res.returncode != 0:
-        raise RuntimeError(f"gst-launch failed: {res.stdout}{res.stderr}")
-    return [read_rgb(o, w, h) for o in outs]
+    outs = filter_frames([img], filters, tmp, via="videoconvert ! video/x-raw,format=I420",
+                         back="videoconvert ! video/x-raw,format=RGB")
+    return [o[0] for o in outs]
 
 
 def opencv_best(noisy, clean, strengths):

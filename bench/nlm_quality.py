@@ -36,17 +36,11 @@ import cv2
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts"))
-from gstraw import filter_frames  # noqa: E402
+from gstraw import filter_frames, psnr  # noqa: E402
 
 SIGMAS = [10, 20, 30]
 H_GRID = [round(h, 2) for h in np.arange(3.0, 48.0, 1.5)]
 PATCH, SEARCH = 7, 21
-
-
-def psnr(a, b):
-    peak = 65535.0 if a.dtype == np.uint16 else 255.0
-    mse = np.mean((a.astype(np.float64) - b.astype(np.float64)) ** 2)
-    return 10 * np.log10(peak ** 2 / mse)
 
 
 def add_noise(clean, sigma, seed, scale=1):

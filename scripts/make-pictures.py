@@ -55,7 +55,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 SCRIPTS = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(SCRIPTS)
 sys.path.insert(0, SCRIPTS)
-from gstraw import filter_frames  # noqa: E402
+from gstraw import filter_frames, psnr  # noqa: E402
 
 SETS = ["histeq", "clahe", "colour", "nlm", "sharpen", "temporal", "bench"]
 
@@ -116,11 +116,6 @@ def add_noise(clean, sigma, seed):
     """Gaussian noise, rounded and clipped to 8 bits (as bench/nlm_quality.py)."""
     rng = np.random.default_rng(seed)
     return np.clip(np.rint(clean + rng.normal(0, sigma, clean.shape)), 0, 255).astype(np.uint8)
-
-
-def psnr(a, b):
-    mse = np.mean((a.astype(np.float64) - b.astype(np.float64)) ** 2)
-    return 10 * np.log10(255.0 ** 2 / mse)
 
 
 # ------------------------------------------------------------ the plugin ---
