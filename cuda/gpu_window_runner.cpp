@@ -117,10 +117,11 @@ void GpuWindowRunner::output_host(GpuWindowFilter &filter, const FramePlanesOut 
   for (int i = 0; i < count; ++i) {
     const ConstPlane &p = host.planes[i];
     const Plane to(const_cast<uint8_t *>(p.data), p.stride, p.width, p.height);
-    transfer_->download(dev[i].data, dev[i].stride, to, locate(p).page_locked, stream_.get(),
-                        stage_at);
+    transfer_->queue_download(dev[i].data, dev[i].stride, to, locate(p).page_locked,
+                              stream_.get(), stage_at);
     stage_at += size_t(p.width) * p.height;
   }
+  transfer_->finish_downloads();
   if (levels) *levels = levels_->result();
 }
 

@@ -131,32 +131,68 @@ void HostTransfer::upload(ConstPlane src, bool page_locked, uint8_t *dst, size_t
 
 void HostTransfer::download(const uint8_t *src, size_t pitch, Plane dst, bool page_locked,
                             cudaStream_t stream, size_t stage_at) {
+  queue_download(src, pitch, dst, page_locked, stream, stage_at);
+  finish_downloads();
+}
+
+void HostTransfer::queue_download(const uint8_t *src, size_t pitch, Plane dst, bool page_locked,
+                                  cudaStream_t stream, size_t stage_at) {
+  try {
+    queue_plane(src, pitch, dst, page_locked, stream, stage_at);
+  } catch (...) {
+    // A frame that fails half-queued is not finished: its planes are dropped.
+    queued_.clear();
+    events_used_ = 0;
+    throw;
+  }
+}
+
+void HostTransfer::queue_plane(const uint8_t *src, size_t pitch, Plane dst, bool page_locked,
+                               cudaStream_t stream, size_t stage_at) {
   const size_t w = dst.row_bytes();
+  QueuedDownload q{dst, nullptr, dst.height, events_used_, 1};
   if (page_locked) {
     CUDAFILTERS_CHECK(cudaMemcpy2DAsync(dst.data, dst.stride, src, pitch, w, dst.height,
                                         cudaMemcpyDeviceToHost, stream));
-    CUDAFILTERS_CHECK(cudaEventRecord(downloaded_.get(), stream));
-    wait_for(downloaded_.get());
-    uploads_pending_ = false;
-    return;
+  } else {
+    q.stage = stage_out_.data() + stage_at;
+    q.chunk_rows = rows_per_chunk(w);
+    q.events = static_cast<size_t>((dst.height + q.chunk_rows - 1) / q.chunk_rows);
   }
-  const int chunk = rows_per_chunk(w);
-  const size_t chunks = static_cast<size_t>((dst.height + chunk - 1) / chunk);
-  while (chunk_done_.size() < chunks) chunk_done_.emplace_back(kHostWaitEventFlags);
-  uint8_t *stage = stage_out_.data() + stage_at;
-  for (size_t c = 0; c < chunks; ++c) {
-    const int y = static_cast<int>(c) * chunk;
-    const int rows = std::min(chunk, dst.height - y);
-    CUDAFILTERS_CHECK(cudaMemcpy2DAsync(stage + y * w, w, src + y * pitch, pitch, w, rows,
-                                        cudaMemcpyDeviceToHost, stream));
-    CUDAFILTERS_CHECK(cudaEventRecord(chunk_done_[c].get(), stream));
+  while (chunk_done_.size() < events_used_ + q.events) chunk_done_.emplace_back(kHostWaitEventFlags);
+  for (size_t c = 0; c < q.events; ++c) {
+    if (q.stage) {
+      const int y = static_cast<int>(c) * q.chunk_rows;
+      const int rows = std::min(q.chunk_rows, dst.height - y);
+      CUDAFILTERS_CHECK(cudaMemcpy2DAsync(q.stage + y * w, w, src + y * pitch, pitch, w, rows,
+                                          cudaMemcpyDeviceToHost, stream));
+    }
+    CUDAFILTERS_CHECK(cudaEventRecord(chunk_done_[q.first_event + c].get(), stream));
   }
-  // Waiting on the last chunk's event also covers every kernel before it.
-  for (size_t c = 0; c < chunks; ++c) {
-    const int y = static_cast<int>(c) * chunk;
-    const int rows = std::min(chunk, dst.height - y);
-    wait_for(chunk_done_[c].get());
-    copy_rows(stage + y * w, w, dst.data + y * dst.stride, dst.stride, w, rows);
+  events_used_ += q.events;
+  queued_.push_back(q);
+}
+
+void HostTransfer::finish_downloads() {
+  // Whatever happens, the next frame starts with nothing queued (and the
+  // list keeps its storage).
+  struct Forget {
+    HostTransfer *t;
+    ~Forget() {
+      t->queued_.clear();
+      t->events_used_ = 0;
+    }
+  } forget{this};
+  // Waiting on a chunk's event also covers every kernel before it.
+  for (const QueuedDownload &q : queued_) {
+    const size_t w = q.dst.row_bytes();
+    for (size_t c = 0; c < q.events; ++c) {
+      wait_for(chunk_done_[q.first_event + c].get());
+      if (!q.stage) continue;
+      const int y = static_cast<int>(c) * q.chunk_rows;
+      const int rows = std::min(q.chunk_rows, q.dst.height - y);
+      copy_rows(q.stage + y * w, w, q.dst.data + y * q.dst.stride, q.dst.stride, w, rows);
+    }
   }
   uploads_pending_ = false;  // the stream has run every upload queued before
 }

@@ -57,15 +57,34 @@ class HostTransfer {
   // work queued on the stream so far, and returns once it is there.
   void download(const uint8_t *src, size_t pitch, Plane dst, bool page_locked,
                 cudaStream_t stream, size_t stage_at = 0);
+  // The same in two halves, so that the planes of a frame are all in flight
+  // before the host waits for the first: queues the copy (planes of one
+  // frame at disjoint `stage_at`) ...
+  void queue_download(const uint8_t *src, size_t pitch, Plane dst, bool page_locked,
+                      cudaStream_t stream, size_t stage_at = 0);
+  // ... and returns once every queued copy is in its host plane.
+  void finish_downloads();
 
  private:
   PinnedBuffer stage_in_;
   PinnedBuffer stage_out_;
-  // One per staged download chunk, so the host copies a chunk out while the
-  // next one is still in flight.
+  void queue_plane(const uint8_t *src, size_t pitch, Plane dst, bool page_locked,
+                   cudaStream_t stream, size_t stage_at);
+
+  // A plane queued for download: straight into `dst` where page-locked,
+  // else in chunks of `chunk_rows` rows through `stage`.
+  struct QueuedDownload {
+    Plane dst;
+    uint8_t *stage;
+    int chunk_rows;
+    size_t first_event, events;
+  };
+  // One per download chunk (or page-locked plane) in flight, so the host
+  // copies a chunk out while the next ones are still in flight.
   std::vector<Event> chunk_done_;
+  std::vector<QueuedDownload> queued_;
+  size_t events_used_ = 0;
   Event uploads_done_{kHostWaitEventFlags};
-  Event downloaded_{kHostWaitEventFlags};
   bool uploads_pending_ = false;
 };
 
