@@ -86,7 +86,7 @@ void GpuWindowRunner::poison(const FramePlanesOut &dst) {
   if (!poison_outputs_) return;
   const FrameBytes bytes(dst.as_const());
   for (int i = 0; i < bytes.count; ++i)
-    CUDAFILTERS_CHECK(cudaMemset2DAsync(const_cast<uint8_t *>(bytes.planes[i].data),
+    CUDAFILTERS_CHECK(cudaMemset2DAsync(writable(bytes.planes[i]).data,
                                         bytes.planes[i].stride, kPoisonByte,
                                         size_t(bytes.planes[i].width), bytes.planes[i].height,
                                         stream_.get()));
@@ -116,8 +116,7 @@ void GpuWindowRunner::output_host(GpuWindowFilter &filter, const FramePlanesOut 
   size_t stage_at = 0;
   for (int i = 0; i < count; ++i) {
     const ConstPlane &p = host.planes[i];
-    const Plane to(const_cast<uint8_t *>(p.data), p.stride, p.width, p.height);
-    transfer_->queue_download(dev[i].data, dev[i].stride, to, locate(p).page_locked,
+    transfer_->queue_download(dev[i].data, dev[i].stride, writable(p), locate(p).page_locked,
                               stream_.get(), stage_at);
     stage_at += size_t(p.width) * p.height;
   }

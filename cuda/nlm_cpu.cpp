@@ -425,7 +425,7 @@ void copy_chroma(const FramePlanes &src, const FramePlanesOut &dst) {
   const FrameBytes from(src), to(dst.as_const());
   for (int i = 1; i < from.count; ++i)
     for (int y = 0; y < from.planes[i].height; ++y)
-      std::memcpy(const_cast<uint8_t *>(to.planes[i].data) + size_t(y) * to.planes[i].stride,
+      std::memcpy(writable(to.planes[i]).data + size_t(y) * to.planes[i].stride,
                   from.planes[i].data + size_t(y) * from.planes[i].stride,
                   size_t(from.planes[i].width));
 }

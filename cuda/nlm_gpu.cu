@@ -568,7 +568,7 @@ void NlmGpu::copy_chroma(const FramePlanes &src, const FramePlanesOut &dst, cuda
   // interleave).
   const FrameBytes from(src), to(dst.as_const());
   for (int i = 1; i < from.count; ++i)
-    CUDAFILTERS_CHECK(cudaMemcpy2DAsync(const_cast<uint8_t *>(to.planes[i].data), to.planes[i].stride,
+    CUDAFILTERS_CHECK(cudaMemcpy2DAsync(writable(to.planes[i]).data, to.planes[i].stride,
                                         from.planes[i].data, from.planes[i].stride,
                                         size_t(from.planes[i].width), from.planes[i].height,
                                         cudaMemcpyDeviceToDevice, stream));

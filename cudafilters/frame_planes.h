@@ -37,4 +37,14 @@ struct FramePlanesOut {
   }
 };
 
+// The same planes, writable (see writable(ConstPlane)).
+inline FramePlanesOut writable(const FramePlanes &f) {
+  FramePlanesOut out;
+  out.luma = writable(f.luma);
+  out.u = writable(f.u);
+  out.v = writable(f.v);
+  out.chroma_step = f.chroma_step;
+  return out;
+}
+
 }  // namespace cudafilters

@@ -96,6 +96,12 @@ struct ConstPlane {
   size_t row_bytes() const { return static_cast<size_t>(width) * samples.bytes; }
 };
 
+// The same plane, writable: for memory the caller may write, seen through a
+// read-only view (a frame mapped for writing, an output's bytes).
+inline Plane writable(ConstPlane p) {
+  return Plane(const_cast<uint8_t *>(p.data), p.stride, p.width, p.height, p.samples);
+}
+
 // A row of a deep plane as 16-bit words.
 inline const uint16_t *row16(ConstPlane p, int y) {
   return reinterpret_cast<const uint16_t *>(p.data + static_cast<size_t>(y) * p.stride);

@@ -42,14 +42,7 @@ struct Frame {
     f.chroma_step = 2;
     return f;
   }
-  cudafilters::FramePlanesOut out() {
-    cudafilters::FramePlanesOut f;
-    f.luma = cudafilters::Plane(luma(), size_t(width), width, height);
-    f.u = cudafilters::Plane(chroma(), size_t(width), width / 2, height / 2);
-    f.v = cudafilters::Plane(chroma() + 1, size_t(width), width / 2, height / 2);
-    f.chroma_step = 2;
-    return f;
-  }
+  cudafilters::FramePlanesOut out() { return cudafilters::writable(in()); }
 };
 using Clip = std::vector<Frame>;
 

@@ -861,9 +861,7 @@ frame_plane (const GstVideoFrame * frame, guint plane)
 static cudafilters::Plane
 frame_plane_mut (GstVideoFrame * frame, guint plane)
 {
-  cudafilters::ConstPlane p = frame_plane (frame, plane);
-  return cudafilters::Plane (const_cast < uint8_t * >(p.data), p.stride,
-      p.width, p.height, p.samples);
+  return cudafilters::writable (frame_plane (frame, plane));
 }
 
 /* Runs @work (which enqueues and waits for one frame) in the element's CUDA
@@ -1210,19 +1208,7 @@ frame_planes (const GstVideoFrame * frame)
 static cudafilters::FramePlanesOut
 frame_planes_out (GstVideoFrame * frame)
 {
-  const cudafilters::FramePlanes f = frame_planes (frame);
-  auto writable = [](const cudafilters::ConstPlane & p) {
-    return cudafilters::Plane (const_cast < uint8_t * >(p.data), p.stride,
-        p.width, p.height, p.samples);
-  };
-  cudafilters::FramePlanesOut out;
-  out.luma = writable (f.luma);
-  if (f.has_chroma ()) {
-    out.u = writable (f.u);
-    out.v = writable (f.v);
-    out.chroma_step = f.chroma_step;
-  }
-  return out;
+  return cudafilters::writable (frame_planes (frame));
 }
 
 static void
@@ -1231,7 +1217,7 @@ poison_host_frame (const cudafilters::FramePlanesOut & f)
   const cudafilters::FrameBytes bytes (f.as_const ());
   for (int i = 0; i < bytes.count; ++i)
     for (int y = 0; y < bytes.planes[i].height; ++y)
-      memset (const_cast < uint8_t * >(bytes.planes[i].data) +
+      memset (cudafilters::writable (bytes.planes[i]).data +
           y * bytes.planes[i].stride, kPoisonByte, bytes.planes[i].width);
 }
 

@@ -107,19 +107,7 @@ planes_of (const PlanarFrame & f)
 inline cudafilters::FramePlanesOut
 planes_out_of (PlanarFrame & f)
 {
-  const cudafilters::FramePlanes in = planes_of (f);
-  auto writable = [](cudafilters::ConstPlane p) {
-    return cudafilters::Plane (const_cast<uint8_t *> (p.data), p.stride,
-        p.width, p.height, p.samples);
-  };
-  cudafilters::FramePlanesOut out;
-  out.luma = writable (in.luma);
-  if (in.has_chroma ()) {
-    out.u = writable (in.u);
-    out.v = writable (in.v);
-    out.chroma_step = in.chroma_step;
-  }
-  return out;
+  return cudafilters::writable (planes_of (f));
 }
 
 /* The engine's result for frames[first, last] denoising frames[center]:
