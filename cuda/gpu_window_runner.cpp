@@ -109,6 +109,9 @@ void GpuWindowRunner::filter_next(GpuWindowFilter &filter, const FramePlanesOut 
 void GpuWindowRunner::output_host(GpuWindowFilter &filter, const FramePlanesOut &dst,
                                   FrameLevels *levels) {
   const FrameBytes host(dst.as_const());
+  // The frames may have come from the device (push_device), which stages
+  // nothing.
+  transfer_->reserve(frame_bytes(host));
   Plane dev[3];
   int count = 0;
   out_.prepare(0, dst.as_const(), dev, &count);
