@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cudafilters/cuda_memory.h>
+#include <cudafilters/frame_store.h>
 #include <cudafilters/gpu_frame_runner.h>
 #include <cudafilters/gpu_window_filter.h>
 #include <cudafilters/gpu_plane_filter.h>
@@ -173,50 +174,57 @@ inline Stats time_host(int iters, const std::function<void(int)> &fn, int warmup
   return summarize(us);
 }
 
+// An NV12 frame in device memory (synthetic luma and chroma) and an output
+// frame laid out alike.
+struct DeviceNv12 {
+  int w, h;
+  cudafilters::DevicePlane in, out;
+
+  explicit DeviceNv12(const Size &sz) : w(sz.width), h(sz.height) {
+    in.reserve(w, h + h / 2);
+    out.reserve(w, h + h / 2);
+    const std::vector<uint8_t> luma = make_frame(w, h, 7), uv = make_frame(w, h / 2, 8);
+    CUDAFILTERS_CHECK(cudaMemcpy2D(in.data(), in.pitch(), luma.data(), w, w, h, cudaMemcpyHostToDevice));
+    CUDAFILTERS_CHECK(cudaMemcpy2D(in.data() + h * in.pitch(), in.pitch(), uv.data(), w, w, h / 2,
+                                   cudaMemcpyHostToDevice));
+  }
+  cudafilters::FramePlanes src() const { return planes_at(in.data(), in.pitch()).as_const(); }
+  cudafilters::FramePlanesOut dst() const { return planes_at(out.data(), out.pitch()); }
+
+ private:
+  cudafilters::FramePlanesOut planes_at(uint8_t *base, size_t pitch) const {
+    cudafilters::FramePlanesOut f;
+    f.luma = cudafilters::Plane(base, pitch, w, h);
+    f.u = cudafilters::Plane(base + h * pitch, pitch, w / 2, h / 2);
+    f.v = cudafilters::Plane(base + h * pitch + 1, pitch, w / 2, h / 2);
+    f.chroma_step = 2;
+    return f;
+  }
+};
+
 // GPU time per frame of what an element queues for an NV12 frame in CUDA
 // memory: `filter` on luma, chroma carried.
 inline Stats element_gpu_time(cudafilters::GpuPlaneFilter &filter, const Size &sz, int iters) {
-  const int w = sz.width, h = sz.height;
-  cudafilters::DevicePlane in, out;
-  in.reserve(w, h + h / 2);
-  out.reserve(w, h + h / 2);
-  const std::vector<uint8_t> luma = make_frame(w, h, 7);
-  CUDAFILTERS_CHECK(cudaMemcpy2D(in.data(), in.pitch(), luma.data(), w, w, h, cudaMemcpyHostToDevice));
-  CUDAFILTERS_CHECK(cudaMemset2D(in.data() + h * in.pitch(), in.pitch(), 128, w, h / 2));
-  const cudafilters::CarriedPlanes chroma = {
-      {cudafilters::ConstPlane(in.data() + h * in.pitch(), in.pitch(), w, h / 2),
-       cudafilters::Plane{out.data() + h * out.pitch(), out.pitch(), w, h / 2}}};
+  const DeviceNv12 frame(sz);
+  const cudafilters::FramePlanes src = frame.src();
+  const cudafilters::FramePlanesOut dst = frame.dst();
+  // NV12's chroma as one plane of bytes, U and V interleaved.
+  const cudafilters::ConstPlane uv = cudafilters::FrameBytes(src).planes[1];
+  const cudafilters::Plane uv_out = cudafilters::writable(cudafilters::FrameBytes(dst.as_const()).planes[1]);
+  const cudafilters::CarriedPlanes chroma = {{uv, uv_out}};
   cudafilters::GpuFrameRunner runner;
-  const cudafilters::ConstPlane src(in.data(), in.pitch(), w, h);
-  const cudafilters::Plane dst{out.data(), out.pitch(), w, h};
   cudafilters::Stream stream;
   return time_gpu_back_to_back(stream.get(), iters, [&](int) {
-    runner.enqueue_device(filter, src, dst, chroma, stream.get());
+    runner.enqueue_device(filter, src.luma, dst.luma, chroma, stream.get());
   }, 10, 5);
 }
 
 // The same for a whole-frame filter (cudanlm: luma and chroma) on an NV12
 // frame: the GPU work its element queues per frame, frames back to back.
 inline Stats window_gpu_time(cudafilters::GpuWindowFilter &filter, const Size &sz, int iters) {
-  const int w = sz.width, h = sz.height;
-  cudafilters::DevicePlane in, out;
-  in.reserve(w, h + h / 2);
-  out.reserve(w, h + h / 2);
-  const std::vector<uint8_t> luma = make_frame(w, h, 7);
-  CUDAFILTERS_CHECK(cudaMemcpy2D(in.data(), in.pitch(), luma.data(), w, w, h, cudaMemcpyHostToDevice));
-  const std::vector<uint8_t> uv = make_frame(w, h / 2, 8);
-  CUDAFILTERS_CHECK(cudaMemcpy2D(in.data() + h * in.pitch(), in.pitch(), uv.data(), w, w, h / 2,
-                                 cudaMemcpyHostToDevice));
-  cudafilters::FramePlanes src;
-  src.luma = cudafilters::ConstPlane(in.data(), in.pitch(), w, h);
-  src.u = cudafilters::ConstPlane(in.data() + h * in.pitch(), in.pitch(), w / 2, h / 2);
-  src.v = cudafilters::ConstPlane(in.data() + h * in.pitch() + 1, in.pitch(), w / 2, h / 2);
-  src.chroma_step = 2;
-  cudafilters::FramePlanesOut dst;
-  dst.luma = cudafilters::Plane(out.data(), out.pitch(), w, h);
-  dst.u = cudafilters::Plane(out.data() + h * out.pitch(), out.pitch(), w / 2, h / 2);
-  dst.v = cudafilters::Plane(out.data() + h * out.pitch() + 1, out.pitch(), w / 2, h / 2);
-  dst.chroma_step = 2;
+  const DeviceNv12 frame(sz);
+  const cudafilters::FramePlanes src = frame.src();
+  const cudafilters::FramePlanesOut dst = frame.dst();
   cudafilters::Stream stream;
   return time_gpu_back_to_back(stream.get(), iters, [&](int) {
     filter.enqueue_window(&src, 1, 0, dst, stream.get());
