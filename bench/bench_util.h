@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -87,6 +88,51 @@ inline std::vector<uint8_t> make_frame16(int w, int h, int seed, int bits, int s
   return f;
 }
 
+// What a deep benchmark frame shows.
+enum class DeepContent {
+  kScene,    // make_frame16: a camera-like scene with noise in the low bits
+  kThermal,  // a 14-bit thermal scene (make_thermal16), in 16-bit words
+  kNoise,    // every sample random over all 2^bits levels: the worst case
+};
+
+inline const char *content_name(DeepContent c) {
+  switch (c) {
+    case DeepContent::kThermal: return "thermal";
+    case DeepContent::kNoise: return "noise";
+    default: return "scene";
+  }
+}
+
+// A thermal camera's 14-bit frame in 16-bit words: a smooth background at a
+// third of the range, one hot object, sensor noise of 20 levels.
+inline std::vector<uint8_t> make_thermal16(int w, int h, int seed) {
+  const double top = (1 << 14) - 1;
+  std::mt19937 rng(seed);
+  std::normal_distribution<double> noise(0.0, top / 800.0);
+  std::vector<uint8_t> f(size_t(w) * h * 2);
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x) {
+      double v = top * (0.30 + 0.05 * std::sin((x + 40 * seed) * 0.05) + 0.04 * y / h);
+      const double dx = x - 0.7 * w, dy = y - 0.4 * h;
+      if (dx * dx + dy * dy < 0.01 * w * h) v = top * 0.85;
+      const uint16_t s = uint16_t(std::clamp(v + noise(rng), 0.0, top));
+      std::memcpy(&f[2 * (size_t(y) * w + x)], &s, 2);
+    }
+  return f;
+}
+
+// Every sample at a random level of 2^bits, `shift` bits up.
+inline std::vector<uint8_t> make_noise16(int w, int h, int seed, int bits, int shift) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> level(0, (1 << bits) - 1);
+  std::vector<uint8_t> f(size_t(w) * h * 2);
+  for (size_t k = 0; k < f.size() / 2; ++k) {
+    const uint16_t s = uint16_t(level(rng) << shift);
+    std::memcpy(&f[2 * k], &s, 2);
+  }
+  return f;
+}
+
 // Deep frames of `bits` bits at `shift` for the deep benchmarks: kRotation
 // distinct frames on the host and on the device, an output plane, and a
 // P010-like chroma plane to carry.
@@ -97,10 +143,16 @@ struct DeepFrames {
   std::vector<cudafilters::DevicePlane> dev_in;
   cudafilters::DevicePlane dev_out, chroma_in, chroma_out;
 
-  DeepFrames(int w, int h, int bits, int shift, int rotation)
+  DeepFrames(int w, int h, int bits, int shift, int rotation,
+             DeepContent content = DeepContent::kScene)
       : layout{2, bits, shift}, width(w), height(h), host(rotation), dev_in(rotation) {
     for (int k = 0; k < rotation; ++k) {
-      host[k] = make_frame16(w, h, k, bits, shift);
+      if (content == DeepContent::kThermal)
+        host[k] = make_thermal16(w, h, k);
+      else if (content == DeepContent::kNoise)
+        host[k] = make_noise16(w, h, k, bits, shift);
+      else
+        host[k] = make_frame16(w, h, k, bits, shift);
       dev_in[k].reserve(2 * w, h);
       CUDAFILTERS_CHECK(cudaMemcpy2D(dev_in[k].data(), dev_in[k].pitch(), host[k].data(), 2 * w,
                                      2 * w, h, cudaMemcpyHostToDevice));

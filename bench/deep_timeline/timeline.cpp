@@ -7,7 +7,11 @@
 // one frame, as histeq_bench) and back to back, next to the 8-bit kernel,
 // and a check against the CPU path.
 //
-//   timeline [frames per timing] [720p|1080p|4K]
+//   timeline [frames per timing] [720p|1080p|4K] [scene|thermal|noise]
+//
+// The content (bench_util.h, DeepContent) sets how many pages of levels a
+// block's samples occupy: half on the scene, a few on the thermal frame,
+// all of them on noise.
 #include <cudafilters/cuda_memory.h>
 #include <cudafilters/histeq_cpu.h>
 #include <cudafilters/histeq_gpu.h>
@@ -67,6 +71,9 @@ int main(int argc, char **argv) {
   Stream stream;
   const cudaStream_t s = stream.get();
   const Size sizes[] = {{"720p", 1280, 720}, {"1080p", 1920, 1080}, {"4K", 3840, 2160}};
+  DeepContent content = DeepContent::kScene;
+  for (DeepContent c : {DeepContent::kThermal, DeepContent::kNoise})
+    if (argc > 3 && std::string(argv[3]) == content_name(c)) content = c;
   for (const Size &sz : sizes) {
     if (argc > 2 && std::string(argv[2]) != sz.name) continue;
     std::vector<DevicePlane> in8(4);
@@ -78,7 +85,7 @@ int main(int argc, char **argv) {
       CUDAFILTERS_CHECK(cudaMemcpy2D(in8[k].data(), in8[k].pitch(), h.data(), sz.width, sz.width,
                                      sz.height, cudaMemcpyHostToDevice));
     }
-    const DeepFrames f(sz.width, sz.height, 16, 0, 4);
+    const DeepFrames f(sz.width, sz.height, 16, 0, 4, content);
     HistEqGpu eq8, eq16;
     auto frame8 = [&](int i) {
       eq8.enqueue(ConstPlane(in8[i % 4].data(), in8[i % 4].pitch(), sz.width, sz.height),
@@ -92,7 +99,8 @@ int main(int argc, char **argv) {
       t16.push_back(time_gpu(s, iters, frame16).median_us);
       b2b16.push_back(time_gpu_back_to_back(s, iters / 10 + 1, frame16).median_us);
     }
-    std::printf("%s (medians of %d frames, 5 rounds)\n", sz.name, iters);
+    std::printf("%s, 16-bit %s (medians of %d frames, 5 rounds)\n", sz.name, content_name(content),
+                iters);
     auto row = [](const char *what, const std::vector<double> &v) {
       std::printf("  %-26s", what);
       for (double x : v) std::printf(" %6.1f", x);
