@@ -442,8 +442,11 @@ __device__ DeepLutStep lut_step_of(const DeepFrame &f) {
 // Where the LUT follows the sums in one step (whole counts): publishes this
 // block's tile sum and first bin (thread 0 holds them) to the other blocks,
 // waits until every tile is published for this frame, then writes the
-// tile's LUT. Each thread's stores are fenced before thread 0 sets the
-// tile's flag to the frame's epoch; the first warp waits for every flag.
+// tile's LUT. After a block barrier, thread 0 sets the tile's flag to the
+// frame's epoch with a release, which publishes the stores of every thread
+// of the block, as a grid barrier does: one fence per block, not one per
+// thread. A thread per tile then waits for that tile's flag, so that the
+// waits overlap.
 __device__ void publish_and_lut(const DeepLutStep f, DeepShared &sh, uint32_t *tile_flag,
                                 uint32_t epoch, uint32_t tile, uint32_t sum, uint32_t first,
                                 uint32_t v) {
@@ -451,19 +454,17 @@ __device__ void publish_and_lut(const DeepLutStep f, DeepShared &sh, uint32_t *t
     const_cast<unsigned long long *>(f.tile_sum)[tile] = sum;
     const_cast<uint32_t *>(f.tile_first)[tile] = first;
   }
-  __threadfence();
   __syncthreads();
   if (threadIdx.x == 0)
     cuda::atomic_ref<uint32_t, cuda::thread_scope_device>(tile_flag[tile])
         .store(epoch, cuda::memory_order_release);
   const uint32_t tiles = (f.levels + kTileLevels - 1) / kTileLevels;
-  if (threadIdx.x < 32) {
-    for (uint32_t t = threadIdx.x; t < tiles; t += 32) {
-      cuda::atomic_ref<uint32_t, cuda::thread_scope_device> flag(tile_flag[t]);
-      while (flag.load(cuda::memory_order_acquire) != epoch) __nanosleep(32);
-    }
-    __syncwarp();
+  if (threadIdx.x < tiles) {
+    cuda::atomic_ref<uint32_t, cuda::thread_scope_device> flag(tile_flag[threadIdx.x]);
+    while (flag.load(cuda::memory_order_relaxed) != epoch) __nanosleep(32);
+    cuda::atomic_thread_fence(cuda::memory_order_acquire, cuda::thread_scope_device);
   }
+  __syncthreads();
   tile_lut(f, sh, tile, v);
 }
 

@@ -68,14 +68,12 @@ rep("""  if (threadIdx.x == 0)
     cuda::atomic_ref<uint32_t, cuda::thread_scope_device>(tile_flag[tile])
         .store(epoch, cuda::memory_order_release);
   TL(14);""")
-rep("""      while (flag.load(cuda::memory_order_acquire) != epoch) __nanosleep(32);
-    }
-    __syncwarp();
+rep("""    cuda::atomic_thread_fence(cuda::memory_order_acquire, cuda::thread_scope_device);
   }
-  tile_lut(f, sh, tile, v);""","""      while (flag.load(cuda::memory_order_acquire) != epoch) __nanosleep(32);
-    }
-    __syncwarp();
+  __syncthreads();
+  tile_lut(f, sh, tile, v);""","""    cuda::atomic_thread_fence(cuda::memory_order_acquire, cuda::thread_scope_device);
   }
+  __syncthreads();
   TL(10);
   tile_lut(f, sh, tile, v);
   TL(11);""")
