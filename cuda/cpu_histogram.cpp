@@ -158,22 +158,27 @@ void count_plane_deep(ConstPlane src, SampleLayout l, std::vector<uint32_t> &scr
                       uint32_t *hist) {
   const size_t levels = l.levels();
   const int bands = deep_band_count(src);
-  std::fill(hist, hist + levels, 0u);
   if (bands == 1) {
+    std::fill(hist, hist + levels, 0u);
     count_deep_rows(src, l, 0, src.height, hist);
     return;
   }
-  scratch.assign(static_cast<size_t>(bands) * levels, 0u);
+  // Each band clears its own partial (256 KB at 16 bits) on its thread,
+  // rather than the caller clearing them all.
+  scratch.resize(static_cast<size_t>(bands) * levels);
   parallel_for(bands, [&](int i) {
-    count_deep_rows(src, l, band_row(i, bands, src.height), band_row(i + 1, bands, src.height),
-                    &scratch[static_cast<size_t>(i) * levels]);
+    uint32_t *part = &scratch[static_cast<size_t>(i) * levels];
+    std::fill(part, part + levels, 0u);
+    count_deep_rows(src, l, band_row(i, bands, src.height), band_row(i + 1, bands, src.height), part);
   });
-  // Merged in slices of bins, spread over the pool too.
+  // Merged in slices of bins, spread over the pool too; the first band's
+  // counts are copied, so `hist` needs no clearing either.
   constexpr size_t kSlice = 4096;
   const int slices = static_cast<int>((levels + kSlice - 1) / kSlice);
   parallel_for(slices, [&](int s) {
     const size_t b0 = s * kSlice, b1 = std::min(levels, b0 + kSlice);
-    for (int i = 0; i < bands; ++i) {
+    std::copy(scratch.begin() + b0, scratch.begin() + b1, hist + b0);
+    for (int i = 1; i < bands; ++i) {
       const uint32_t *part = &scratch[static_cast<size_t>(i) * levels];
       for (size_t b = b0; b < b1; ++b) hist[b] += part[b];
     }
