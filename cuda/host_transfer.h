@@ -10,12 +10,10 @@
 
 namespace cudafilters {
 
-// Poisoning device outputs before every frame makes samples that a kernel
-// failed to write show up in tests as kPoisonByte instead of stale data from
-// the previous frame. Enabled by the test suites through the environment
-// (CUDAFILTERS_POISON_OUTPUT).
+// Whether the test suites ask, through the environment
+// (CUDAFILTERS_POISON_OUTPUT), for outputs to be filled with kPoisonByte
+// (plane.h) before every frame.
 bool poison_requested();
-constexpr int kPoisonByte = 0xA5;
 
 // Returns once the work before `event` is done, without keeping a CPU core
 // spinning on long waits (see host_transfer.cpp).

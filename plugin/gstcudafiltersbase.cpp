@@ -112,10 +112,16 @@ env_flag (const gchar * name)
   return v != nullptr && v[0] != '\0' && v[0] != '0';
 }
 
-/* With CUDAFILTERS_POISON_OUTPUT, system-memory outputs are filled with this
- * byte before each frame (the engine does the same on the device), so that
- * samples a filter fails to write show in tests. */
-constexpr int kPoisonByte = 0xA5;
+/* With CUDAFILTERS_POISON_OUTPUT, system-memory outputs are filled with the
+ * engine's poison byte before each frame (the engine does the same on the
+ * device), so that samples a filter fails to write show in tests. */
+void
+poison_host_plane (cudafilters::Plane p)
+{
+  for (int y = 0; y < p.height; ++y)
+    memset (p.data + static_cast < size_t > (y) * p.stride,
+        cudafilters::kPoisonByte, p.row_bytes ());
+}
 
 }  // namespace
 
@@ -1036,38 +1042,29 @@ post_levels_message (GstCudaFiltersBase * self, GstBuffer * inbuf,
       gst_message_new_element (GST_OBJECT (self), s));
 }
 
-/* Maps @buf for reading as a frame of the negotiated caps (with @extra, the
- * CUDA map flag or none); posts an error if it does not hold one. */
+/* Maps @buf as a frame of the negotiated caps with @flags: GST_MAP_READ for
+ * an input, GST_MAP_WRITE for an output, with the CUDA map flag or not.
+ * Posts an error if it cannot: an input that does not hold such a frame is a
+ * stream error. */
 static bool
-map_input (GstCudaFiltersBase * self, GstVideoFrame * frame, GstBuffer * buf,
-    GstMapFlags extra)
+map_frame (GstCudaFiltersBase * self, GstVideoFrame * frame, GstBuffer * buf,
+    GstMapFlags flags)
 {
   GstCudaFiltersBasePrivate *priv = get_priv (self);
-  if (gst_video_frame_map (frame, &priv->info, buf,
-          (GstMapFlags) (GST_MAP_READ | extra)))
+  if (gst_video_frame_map (frame, &priv->info, buf, flags))
     return true;
-  GST_ELEMENT_ERROR (self, STREAM, FORMAT,
-      ("Input buffer does not hold a %dx%d %s frame.",
-          GST_VIDEO_INFO_WIDTH (&priv->info),
-          GST_VIDEO_INFO_HEIGHT (&priv->info),
-          GST_VIDEO_INFO_NAME (&priv->info)),
-      ("buffer of %" G_GSIZE_FORMAT " bytes, caps need %" G_GSIZE_FORMAT,
-          gst_buffer_get_size (buf), GST_VIDEO_INFO_SIZE (&priv->info)));
-  return false;
-}
-
-/* Maps @buf for writing as a frame of the negotiated caps; posts an error
- * if it cannot. */
-static bool
-map_output (GstCudaFiltersBase * self, GstVideoFrame * frame, GstBuffer * buf,
-    GstMapFlags extra)
-{
-  GstCudaFiltersBasePrivate *priv = get_priv (self);
-  if (gst_video_frame_map (frame, &priv->info, buf,
-          (GstMapFlags) (GST_MAP_WRITE | extra)))
-    return true;
-  GST_ELEMENT_ERROR (self, CORE, FAILED, (nullptr),
-      ("could not map the output buffer"));
+  if (flags & GST_MAP_WRITE) {
+    GST_ELEMENT_ERROR (self, CORE, FAILED, (nullptr),
+        ("could not map the output buffer"));
+  } else {
+    GST_ELEMENT_ERROR (self, STREAM, FORMAT,
+        ("Input buffer does not hold a %dx%d %s frame.",
+            GST_VIDEO_INFO_WIDTH (&priv->info),
+            GST_VIDEO_INFO_HEIGHT (&priv->info),
+            GST_VIDEO_INFO_NAME (&priv->info)),
+        ("buffer of %" G_GSIZE_FORMAT " bytes, caps need %" G_GSIZE_FORMAT,
+            gst_buffer_get_size (buf), GST_VIDEO_INFO_SIZE (&priv->info)));
+  }
   return false;
 }
 
@@ -1090,9 +1087,11 @@ gst_cuda_filters_base_transform (GstBaseTransform * trans, GstBuffer * inbuf,
       is_cuda_memory (inbuf) ? "CUDA" : "host",
       is_cuda_memory (outbuf) ? "CUDA" : "host");
 
-  if (!map_input (self, &in_frame, inbuf, device))
+  if (!map_frame (self, &in_frame, inbuf,
+          (GstMapFlags) (GST_MAP_READ | device)))
     return GST_FLOW_ERROR;
-  if (!map_output (self, &out_frame, outbuf, device)) {
+  if (!map_frame (self, &out_frame, outbuf,
+          (GstMapFlags) (GST_MAP_WRITE | device))) {
     gst_video_frame_unmap (&in_frame);
     return GST_FLOW_ERROR;
   }
@@ -1110,10 +1109,8 @@ gst_cuda_filters_base_transform (GstBaseTransform * trans, GstBuffer * inbuf,
   } else {
     cudafilters::ConstPlane src = frame_plane (&in_frame, 0);
     cudafilters::Plane dst = frame_plane_mut (&out_frame, 0);
-    if (priv->poison_outputs) {
-      for (int y = 0; y < dst.height; ++y)
-        memset (dst.data + y * dst.stride, kPoisonByte, dst.row_bytes ());
-    }
+    if (priv->poison_outputs)
+      poison_host_plane (dst);
     ret = GST_FLOW_OK;
     if (priv->gpu) {
       ret = filter_on_gpu (self, src, dst, want_levels);
@@ -1216,9 +1213,7 @@ poison_host_frame (const cudafilters::FramePlanesOut & f)
 {
   const cudafilters::FrameBytes bytes (f.as_const ());
   for (int i = 0; i < bytes.count; ++i)
-    for (int y = 0; y < bytes.planes[i].height; ++y)
-      memset (cudafilters::writable (bytes.planes[i]).data +
-          y * bytes.planes[i].stride, kPoisonByte, bytes.planes[i].width);
+    poison_host_plane (cudafilters::writable (bytes.planes[i]));
 }
 
 static const cudafilters::FrameWindow &
@@ -1285,8 +1280,8 @@ window_push (GstCudaFiltersBase * self, GstBuffer * in)
   GstCudaFiltersBasePrivate *priv = get_priv (self);
   const bool on_device = priv->gpu && priv->cuda_caps && is_cuda_memory (in);
   GstVideoFrame frame;
-  if (!map_input (self, &frame, in,
-          on_device ? cuda_map_flag () : (GstMapFlags) 0))
+  if (!map_frame (self, &frame, in, (GstMapFlags) (GST_MAP_READ |
+              (on_device ? cuda_map_flag () : 0))))
     return GST_FLOW_ERROR;
   const cudafilters::FramePlanes planes = frame_planes (&frame);
   GstFlowReturn ret = GST_FLOW_OK;
@@ -1364,8 +1359,8 @@ window_output (GstCudaFiltersBase * self, GstBuffer ** outbuf)
   GstVideoFrame frame;
   const bool on_device = ret == GST_FLOW_OK && priv->gpu && priv->cuda_caps &&
       is_cuda_memory (*outbuf);
-  if (ret == GST_FLOW_OK && !map_output (self, &frame, *outbuf,
-          on_device ? cuda_map_flag () : (GstMapFlags) 0))
+  if (ret == GST_FLOW_OK && !map_frame (self, &frame, *outbuf,
+          (GstMapFlags) (GST_MAP_WRITE | (on_device ? cuda_map_flag () : 0))))
     ret = GST_FLOW_ERROR;
   if (ret != GST_FLOW_OK) {
     /* The frame is dropped with its metadata; the window moves on. */
