@@ -98,9 +98,7 @@ void GpuFrameRunner::enqueue_device(GpuPlaneFilter &filter, ConstPlane src, Plan
 
 void GpuFrameRunner::stream_frame(GpuPlaneFilter &filter, ConstPlane src, Plane dst) {
   switch_to(stream_.get());
-  if (poison_outputs_)
-    CUDAFILTERS_CHECK(cudaMemset2DAsync(dst.data, dst.stride, kPoisonByte, dst.row_bytes(),
-                                        dst.height, stream_.get()));
+  poison_device(dst, {}, stream_.get());
   filter.enqueue_streaming(
       src, dst, Plane{dev_in_.data(), dev_in_.pitch(), src.width, src.height, src.samples},
       stream_.get());
@@ -124,11 +122,9 @@ void GpuFrameRunner::process_host(GpuPlaneFilter &filter, ConstPlane src, Plane 
     return;
   }
   upload(src, in.page_locked);
-  if (poison_outputs_)
-    CUDAFILTERS_CHECK(cudaMemset2DAsync(dev_out_.data(), dev_out_.pitch(), kPoisonByte,
-                                        dst.row_bytes(), dst.height, stream_.get()));
   const ConstPlane dev_src(dev_in_.data(), dev_in_.pitch(), src.width, src.height, src.samples);
   const Plane dev_dst{dev_out_.data(), dev_out_.pitch(), dst.width, dst.height, dst.samples};
+  poison_device(dev_dst, {}, stream_.get());
   filter.enqueue(dev_src, dev_dst, stream_.get());
   if (levels) count_levels(dev_src, dev_dst);
   download(dst, out.page_locked);
