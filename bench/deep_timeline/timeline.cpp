@@ -92,11 +92,12 @@ int main(int argc, char **argv) {
                   Plane{out8.data(), out8.pitch(), sz.width, sz.height}, s);
     };
     auto frame16 = [&](int i) { eq16.enqueue(f.in(i), f.out(), s); };
-    std::vector<double> t8, t16, b2b16;
+    std::vector<double> t8, t16, b2b8, b2b16;
     // Interleaved, so that both depths see the same state of the machine.
     for (int round = 0; round < 5; ++round) {
       t8.push_back(time_gpu(s, iters, frame8).median_us);
       t16.push_back(time_gpu(s, iters, frame16).median_us);
+      b2b8.push_back(time_gpu_back_to_back(s, iters / 10 + 1, frame8).median_us);
       b2b16.push_back(time_gpu_back_to_back(s, iters / 10 + 1, frame16).median_us);
     }
     std::printf("%s, 16-bit %s (medians of %d frames, 5 rounds)\n", sz.name, content_name(content),
@@ -108,6 +109,7 @@ int main(int argc, char **argv) {
     };
     row("8-bit, per frame", t8);
     row("16-bit, per frame", t16);
+    row("8-bit, back to back", b2b8);
     row("16-bit, back to back", b2b16);
 
     std::vector<uint8_t> gpu(2 * size_t(sz.width) * sz.height), cpu(gpu.size());
