@@ -71,11 +71,8 @@ void GpuFrameRunner::synchronize() {
 void GpuFrameRunner::poison_device(Plane dst, const CarriedPlanes &carried,
                                    cudaStream_t stream) {
   if (!poison_outputs_) return;
-  CUDAFILTERS_CHECK(cudaMemset2DAsync(dst.data, dst.stride, kPoisonByte, dst.row_bytes(),
-                                      dst.height, stream));
-  for (const CarriedPlane &p : carried)
-    CUDAFILTERS_CHECK(cudaMemset2DAsync(p.dst.data, p.dst.stride, kPoisonByte,
-                                        static_cast<size_t>(p.dst.width), p.dst.height, stream));
+  poison_device_plane(dst, stream);
+  for (const CarriedPlane &p : carried) poison_device_plane(p.dst, stream);
 }
 
 void GpuFrameRunner::process_device(GpuPlaneFilter &filter, ConstPlane src, Plane dst,

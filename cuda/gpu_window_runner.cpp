@@ -85,11 +85,7 @@ void GpuWindowRunner::push_device(const FramePlanes &src, cudaStream_t stream) {
 void GpuWindowRunner::poison(const FramePlanesOut &dst) {
   if (!poison_outputs_) return;
   const FrameBytes bytes(dst.as_const());
-  for (int i = 0; i < bytes.count; ++i)
-    CUDAFILTERS_CHECK(cudaMemset2DAsync(writable(bytes.planes[i]).data,
-                                        bytes.planes[i].stride, kPoisonByte,
-                                        size_t(bytes.planes[i].width), bytes.planes[i].height,
-                                        stream_.get()));
+  for (int i = 0; i < bytes.count; ++i) poison_device_plane(writable(bytes.planes[i]), stream_.get());
 }
 
 void GpuWindowRunner::filter_next(GpuWindowFilter &filter, const FramePlanesOut &dst,

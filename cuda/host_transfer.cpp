@@ -64,6 +64,11 @@ bool poison_requested() {
   return v != nullptr && v[0] != '\0' && v[0] != '0';
 }
 
+void poison_device_plane(Plane p, cudaStream_t stream) {
+  CUDAFILTERS_CHECK(
+      cudaMemset2DAsync(p.data, p.stride, kPoisonByte, p.row_bytes(), p.height, stream));
+}
+
 HostResidence locate(ConstPlane plane) {
   HostResidence where;
   cudaPointerAttributes first{}, last{};
