@@ -7,6 +7,8 @@
 #include <cudafilters/gpu_window_filter.h>
 #include <cudafilters/gpu_plane_filter.h>
 
+#include "../tests/thermal_scene.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -112,10 +114,8 @@ inline std::vector<uint8_t> make_thermal16(int w, int h, int seed) {
   std::vector<uint8_t> f(size_t(w) * h * 2);
   for (int y = 0; y < h; ++y)
     for (int x = 0; x < w; ++x) {
-      double v = top * (0.30 + 0.05 * std::sin((x + 40 * seed) * 0.05) + 0.04 * y / h);
-      const double dx = x - 0.7 * w, dy = y - 0.4 * h;
-      if (dx * dx + dy * dy < 0.01 * w * h) v = top * 0.85;
-      const uint16_t s = uint16_t(std::clamp(v + noise(rng), 0.0, top));
+      const double v = thermal_scene_level(x, y, w, h, top, 40 * seed) + noise(rng);
+      const uint16_t s = uint16_t(std::clamp(v, 0.0, top));
       std::memcpy(&f[2 * (size_t(y) * w + x)], &s, 2);
     }
   return f;

@@ -6,6 +6,7 @@
 
 #include "equalize_reference.h"
 #include "test_common.h"
+#include "thermal_scene.h"
 
 #include <algorithm>
 #include <cmath>
@@ -68,11 +69,7 @@ thermal_like_image (std::mt19937 & rng, int w, int h, int bits)
   Image16 img (w, h);
   for (int y = 0; y < h; ++y)
     for (int x = 0; x < w; ++x) {
-      double v = top * (0.30 + 0.05 * std::sin (x * 0.05) + 0.04 * y / std::max (h, 1));
-      const double dx = x - 0.7 * w, dy = y - 0.4 * h;
-      if (dx * dx + dy * dy < 0.01 * w * h)
-        v = top * 0.85;
-      v += noise (rng);
+      const double v = thermal_scene_level (x, y, w, h, top) + noise (rng);
       img.at (x, y) = uint16_t (std::clamp (v, 0.0, double (top)));
     }
   return img;
