@@ -71,7 +71,8 @@ class HistEqGpu final : public StreamingPlaneFilter {
   DeviceArray<HistEqState> state_;
   DeviceArray<uint8_t> lut_;
   int sm_count_ = 1;
-  int single_pass_blocks_ = 0;
+  // Most blocks per SM of the single-pass kernel (0: it cannot run).
+  int single_pass_blocks_per_sm_ = 0;
   bool single_pass_ = false;
   bool dependent_launch_ = false;
   // Which of the two single-pass histograms the next frame counts into.
