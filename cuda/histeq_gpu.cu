@@ -234,13 +234,13 @@ int blocks_for(int items, int cap) {
 constexpr size_t kSinglePassBlockBytes = 48 * 1024;
 
 // The single-pass grid for `bytes` to read (`items` work items): about one
-// block per kSinglePassBlockBytes, in steps of half a block
-// per SM, from one to `max_per_sm` blocks per SM. Every block clears, sums
-// and merges its own sub-histograms and builds its own LUT, so small frames
-// run fastest on few blocks; large ones need more loads in flight. On the
-// H100 (132 SMs), 8-bit frames back to back: 1080p 8.9 us on 132 blocks
-// against 10.0 us on 264, 4K 14.6 us on 198 against 15.9 us on 132, 8K
-// 52.0 us on 528 against 57.5 us on 264.
+// block per kSinglePassBlockBytes, in steps of half a block per SM, from one
+// to `max_per_sm` blocks per SM. Every block clears, sums and merges its own
+// sub-histograms and builds its own LUT, so small frames run fastest on few
+// blocks; large ones need more loads in flight. On the H100 (132 SMs), 8-bit
+// frames back to back: 1080p 8.9 us on 132 blocks against 10.0 us on 264,
+// 4K 14.6 us on 198 against 15.9 us on 132, 8K 52.0 us on 528 against
+// 57.5 us on 264 (docs/cudahisteq.md, "Grid by frame size").
 int single_pass_grid(size_t bytes, int items, int sm_count, int max_per_sm) {
   const size_t half_sm_bytes = kSinglePassBlockBytes * static_cast<size_t>(sm_count) / 2;
   const size_t halves = (bytes + half_sm_bytes / 2) / half_sm_bytes;
