@@ -3,10 +3,11 @@
 // time per frame over all streams, at any frame size and depth. Every
 // stream's last output is checked against HistEqCpu.
 //
-//   histeq_streams_bench [--streams S] [--frames N] [--bits 8|16] [--size WxH]
+//   histeq_streams_bench [--streams S] [--frames N] [--bits 8|10|12|16] [--size WxH]
 //
-// Frames are in device memory: 8-bit planes of the synthetic scene, or 16-bit
-// planes of it with random low bytes (nearly every level occupied). Each
+// Frames are in device memory: 8-bit planes of the synthetic scene, or deep
+// planes of it (16-bit words) with random low bits (nearly every level
+// occupied). Each
 // stream is fed by a host thread of its own; the time runs from the moment
 // all threads start queueing to the moment the last stream is done, and is
 // divided by every frame queued. Seven rounds; min, median and max. With one
@@ -50,11 +51,11 @@ StreamsOptions parse(int argc, char **argv) {
     else if (key == "--bits") o.bits = std::atoi(v);
     else if (key == "--size" && std::sscanf(v, "%dx%d", &o.width, &o.height) == 2) continue;
     else throw std::invalid_argument("usage: histeq_streams_bench [--streams S] [--frames N] "
-                                     "[--bits 8|16] [--size WxH]");
+                                     "[--bits 8|10|12|16] [--size WxH]");
   }
-  if (o.streams < 1 || o.frames < 1 || (o.bits != 8 && o.bits != 16) || o.width < 1 ||
-      o.height < 1)
-    throw std::invalid_argument("streams, frames and size must be positive, bits 8 or 16");
+  const bool bits_ok = o.bits == 8 || o.bits == 10 || o.bits == 12 || o.bits == 16;
+  if (o.streams < 1 || o.frames < 1 || !bits_ok || o.width < 1 || o.height < 1)
+    throw std::invalid_argument("streams, frames and size must be positive, bits 8, 10, 12 or 16");
   return o;
 }
 
@@ -62,13 +63,13 @@ StreamsOptions parse(int argc, char **argv) {
 struct Lane {
   HistEqGpu eq;
   Stream stream;
-  std::unique_ptr<DeepFrames> deep;  // 16-bit
+  std::unique_ptr<DeepFrames> deep;  // 10 to 16 bits
   std::vector<uint8_t> host;         // 8-bit
   DevicePlane in, out;
 
   Lane(const StreamsOptions &o, int seed) {
-    if (o.bits == 16) {
-      deep = std::make_unique<DeepFrames>(o.width, o.height, 16, 0, 1);
+    if (o.bits > 8) {
+      deep = std::make_unique<DeepFrames>(o.width, o.height, o.bits, 0, 1);
       return;
     }
     host = make_frame(o.width, o.height, seed);
