@@ -35,6 +35,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <utility>
 
 namespace cudafilters {
 
@@ -91,9 +92,20 @@ __device__ __forceinline__ uint4 transform_vector(uint4 v, F f) {
   return make_uint4(w[0], w[1], w[2], w[3]);
 }
 
+// A load of a plane: through the read-only cache, or, for a plane that other
+// blocks of the running grid wrote (kWrittenThisGrid), through L2, as the
+// read-only cache is only defined for data constant over the whole kernel.
+template <bool kWrittenThisGrid, typename T>
+__device__ __forceinline__ T load_plane(const T *p) {
+  if constexpr (kWrittenThisGrid)
+    return __ldcg(p);
+  else
+    return __ldg(p);
+}
+
 // Calls f(word) for each sample of group `item`, and stores what f
 // returns at the same place in `out` (when not null).
-template <typename F>
+template <bool kWrittenThisGrid, typename F>
 __device__ __forceinline__ void visit_group(const DeepPlane &p, int item, uint8_t *out,
                                             size_t out_pitch, F f) {
   const int y = item / p.groups_per_row;
@@ -101,13 +113,14 @@ __device__ __forceinline__ void visit_group(const DeepPlane &p, int item, uint8_
   const uint16_t *in = reinterpret_cast<const uint16_t *>(p.data + y * p.pitch);
   uint16_t *o = out ? reinterpret_cast<uint16_t *>(out + y * out_pitch) : nullptr;
   if (p.vec && x0 + kGroup <= p.width) {
-    const uint4 v = transform_vector(__ldg(reinterpret_cast<const uint4 *>(in + x0)), f);
+    const uint4 v =
+        transform_vector(load_plane<kWrittenThisGrid>(reinterpret_cast<const uint4 *>(in + x0)), f);
     if (o) *reinterpret_cast<uint4 *>(o + x0) = v;
     return;
   }
   const int x1 = min(x0 + kGroup, p.width);
   for (int x = x0; x < x1; ++x) {
-    const uint16_t r = static_cast<uint16_t>(f(__ldg(in + x)));
+    const uint16_t r = static_cast<uint16_t>(f(load_plane<kWrittenThisGrid>(in + x)));
     if (o) o[x] = r;
   }
 }
@@ -116,7 +129,7 @@ __device__ __forceinline__ void visit_group(const DeepPlane &p, int item, uint8_
 // kBatch whole vectors issued before any is used: a thread visits only a
 // few items of a frame (two at 1080p), so their memory latencies overlap
 // rather than add up.
-template <int kBatch, typename F>
+template <int kBatch, bool kWrittenThisGrid = false, typename F>
 __device__ __forceinline__ void visit_groups(const DeepPlane &p, int begin, int end, int stride,
                                              uint8_t *out, size_t out_pitch, F f) {
   for (int first = begin; first < end; first += kBatch * stride) {
@@ -130,7 +143,8 @@ __device__ __forceinline__ void visit_groups(const DeepPlane &p, int begin, int 
       x0[k] = (item - y[k] * p.groups_per_row) * kGroup;
       whole[k] = item < end && p.vec && x0[k] + kGroup <= p.width;
       if (whole[k])
-        v[k] = __ldg(reinterpret_cast<const uint4 *>(p.data + y[k] * p.pitch) + x0[k] / kGroup);
+        v[k] = load_plane<kWrittenThisGrid>(reinterpret_cast<const uint4 *>(p.data + y[k] * p.pitch) +
+                                            x0[k] / kGroup);
     }
 #pragma unroll
     for (int k = 0; k < kBatch; ++k) {
@@ -139,7 +153,7 @@ __device__ __forceinline__ void visit_groups(const DeepPlane &p, int begin, int 
         const uint4 r = transform_vector(v[k], f);
         if (out) reinterpret_cast<uint4 *>(out + y[k] * out_pitch)[x0[k] / kGroup] = r;
       } else if (item < end) {
-        visit_group(p, item, out, out_pitch, f);
+        visit_group<kWrittenThisGrid>(p, item, out, out_pitch, f);
       }
     }
   }
@@ -558,6 +572,22 @@ __device__ void blend_step(const DeepFrame &f, DeepShared &sh) {
   }
 }
 
+// Maps `src` into `dst` through `lut` (shared memory), a grid-stride over
+// its groups. A stash (`stashed`) was written by this grid.
+__device__ __forceinline__ void map_with_lut(const DeepPlane &src, bool stashed, uint8_t *dst,
+                                             size_t dst_pitch, DeepLevels l, const uint16_t *lut) {
+  const uint32_t max_level = l.levels - 1;
+  const int items = src.height * src.groups_per_row;
+  const auto map = [&](uint32_t word) {
+    return static_cast<uint32_t>(lut[sample_level(word, l.shift, max_level)]);
+  };
+  const int begin = blockIdx.x * blockDim.x + threadIdx.x, stride = gridDim.x * blockDim.x;
+  if (stashed)
+    visit_groups<kBatch, true>(src, begin, items, stride, dst, dst_pitch, map);
+  else
+    visit_groups<kBatch>(src, begin, items, stride, dst, dst_pitch, map);
+}
+
 // The mapping, its gathers from a copy of the LUT in shared memory (`lut`,
 // room for the levels): from L2, a 16-bit frame's gathers into a 128 KB LUT
 // took 0.7 TB/s at 4K.
@@ -570,12 +600,7 @@ __device__ void map_step(const DeepFrame &f, uint16_t *lut) {
        i += blockDim.x)
     lut[i] = f.lut[i];
   __syncthreads();
-  const uint32_t max_level = levels - 1;
-  const int items = f.map_src.height * f.map_src.groups_per_row;
-  visit_groups<kBatch>(f.map_src, blockIdx.x * blockDim.x + threadIdx.x, items,
-                       gridDim.x * blockDim.x, f.dst, f.dst_pitch, [&](uint32_t word) {
-                         return static_cast<uint32_t>(lut[sample_level(word, f.l.shift, max_level)]);
-                       });
+  map_with_lut(f.map_src, f.stash != nullptr, f.dst, f.dst_pitch, f.l, lut);
 }
 
 // Runs the steps in `steps` (a bit per DeepStep) in order, with a grid
@@ -598,6 +623,150 @@ __global__ void __launch_bounds__(kThreads) deep_equalize_kernel(DeepFrame f, ui
       case kMap: map_step(f, reinterpret_cast<uint16_t *>(packed)); break;
     }
   }
+}
+
+// Planes of up to kMidLevels levels (10 and 12 bits) take the structure of
+// the 8-bit kernel instead, with one grid barrier: every block counts into
+// 32-bit counters in shared memory and adds them into the frame's histogram
+// with global atomics, then, past the barrier, builds the whole LUT from it
+// itself and maps. At 4096 levels and fewer the merge is a few atomics per
+// level and block, and the LUT a few levels per thread: cheaper than the
+// partials, sums and second barrier of deep_equalize_kernel, which exist for
+// 2^16 levels.
+constexpr uint32_t kMidLevels = 4096;
+constexpr uint32_t kMidLevelsPerThread = kMidLevels / kThreads;
+static_assert(kMidLevels % kThreads == 0, "a thread's run of levels must be whole");
+
+// Copies of a block's counters: as many as fit in 64 KB, up to one per warp,
+// so that warps counting the same levels collide less.
+__host__ __device__ inline uint32_t mid_copies(uint32_t levels) {
+  const uint32_t fit = 16384 / levels;
+  return fit < 1 ? 1 : fit > kThreads / 32 ? kThreads / 32 : fit;
+}
+
+struct MidFrame {
+  DeepPlane count_src;
+  uint8_t *stash;
+  size_t stash_pitch;
+  DeepPlane map_src;
+  uint8_t *dst;
+  size_t dst_pitch;
+  DeepLevels l;
+  DeepHistory history;
+  // This frame's histogram, cleared by the frame before; the next frame's,
+  // cleared by this one (nobody reads it meanwhile).
+  unsigned int *hist;
+  unsigned int *next_hist;
+  CopyJobs carried;
+};
+
+struct MidShared {
+  using Scan = cub::BlockScan<unsigned long long, kThreads>;
+  using MinReduce = cub::BlockReduce<uint32_t, kThreads>;
+  union {
+    typename Scan::TempStorage scan;
+    typename MinReduce::TempStorage min;
+  } tmp;
+  uint32_t first;
+  unsigned long long first_count;
+};
+
+// Counts this block's share of the plane (a grid-stride, as the mapping's)
+// and adds it into the frame's histogram.
+__device__ void mid_count(const MidFrame &f, unsigned int *counters) {
+  const uint32_t levels = f.l.levels;
+  const uint32_t copies = mid_copies(levels);
+  for (uint32_t i = threadIdx.x; i < copies * levels; i += blockDim.x) counters[i] = 0;
+  __syncthreads();
+  unsigned int *mine = counters + (threadIdx.x / 32) % copies * levels;
+  const uint32_t max_level = levels - 1;
+  const int items = f.count_src.height * f.count_src.groups_per_row;
+  visit_groups<kBatch>(f.count_src, blockIdx.x * blockDim.x + threadIdx.x, items,
+                       gridDim.x * blockDim.x, f.stash, f.stash_pitch, [&](uint32_t word) {
+                         atomicAdd(&mine[sample_level(word, f.l.shift, max_level)], 1u);
+                         return word;
+                       });
+  __syncthreads();
+  for (uint32_t level = threadIdx.x; level < levels; level += blockDim.x) {
+    unsigned int n = 0;
+    for (uint32_t c = 0; c < copies; ++c) n += counters[c * levels + level];
+    if (n != 0) atomicAdd(&f.hist[level], n);
+  }
+}
+
+// The whole LUT, in `lut` (shared memory), from the frame's histogram (and
+// with smoothing the past, the blend stored as the next history by block
+// 0): each thread a run of up to kMidLevelsPerThread levels, a block scan
+// of the runs' sums. Not inlined, for the registers of its 64-bit scan, as
+// the deep kernel's tile LUTs.
+__device__ __noinline__ void mid_lut(const unsigned int *hist, const DeepHistory history,
+                                     DeepLevels l, MidShared &sh, uint16_t *lut) {
+  const uint32_t levels = l.levels;
+  const uint32_t per = (levels + kThreads - 1) / kThreads;
+  const uint32_t first_level = threadIdx.x * per;
+  const bool smoothed = history.mode != HistoryMode::kOff;
+  unsigned long long v[kMidLevelsPerThread];
+  unsigned long long run = 0;
+  uint32_t lowest = levels;
+#pragma unroll
+  for (uint32_t k = 0; k < kMidLevelsPerThread; ++k) {
+    const uint32_t level = first_level + k;
+    v[k] = 0;
+    if (k >= per || level >= levels) continue;
+    // Other blocks' atomics landed in L2: read past L1.
+    const unsigned int h = __ldcg(hist + level);
+    v[k] = h;
+    if (smoothed) {
+      const unsigned long long past =
+          history.mode == HistoryMode::kBlend ? __ldcg(history.past + level) : 0;
+      v[k] = next_history_bin(history.mode, past, h, history.weight);
+      if (blockIdx.x == 0) history.next[level] = v[k];
+    }
+    run += v[k];
+    if (v[k] != 0 && lowest == levels) lowest = level;
+  }
+  const uint32_t first = MidShared::MinReduce(sh.tmp.min).Reduce(lowest, cuda::minimum<>{});
+  if (threadIdx.x == 0) sh.first = first < levels ? first : levels - 1;
+  __syncthreads();
+  unsigned long long before = 0, total = 0;
+  MidShared::Scan(sh.tmp.scan).ExclusiveSum(run, before, total);
+  if (sh.first >= first_level && sh.first < first_level + per) sh.first_count = v[sh.first - first_level];
+  __syncthreads();
+  const float unit = smoothed ? kHistoryUnit : 1.f;
+  unsigned long long cdf = before;
+#pragma unroll
+  for (uint32_t k = 0; k < kMidLevelsPerThread; ++k) {
+    const uint32_t level = first_level + k;
+    if (k >= per || level >= levels) continue;
+    cdf += v[k];
+    lut[level] = static_cast<uint16_t>(
+        equalized_level_of(static_cast<int>(level), static_cast<int>(sh.first), sh.first_count,
+                           total, cdf, unit, levels - 1)
+        << l.shift);
+  }
+}
+
+__global__ void __launch_bounds__(kThreads) mid_equalize_kernel(MidFrame f) {
+  extern __shared__ unsigned int counters[];
+  __shared__ MidShared sh;
+  if (blockIdx.x == 0)
+    for (uint32_t i = threadIdx.x; i < f.l.levels; i += blockDim.x) f.next_hist[i] = 0;
+  mid_count(f, counters);
+  copy_planes(f.carried);
+  // The barrier orders every block's merge before any block's read.
+  cooperative_groups::this_grid().sync();
+  uint16_t *lut = reinterpret_cast<uint16_t *>(counters);
+  mid_lut(f.hist, f.history, f.l, sh, lut);
+  __syncthreads();
+  map_with_lut(f.map_src, f.stash != nullptr, f.dst, f.dst_pitch, f.l, lut);
+}
+
+void launch_mid_kernel(const MidFrame &m, int grid, size_t shared, cudaStream_t stream) {
+  cudaLaunchAttribute cooperative{};
+  cooperative.id = cudaLaunchAttributeCooperative;
+  cooperative.val.cooperative = 1;
+  const cudaLaunchConfig_t config = launch_config(grid, kThreads, stream, &cooperative, shared);
+  CUDAFILTERS_CHECK(cudaLaunchKernelEx(&config, mid_equalize_kernel, m));
 }
 
 }  // namespace
@@ -665,6 +834,37 @@ int HistEqGpu::deep_partial_count(int items, int cluster) const {
   return std::max({1, needed, std::min(clusters, items)});
 }
 
+std::pair<uint32_t *, uint32_t *> HistEqGpu::next_mid_histograms(cudaStream_t stream) {
+  if (mid_hist_.size() == 0) mid_hist_ = DeviceArray<uint32_t>(2 * kMidLevels);
+  if (!mid_hist_cleared_) {
+    CUDAFILTERS_CHECK(
+        cudaMemsetAsync(mid_hist_.get(), 0, mid_hist_.size() * sizeof(uint32_t), stream));
+    mid_hist_cleared_ = true;
+    mid_parity_ = 0;
+  }
+  uint32_t *now = mid_hist_.get() + mid_parity_ * kMidLevels;
+  mid_parity_ ^= 1;
+  return {now, mid_hist_.get() + mid_parity_ * kMidLevels};
+}
+
+int HistEqGpu::mid_grid(size_t shared, int items) {
+  if (shared != mid_shared_bytes_) {
+    CUDAFILTERS_CHECK(cudaFuncSetAttribute(mid_equalize_kernel,
+                                           cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                           static_cast<int>(shared)));
+    int resident = 0;
+    CUDAFILTERS_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, mid_equalize_kernel,
+                                                                    kThreads, shared));
+    if (resident < 1)
+      throw CudaError("mid-depth histogram: no block fits", cudaErrorInvalidConfiguration);
+    mid_resident_blocks_ = resident * sm_count_;
+    mid_shared_bytes_ = shared;
+  }
+  // Every resident block: at 1080p 10-bit on the H100, 132 blocks took 11.8
+  // us a frame, 99 blocks 12.7 us and 66 blocks 13.1 us.
+  return std::min(mid_resident_blocks_, std::max(1, (items + kThreads - 1) / kThreads));
+}
+
 void HistEqGpu::reserve_deep(uint32_t levels, bool with_history) {
   if (deep_levels_ < levels) {
     deep_hist_ = DeviceArray<uint32_t>(levels);
@@ -699,6 +899,7 @@ void HistEqGpu::enqueue_deep(ConstPlane src, const Plane *stash, Plane dst,
   if (deep_state_dirty_) {
     deep_history_parity_ = 0;
     temporal_.restart();
+    mid_hist_cleared_ = false;
   }
   HistoryShape shape;
   shape.width = src.width;
@@ -721,6 +922,29 @@ void HistEqGpu::enqueue_deep(ConstPlane src, const Plane *stash, Plane dst,
   const DeepPlane map_src =
       deep_plane(map_from, aligned16(map_from.data, map_from.stride) &&
                                aligned16(dst.data, dst.stride));
+
+  if (single_pass_ && l.levels <= kMidLevels) {
+    MidFrame m{};
+    m.count_src = count_src;
+    m.stash = stash ? stash->data : nullptr;
+    m.stash_pitch = stash ? stash->stride : 0;
+    m.map_src = map_src;
+    m.dst = dst.data;
+    m.dst_pitch = dst.stride;
+    m.l = l;
+    m.history = history;
+    int map_items = map_src.height * map_src.groups_per_row;
+    m.carried = carried_jobs(carried, map_items);
+    const std::pair<uint32_t *, uint32_t *> hists = next_mid_histograms(stream);
+    m.hist = hists.first;
+    m.next_hist = hists.second;
+    const size_t shared = mid_copies(l.levels) * l.levels * sizeof(unsigned int);
+    const int items = count_src.height * count_src.groups_per_row;
+    launch_mid_kernel(m, mid_grid(shared, items), shared, stream);
+    deep_state_dirty_ = false;
+    copy_planes(carried, kMaxCarried, stream);
+    return;
+  }
 
   const size_t words = deep_words(l.levels);
   // The counters, and no less than the sums' scratch (a few significant

@@ -9,6 +9,7 @@
 #include "gpu_plane_filter.h"
 
 #include <array>
+#include <utility>
 
 namespace cudafilters {
 
@@ -67,6 +68,12 @@ class HistEqGpu final : public StreamingPlaneFilter {
   // Partial histograms of a plane of `items` groups, counted by clusters of
   // `cluster` blocks.
   int deep_partial_count(int items, int cluster) const;
+  // Planes of up to 4096 levels: this frame's histogram and the next
+  // frame's (which this frame clears), alternating.
+  std::pair<uint32_t *, uint32_t *> next_mid_histograms(cudaStream_t stream);
+  // The grid of the mid-depth kernel for a shared-memory size and a plane of
+  // `items` groups of samples.
+  int mid_grid(size_t shared, int items);
 
   DeviceArray<HistEqState> state_;
   DeviceArray<uint8_t> lut_;
@@ -110,6 +117,13 @@ class HistEqGpu final : public StreamingPlaneFilter {
   // Blocks resident at once in clusters of 2^i blocks (0 where none fit or
   // a cooperative launch cannot use clusters).
   std::array<int, 4> deep_cluster_resident_{};
+  // Planes of up to 4096 levels: two histograms, the next frame's cleared by
+  // the frame before.
+  DeviceArray<uint32_t> mid_hist_;
+  int mid_parity_ = 0;
+  bool mid_hist_cleared_ = false;
+  size_t mid_shared_bytes_ = 0;
+  int mid_resident_blocks_ = 0;
 };
 
 }  // namespace cudafilters

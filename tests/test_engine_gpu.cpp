@@ -380,6 +380,39 @@ check_levels (const FrameLevels & got, ConstPlane in, ConstPlane out,
       "%s: output histogram differs", what);
 }
 
+/* A deep test frame of `bits` significant bits at `shift` in 16-bit words:
+ * a smooth ramp for frame 0, noise for frame 1, over a random span of
+ * levels. */
+static void
+fill_deep_frame (std::mt19937 & rng, uint8_t * data, size_t stride, int w,
+    int h, int bits, int shift, int frame)
+{
+  const int top = (1 << bits) - 1;
+  const int lo = int (rng () % (top / 2 + 1));
+  const int span = 1 + int (rng () % (top - lo + 1));
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x) {
+      const int v = frame == 0 ? lo + (x + 3 * y) % span :
+          lo + int (rng () % span);
+      const uint16_t word = uint16_t (v << shift);
+      memcpy (&data[y * stride + 2 * x], &word, 2);
+    }
+}
+
+/* The rows of `gpu` equal those of `ref`, and the row padding of `gpu`
+ * still holds `pad`. */
+static void
+check_deep_rows (const uint8_t * gpu, const uint8_t * ref, size_t stride,
+    int w, int h, uint8_t pad, const std::string & what)
+{
+  for (int y = 0; y < h; ++y) {
+    fail_unless (memcmp (&gpu[y * stride], &ref[y * stride], 2 * size_t (w))
+        == 0, "%s: row %d differs from the CPU", what.c_str (), y);
+    for (size_t x = 2 * size_t (w); x < stride; ++x)
+      fail_unless_equals_int (gpu[y * stride + x], pad);
+  }
+}
+
 /* Deep planes in every launch mode (one cooperative launch, one launch per
  * step with and without overlap) equal the CPU path: 16-bit, 14, 8 and 2
  * significant bits of 16, 12-bit and P010-like 10-bit at shift 6; sizes
@@ -415,28 +448,74 @@ GST_START_TEST (test_deep_launch_modes)
             const size_t stride = 2 * size_t (w) + 6;
             std::vector<uint8_t> src (stride * h), gpu (stride * h, 0xA5),
                 ref (stride * h, 0xA5);
-            const int top = (1 << bits) - 1;
-            const int lo = int (rng () % (top / 2 + 1));
-            const int span = 1 + int (rng () % (top - lo + 1));
-            for (int y = 0; y < h; ++y)
-              for (int x = 0; x < w; ++x) {
-                /* Smooth ramps on the first frame, noise on the second. */
-                const int v = frame == 0 ? lo + (x + 3 * y) % span :
-                    lo + int (rng () % span);
-                const uint16_t word = uint16_t (v << l.shift);
-                memcpy (&src[y * stride + 2 * x], &word, 2);
-              }
+            fill_deep_frame (rng, src.data (), stride, w, h, bits, l.shift,
+                frame);
             const ConstPlane in (src.data (), stride, w, h, samples);
             runner.process_host (eq, in, Plane (gpu.data (), stride, w, h,
                     samples));
             cpu.process (in, Plane (ref.data (), stride, w, h, samples));
-            for (int y = 0; y < h; ++y)
-              fail_unless (memcmp (&gpu[y * stride], &ref[y * stride],
-                      2 * size_t (w)) == 0,
-                  "launch mode %d, smoothing %.2f, %d of %d bits at %d, "
-                  "%dx%d frame %d: row %d differs from the CPU",
-                  int (mode), smoothing, bits, l.bits, l.shift, w, h, frame,
-                  y);
+            char what[160];
+            snprintf (what, sizeof what, "launch mode %d, smoothing %.2f, "
+                "%d of %d bits at %d, %dx%d frame %d", int (mode), smoothing,
+                bits, l.bits, l.shift, w, h, frame);
+            check_deep_rows (gpu.data (), ref.data (), stride, w, h, 0xA5,
+                what);
+          }
+        }
+      }
+    }
+  }
+}
+GST_END_TEST;
+
+/* Deep pinned frames with 16-byte aligned rows are streamed: the kernels
+ * read the source over the bus once, keep a device copy for the mapping,
+ * and write the output into host memory. 10-, 12- and 16-bit planes, and 8
+ * of 16 significant bits, in every launch mode, with and without temporal
+ * smoothing; equal to the CPU path, the row padding never written. */
+GST_START_TEST (test_deep_streams_pinned_frames)
+{
+  struct Layout { int bits, shift, significant; };
+  const Layout layouts[] = { {10, 6, 0}, {12, 0, 0}, {16, 0, 0}, {16, 0, 8} };
+  const int sizes[][2] = { {8, 1}, {33, 17}, {1920, 1080}, {1921, 1081} };
+  for (double smoothing : {0.0, 0.75}) {
+    for (HistEqGpu::Launch mode : {HistEqGpu::Launch::kSinglePass,
+            HistEqGpu::Launch::kTwoPass, HistEqGpu::Launch::kTwoPassSerial}) {
+      std::mt19937 rng (23);
+      HistEqGpu eq (mode);
+      HistEqCpu cpu;
+      eq.set_temporal_smoothing (smoothing);
+      cpu.set_temporal_smoothing (smoothing);
+      GpuFrameRunner runner;
+      for (const Layout & l : layouts) {
+        eq.set_significant_bits (l.significant);
+        cpu.set_significant_bits (l.significant);
+        const int bits = l.significant ? l.significant : l.bits;
+        const SampleLayout samples { 2, l.bits, l.shift };
+        for (const auto & sz : sizes) {
+          const int w = sz[0], h = sz[1];
+          const size_t stride = stride16 (2 * w);
+          PinnedBuffer src, gpu;
+          src.reserve (stride * h);
+          gpu.reserve (stride * h);
+          std::vector<uint8_t> ref (stride * h, 0xEE);
+          for (int frame = 0; frame < 2; ++frame) {
+            memset (src.data (), 0xEE, stride * h);
+            memset (gpu.data (), 0xEE, stride * h);
+            fill_deep_frame (rng, src.data (), stride, w, h, bits, l.shift,
+                frame);
+            const ConstPlane in (src.data (), stride, w, h, samples);
+            runner.process_host (eq, in, Plane (gpu.data (), stride, w, h,
+                    samples));
+            char what[160];
+            snprintf (what, sizeof what, "streamed, launch mode %d, smoothing "
+                "%.2f, %d of %d bits at %d, %dx%d frame %d", int (mode),
+                smoothing, bits, l.bits, l.shift, w, h, frame);
+            fail_unless (runner.last_frame_streamed (), "%s: not streamed",
+                what);
+            cpu.process (in, Plane (ref.data (), stride, w, h, samples));
+            check_deep_rows (gpu.data (), ref.data (), stride, w, h, 0xEE,
+                what);
           }
         }
       }
@@ -776,6 +855,7 @@ engine_gpu_suite (void)
   tcase_add_test (tc, test_device_frames_carry_planes);
   tcase_add_test (tc, test_clahe_engine_paths);
   tcase_add_test (tc, test_deep_launch_modes);
+  tcase_add_test (tc, test_deep_streams_pinned_frames);
   tcase_add_test (tc, test_frame_levels);
   tcase_add_test (tc, test_errors_are_reported);
   tcase_add_test (tc, test_failed_allocation_does_not_poison_later_frames);
