@@ -183,7 +183,9 @@ enum DeepStep : uint32_t {
 };
 
 // Everything the steps of one frame read and write.
-struct DeepFrame {
+// What a frame's kernel reads and writes, whichever kernel runs it: the
+// planes, the levels and the history.
+struct DeepFrameIo {
   DeepPlane count_src;
   uint8_t *stash;
   size_t stash_pitch;
@@ -192,6 +194,10 @@ struct DeepFrame {
   size_t dst_pitch;
   DeepLevels l;
   DeepHistory history;
+  CopyJobs carried;
+};
+
+struct DeepFrame : DeepFrameIo {
   // Partial histograms: 16-bit counts at partials[p * 2 * words + level].
   unsigned int *partials;
   int partial_count;
@@ -204,7 +210,6 @@ struct DeepFrame {
   uint32_t epoch;
   bool fuse_lut;
   uint16_t *lut;
-  CopyJobs carried;
 };
 
 struct DeepShared {
@@ -644,20 +649,11 @@ __host__ __device__ inline uint32_t mid_copies(uint32_t levels) {
   return fit < 1 ? 1 : fit > kThreads / 32 ? kThreads / 32 : fit;
 }
 
-struct MidFrame {
-  DeepPlane count_src;
-  uint8_t *stash;
-  size_t stash_pitch;
-  DeepPlane map_src;
-  uint8_t *dst;
-  size_t dst_pitch;
-  DeepLevels l;
-  DeepHistory history;
+struct MidFrame : DeepFrameIo {
   // This frame's histogram, cleared by the frame before; the next frame's,
   // cleared by this one (nobody reads it meanwhile).
   unsigned int *hist;
   unsigned int *next_hist;
-  CopyJobs carried;
 };
 
 struct MidShared {
@@ -923,23 +919,26 @@ void HistEqGpu::enqueue_deep(ConstPlane src, const Plane *stash, Plane dst,
       deep_plane(map_from, aligned16(map_from.data, map_from.stride) &&
                                aligned16(dst.data, dst.stride));
 
+  DeepFrameIo io{};
+  io.count_src = count_src;
+  io.stash = stash ? stash->data : nullptr;
+  io.stash_pitch = stash ? stash->stride : 0;
+  io.map_src = map_src;
+  io.dst = dst.data;
+  io.dst_pitch = dst.stride;
+  io.l = l;
+  io.history = history;
+  int map_items = map_src.height * map_src.groups_per_row;
+  io.carried = carried_jobs(carried, map_items);
+  const int items = count_src.height * count_src.groups_per_row;
+
   if (single_pass_ && l.levels <= kMidLevels) {
     MidFrame m{};
-    m.count_src = count_src;
-    m.stash = stash ? stash->data : nullptr;
-    m.stash_pitch = stash ? stash->stride : 0;
-    m.map_src = map_src;
-    m.dst = dst.data;
-    m.dst_pitch = dst.stride;
-    m.l = l;
-    m.history = history;
-    int map_items = map_src.height * map_src.groups_per_row;
-    m.carried = carried_jobs(carried, map_items);
+    static_cast<DeepFrameIo &>(m) = io;
     const std::pair<uint32_t *, uint32_t *> hists = next_mid_histograms(stream);
     m.hist = hists.first;
     m.next_hist = hists.second;
     const size_t shared = mid_copies(l.levels) * l.levels * sizeof(unsigned int);
-    const int items = count_src.height * count_src.groups_per_row;
     launch_mid_kernel(m, mid_grid(shared, items), shared, stream);
     deep_state_dirty_ = false;
     copy_planes(carried, kMaxCarried, stream);
@@ -960,17 +959,9 @@ void HistEqGpu::enqueue_deep(ConstPlane src, const Plane *stash, Plane dst,
   if (++deep_epoch_ == 0) deep_epoch_ = 1;
 
   DeepFrame f{};
-  f.count_src = count_src;
-  f.stash = stash ? stash->data : nullptr;
-  f.stash_pitch = stash ? stash->stride : 0;
-  f.map_src = map_src;
-  f.dst = dst.data;
-  f.dst_pitch = dst.stride;
-  f.l = l;
-  f.history = history;
+  static_cast<DeepFrameIo &>(f) = io;
   f.tile_flag = deep_tile_flag_.get();
   f.epoch = deep_epoch_;
-  const int items = count_src.height * count_src.groups_per_row;
   // Clusters only where a partial is large (one copy of the counters, 2^15
   // levels and more): merging many copies through distributed shared memory
   // cost more than it saved (10-bit 1080p, 23.8 to 27.1 us).
@@ -984,8 +975,6 @@ void HistEqGpu::enqueue_deep(ConstPlane src, const Plane *stash, Plane dst,
   f.tile_sum = deep_tile_sum_.get();
   f.tile_first = deep_tile_first_.get();
   f.lut = deep_lut_.get();
-  int map_items = map_src.height * map_src.groups_per_row;
-  f.carried = carried_jobs(carried, map_items);
 
   const int tiles = static_cast<int>((l.levels + kTileLevels - 1) / kTileLevels);
   uint32_t steps = 1u << kCount | 1u << kSum | 1u << kLut | 1u << kMap;

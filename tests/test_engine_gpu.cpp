@@ -25,6 +25,7 @@
 #include <cudafilters/nlm_gpu.h>
 
 #include <functional>
+#include <initializer_list>
 
 using namespace cudafilters;
 
@@ -413,6 +414,45 @@ check_deep_rows (const uint8_t * gpu, const uint8_t * ref, size_t stride,
   }
 }
 
+/* A deep layout: `bits` in 16-bit words at `shift`, equalized over
+ * `significant` bits (0: all of them). */
+struct DeepLayout {
+  int bits, shift, significant;
+};
+
+/* One engine pair (GPU and CPU) per temporal smoothing (off, 0.75) and
+ * launch mode, taken through every layout in turn, so that state carried
+ * between frames and between level counts is covered. For each layout
+ * calls run (eq, cpu, runner, rng, layout, bits equalized, sample layout,
+ * a description). */
+template <typename Run>
+static void
+for_each_deep_setup (unsigned seed, std::initializer_list<DeepLayout> layouts,
+    Run run)
+{
+  for (double smoothing : {0.0, 0.75}) {
+    for (HistEqGpu::Launch mode : {HistEqGpu::Launch::kSinglePass,
+            HistEqGpu::Launch::kTwoPass, HistEqGpu::Launch::kTwoPassSerial}) {
+      std::mt19937 rng (seed);
+      HistEqGpu eq (mode);
+      HistEqCpu cpu;
+      eq.set_temporal_smoothing (smoothing);
+      cpu.set_temporal_smoothing (smoothing);
+      GpuFrameRunner runner;
+      for (const DeepLayout & l : layouts) {
+        eq.set_significant_bits (l.significant);
+        cpu.set_significant_bits (l.significant);
+        const int bits = l.significant ? l.significant : l.bits;
+        char what[96];
+        snprintf (what, sizeof what, "launch mode %d, smoothing %.2f, %d of "
+            "%d bits at %d", int (mode), smoothing, bits, l.bits, l.shift);
+        run (eq, cpu, runner, rng, l, bits, SampleLayout { 2, l.bits, l.shift },
+            std::string (what));
+      }
+    }
+  }
+}
+
 /* Deep planes in every launch mode (one cooperative launch, one launch per
  * step with and without overlap) equal the CPU path: 16-bit, 14, 8 and 2
  * significant bits of 16, 12-bit and P010-like 10-bit at shift 6; sizes
@@ -423,25 +463,12 @@ check_deep_rows (const uint8_t * gpu, const uint8_t * ref, size_t stride,
  * level counts) is covered. Outputs are poisoned first. */
 GST_START_TEST (test_deep_launch_modes)
 {
-  struct Layout { int bits, shift, significant; };
-  /* 8 and 2 of 16 bits: counters smaller than the sums' scratch. */
-  const Layout layouts[] = { {16, 0, 0}, {16, 0, 14}, {12, 0, 0}, {10, 6, 0}, {16, 0, 8},
-    {16, 0, 2} };
   const int sizes[][2] = { {1, 1}, {7, 3}, {33, 17}, {1921, 1081} };
-  for (double smoothing : {0.0, 0.75}) {
-    for (HistEqGpu::Launch mode : {HistEqGpu::Launch::kSinglePass,
-            HistEqGpu::Launch::kTwoPass, HistEqGpu::Launch::kTwoPassSerial}) {
-      std::mt19937 rng (21);
-      HistEqGpu eq (mode);
-      HistEqCpu cpu;
-      eq.set_temporal_smoothing (smoothing);
-      cpu.set_temporal_smoothing (smoothing);
-      GpuFrameRunner runner;
-      for (const Layout & l : layouts) {
-        eq.set_significant_bits (l.significant);
-        cpu.set_significant_bits (l.significant);
-        const int bits = l.significant ? l.significant : l.bits;
-        const SampleLayout samples { 2, l.bits, l.shift };
+  /* 8 and 2 of 16 bits: counters smaller than the sums' scratch. */
+  for_each_deep_setup (21, { {16, 0, 0}, {16, 0, 14}, {12, 0, 0}, {10, 6, 0},
+          {16, 0, 8}, {16, 0, 2} }, [&](HistEqGpu & eq, HistEqCpu & cpu,
+          GpuFrameRunner & runner, std::mt19937 & rng, const DeepLayout & l,
+          int bits, SampleLayout samples, const std::string & setup) {
         for (const auto & sz : sizes) {
           for (int frame = 0; frame < 2; ++frame) {
             const int w = sz[0], h = sz[1];
@@ -454,17 +481,13 @@ GST_START_TEST (test_deep_launch_modes)
             runner.process_host (eq, in, Plane (gpu.data (), stride, w, h,
                     samples));
             cpu.process (in, Plane (ref.data (), stride, w, h, samples));
-            char what[160];
-            snprintf (what, sizeof what, "launch mode %d, smoothing %.2f, "
-                "%d of %d bits at %d, %dx%d frame %d", int (mode), smoothing,
-                bits, l.bits, l.shift, w, h, frame);
+            const std::string what = setup + ", " + std::to_string (w) + "x" +
+                std::to_string (h) + " frame " + std::to_string (frame);
             check_deep_rows (gpu.data (), ref.data (), stride, w, h, 0xA5,
                 what);
           }
         }
-      }
-    }
-  }
+      });
 }
 GST_END_TEST;
 
@@ -475,23 +498,11 @@ GST_END_TEST;
  * smoothing; equal to the CPU path, the row padding never written. */
 GST_START_TEST (test_deep_streams_pinned_frames)
 {
-  struct Layout { int bits, shift, significant; };
-  const Layout layouts[] = { {10, 6, 0}, {12, 0, 0}, {16, 0, 0}, {16, 0, 8} };
   const int sizes[][2] = { {8, 1}, {33, 17}, {1920, 1080}, {1921, 1081} };
-  for (double smoothing : {0.0, 0.75}) {
-    for (HistEqGpu::Launch mode : {HistEqGpu::Launch::kSinglePass,
-            HistEqGpu::Launch::kTwoPass, HistEqGpu::Launch::kTwoPassSerial}) {
-      std::mt19937 rng (23);
-      HistEqGpu eq (mode);
-      HistEqCpu cpu;
-      eq.set_temporal_smoothing (smoothing);
-      cpu.set_temporal_smoothing (smoothing);
-      GpuFrameRunner runner;
-      for (const Layout & l : layouts) {
-        eq.set_significant_bits (l.significant);
-        cpu.set_significant_bits (l.significant);
-        const int bits = l.significant ? l.significant : l.bits;
-        const SampleLayout samples { 2, l.bits, l.shift };
+  for_each_deep_setup (23, { {10, 6, 0}, {12, 0, 0}, {16, 0, 0}, {16, 0, 8} },
+      [&](HistEqGpu & eq, HistEqCpu & cpu, GpuFrameRunner & runner,
+          std::mt19937 & rng, const DeepLayout & l, int bits,
+          SampleLayout samples, const std::string & setup) {
         for (const auto & sz : sizes) {
           const int w = sz[0], h = sz[1];
           const size_t stride = stride16 (2 * w);
@@ -507,20 +518,17 @@ GST_START_TEST (test_deep_streams_pinned_frames)
             const ConstPlane in (src.data (), stride, w, h, samples);
             runner.process_host (eq, in, Plane (gpu.data (), stride, w, h,
                     samples));
-            char what[160];
-            snprintf (what, sizeof what, "streamed, launch mode %d, smoothing "
-                "%.2f, %d of %d bits at %d, %dx%d frame %d", int (mode),
-                smoothing, bits, l.bits, l.shift, w, h, frame);
+            const std::string what = "streamed, " + setup + ", " +
+                std::to_string (w) + "x" + std::to_string (h) + " frame " +
+                std::to_string (frame);
             fail_unless (runner.last_frame_streamed (), "%s: not streamed",
-                what);
+                what.c_str ());
             cpu.process (in, Plane (ref.data (), stride, w, h, samples));
             check_deep_rows (gpu.data (), ref.data (), stride, w, h, 0xEE,
                 what);
           }
         }
-      }
-    }
-  }
+      });
 }
 GST_END_TEST;
 
