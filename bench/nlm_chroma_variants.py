@@ -27,11 +27,15 @@ import subprocess
 import sys
 import time
 
-import cv2
-import numpy as np
-from skimage import data
-
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts"))
+from interpreter import ensure  # noqa: E402
+
+ensure(["cv2", "numpy", "skimage"])
+
+import cv2  # noqa: E402
+import numpy as np  # noqa: E402
+from skimage import data  # noqa: E402
+
 from gstraw import psnr  # noqa: E402
 
 HERE = os.environ.get('CHROMA_VARIANTS_OUT', os.path.join('bench-results', 'chroma-variants'))

@@ -35,10 +35,14 @@ import sys
 import tempfile
 import time
 
-import cv2
-import numpy as np
-
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts"))
+from interpreter import ensure  # noqa: E402
+
+ensure(["cv2", "numpy"])
+
+import cv2  # noqa: E402
+import numpy as np  # noqa: E402
+
 from gstraw import filter_frames, psnr  # noqa: E402
 
 PHOTOS = ["astronaut", "coffee", "chelsea"]

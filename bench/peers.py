@@ -18,10 +18,16 @@ import json
 import os
 import re
 import statistics
+import sys
 import time
 
-import cv2
-import numpy as np
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts"))
+from interpreter import ensure  # noqa: E402
+
+ensure(["cv2", "numpy"])
+
+import cv2  # noqa: E402
+import numpy as np  # noqa: E402
 
 
 def load_frames(directory):

@@ -28,11 +28,15 @@ import os
 import sys
 import tempfile
 
-import cv2
-import numpy as np
-import skimage
-
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts"))
+from interpreter import ensure  # noqa: E402
+
+ensure(["cv2", "numpy", "skimage"])
+
+import cv2  # noqa: E402
+import numpy as np  # noqa: E402
+import skimage  # noqa: E402
+
 from gstraw import filter_frames  # noqa: E402
 
 SMOOTHING = [0, 0.5, 0.8, 0.9]

@@ -21,10 +21,14 @@ import sys
 import tempfile
 import time
 
-import cv2
-import numpy as np
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from interpreter import ensure  # noqa: E402
+
+ensure(["cv2", "numpy"])
+
+import cv2  # noqa: E402
+import numpy as np  # noqa: E402
+
 from gstraw import filter_frames  # noqa: E402
 
 SIZES = [(1, 1), (2, 1), (1, 7), (3, 3), (17, 5), (33, 1), (385, 289), (641, 479),

@@ -23,10 +23,14 @@ import subprocess
 import sys
 import tempfile
 
-import cv2
-import numpy as np
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from interpreter import ensure  # noqa: E402
+
+ensure(["cv2", "numpy"])
+
+import cv2  # noqa: E402
+import numpy as np  # noqa: E402
+
 from gstraw import from_raw, stride_of, to_raw  # noqa: E402
 
 LAPLACIAN = np.array([[0, -1, 0], [-1, 5, -1], [0, -1, 0]], np.float32)

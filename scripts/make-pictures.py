@@ -43,11 +43,16 @@ import sys
 import tempfile
 import time
 
-import cv2
-import matplotlib
-import numpy as np
-import skimage
-from PIL import Image
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from interpreter import ensure  # noqa: E402
+
+ensure(["cv2", "matplotlib", "numpy", "skimage", "PIL"])
+
+import cv2  # noqa: E402
+import matplotlib  # noqa: E402
+import numpy as np  # noqa: E402
+import skimage  # noqa: E402
+from PIL import Image  # noqa: E402
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402

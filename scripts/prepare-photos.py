@@ -11,8 +11,13 @@ astronaut, coffee, chelsea and motorcycle_left (741x500).
 import os
 import sys
 
-import cv2
-import skimage
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from interpreter import ensure  # noqa: E402
+
+ensure(["cv2", "skimage"])
+
+import cv2  # noqa: E402
+import skimage  # noqa: E402
 
 PHOTOS = ["camera.png", "astronaut.png", "coffee.png", "chelsea.png"]
 COLOUR = ["astronaut.png", "coffee.png", "chelsea.png", "motorcycle_left.png"]

@@ -48,11 +48,9 @@ if [ "$backend" = cuda ]; then
 fi
 # The first python3 that has OpenCV (Debian's python3-opencv is for
 # /usr/bin/python3, which another python3 on PATH may hide).
-py=""
-for candidate in python3 /usr/bin/python3; do
-  if "$candidate" -c "import cv2, numpy" 2>/dev/null; then py=$candidate; break; fi
-done
+py="$("$(command -v python3 || echo /usr/bin/python3)" scripts/interpreter.py cv2 numpy 2>/dev/null)" || py=""
 if [ -n "$py" ]; then
+  echo "OpenCV rows: $py"
   "$py" bench/peers.py "$results/frames" --frames "$frames" --json "$results/peers.json"
 else
   echo "no python3 with OpenCV (python3-opencv): the OpenCV rows are left out"

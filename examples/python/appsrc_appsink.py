@@ -14,30 +14,26 @@ Usage::
         [--backend auto|cuda|cpu] [--strength H] [--new-strength H] \\
         [--patch-size N] [--search-size N]
 
-Exit status: 0 when every check passed, 1 on a failed check or a pipeline
-error, 77 (Meson's "skipped") when PyGObject, the GStreamer typelibs or numpy
-are missing. Without a GPU the elements run on the CPU and post a warning,
+It runs under the first python3 that has PyGObject and numpy: the one on
+PATH, or else /usr/bin/python3, where Debian's packages are (it says so
+when it switches). When none has them it names the interpreter and the
+packages to install.
+
+Exit status: 0 when every check passed, 1 on a failed check, a pipeline
+error or missing modules. Without a GPU the elements run on the CPU and post a warning,
 which is printed and is not a failure.
 """
 
 import argparse
+import os
 import sys
 
-try:
-    import numpy as np
-    import gi
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), "..", "..", "scripts"))
+from interpreter import ensure_gst  # noqa: E402
 
-    gi.require_version("Gst", "1.0")
-    gi.require_version("GstApp", "1.0")
-    gi.require_version("GstVideo", "1.0")
-    from gi.repository import GLib, Gst, GstApp, GstVideo
-except (ImportError, ValueError) as missing:
-    print(
-        f"skipped: {missing} (needs python3-gi, gir1.2-gst-plugins-base-1.0, "
-        "python3-numpy)",
-        file=sys.stderr,
-    )
-    sys.exit(77)
+ensure_gst(["Gst", "GstApp", "GstVideo"], modules=["numpy"])
+import numpy as np  # noqa: E402
+from gi.repository import GLib, Gst, GstApp, GstVideo  # noqa: E402
 
 SEED = 20240613
 

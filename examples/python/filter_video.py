@@ -23,8 +23,13 @@ converted to I420 in system memory. The choice is made from the decoder's
 output caps, when decodebin adds its pad, and printed. A progress line
 (percent, frames, frames per second) updates while it runs.
 
-Exit status: 0 on success, 1 on an error (missing input, pipeline error),
-2 on bad arguments, 77 when PyGObject or the GStreamer typelibs are missing.
+It runs under the first python3 that has PyGObject: the one on
+PATH, or else /usr/bin/python3, where Debian's packages are (it says so
+when it switches). When none has them it names the interpreter and the
+packages to install.
+
+Exit status: 0 on success, 1 on an error (missing input, pipeline error,
+missing modules), 2 on bad arguments.
 """
 
 import argparse
@@ -33,17 +38,11 @@ import signal
 import sys
 import time
 
-try:
-    import gi
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), "..", "..", "scripts"))
+from interpreter import ensure_gst  # noqa: E402
 
-    gi.require_version("Gst", "1.0")
-    from gi.repository import GLib, Gst
-except (ImportError, ValueError) as missing:
-    print(
-        f"skipped: {missing} (needs python3-gi and gir1.2-gstreamer-1.0)",
-        file=sys.stderr,
-    )
-    sys.exit(77)
+ensure_gst(["Gst"])
+from gi.repository import GLib, Gst  # noqa: E402
 
 CUDA_FEATURE = "memory:CUDAMemory"
 # What the filters take in each memory kind (the first plane is filtered).

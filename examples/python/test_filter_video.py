@@ -19,14 +19,11 @@ import subprocess
 import sys
 import tempfile
 
-try:
-    import gi
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), "..", "..", "scripts"))
+from interpreter import ensure_gst  # noqa: E402
 
-    gi.require_version("Gst", "1.0")
-    from gi.repository import Gst
-except (ImportError, ValueError) as missing:
-    print(f"skipped: {missing}", file=sys.stderr)
-    sys.exit(77)
+ensure_gst(["Gst"])
+from gi.repository import Gst  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPT = os.path.join(HERE, "filter_video.py")

@@ -22,8 +22,13 @@ $WAYLAND_DISPLAY) and no --output it opens a window (autovideosink);
 otherwise it writes an H.264 MP4 (x264enc), webcam.mp4 by default. Ctrl-C
 ends the recording properly.
 
-Exit status: 0 on success, 1 on an error, 2 on bad arguments, 77 when
-PyGObject or the GStreamer typelibs are missing.
+It runs under the first python3 that has PyGObject: the one on
+PATH, or else /usr/bin/python3, where Debian's packages are (it says so
+when it switches). When none has them it names the interpreter and the
+packages to install.
+
+Exit status: 0 on success, 1 on an error (missing modules too), 2 on bad
+arguments.
 """
 
 import argparse
@@ -32,17 +37,11 @@ import os
 import signal
 import sys
 
-try:
-    import gi
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), "..", "..", "scripts"))
+from interpreter import ensure_gst  # noqa: E402
 
-    gi.require_version("Gst", "1.0")
-    from gi.repository import GLib, Gst
-except (ImportError, ValueError) as missing:
-    print(
-        f"skipped: {missing} (needs python3-gi and gir1.2-gstreamer-1.0)",
-        file=sys.stderr,
-    )
-    sys.exit(77)
+ensure_gst(["Gst"])
+from gi.repository import GLib, Gst  # noqa: E402
 
 
 def make(factory, **properties):
