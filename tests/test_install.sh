@@ -17,12 +17,18 @@ pc=$(find "$stage" -name cudafilters.pc | head -n 1)
 if [ -z "$pc" ]; then
   echo "no cudafilters.pc installed"; exit 1
 fi
-prefix=$(sed -n 's/^prefix=//p' "$pc")
+# As docs/engine-api.md tells a user: PKG_CONFIG_PATH alone, no variable
+# overridden (the .pc file is relocatable).
 export PKG_CONFIG_PATH=$(dirname "$pc")
-flags=$(pkg-config --define-variable=prefix="$stage$prefix" --cflags --libs cudafilters)
+flags=$(pkg-config --cflags --libs cudafilters)
 echo "pkg-config cudafilters: $flags"
+includedir=$(pkg-config --variable=includedir cudafilters)
+case "$(realpath "$includedir")" in
+  "$(realpath "$stage")"/*) ;;
+  *) echo "includedir $includedir is outside the staged tree $stage"; exit 1 ;;
+esac
 for h in cudafilters.h plane.h sharpen_gpu.h detail/hd_math.h; do
-  [ -f "$stage$prefix/include/cudafilters/$h" ] || { echo "not installed: cudafilters/$h"; exit 1; }
+  [ -f "$includedir/cudafilters/$h" ] || { echo "not installed: cudafilters/$h"; exit 1; }
 done
 
 # The compiler sees only the installed headers: not the source tree's.
