@@ -1042,28 +1042,97 @@ post_levels_message (GstCudaFiltersBase * self, GstBuffer * inbuf,
       gst_message_new_element (GST_OBJECT (self), s));
 }
 
+/* Why a video meta on a buffer cannot describe frames of @info (before
+ * mapping, which would only assert on it); empty when it can. */
+static std::string
+video_meta_mismatch (const GstVideoMeta * meta, const GstVideoInfo * info)
+{
+  if (meta->format != GST_VIDEO_INFO_FORMAT (info) ||
+      meta->n_planes != GST_VIDEO_INFO_N_PLANES (info))
+    return std::string ("its video meta describes ") +
+        gst_video_format_to_string (meta->format) + " frames of " +
+        std::to_string (meta->n_planes) + " planes";
+  if (meta->width < (guint) GST_VIDEO_INFO_WIDTH (info) ||
+      meta->height < (guint) GST_VIDEO_INFO_HEIGHT (info))
+    return "its video meta describes frames of " + std::to_string (meta->width)
+        + "x" + std::to_string (meta->height);
+  return std::string ();
+}
+
+/* Why a plane of @frame, as the element reads or writes it (rows of the
+ * negotiated width, COMP_HEIGHT rows, the frame's strides), does not lie
+ * inside the memory mapped for it; empty when every plane does. A video meta
+ * may say anything: gst_video_frame_map checks only the buffer's size, and
+ * only for buffers without one. */
+static std::string
+frame_planes_overflow (const GstVideoFrame * frame)
+{
+  for (guint p = 0; p < GST_VIDEO_FRAME_N_PLANES (frame); ++p) {
+    /* Without a meta, every plane lies in the one mapping of the buffer. */
+    const GstMapInfo & map = frame->meta ? frame->map[p] : frame->map[0];
+    const gint stride = GST_VIDEO_FRAME_PLANE_STRIDE (frame, p);
+    const guint64 row_bytes = (guint64) GST_VIDEO_FRAME_COMP_WIDTH (frame, p) *
+        GST_VIDEO_FRAME_COMP_PSTRIDE (frame, p);
+    const guint64 rows = GST_VIDEO_FRAME_COMP_HEIGHT (frame, p);
+    const guint8 *start = static_cast < const guint8 *>(
+        GST_VIDEO_FRAME_PLANE_DATA (frame, p));
+    const std::string plane = "plane " + std::to_string (p);
+    if (stride < 0 || (guint64) stride < row_bytes)
+      return plane + ": stride " + std::to_string (stride) +
+          " is shorter than a row of " + std::to_string (row_bytes) + " bytes";
+    if (start < map.data || start > map.data + map.size)
+      return plane + " starts outside the memory mapped for it";
+    const guint64 needed = (guint64) stride * (rows - 1) + row_bytes;
+    const guint64 available = (guint64) (map.data + map.size - start);
+    if (needed > available)
+      return plane + " needs " + std::to_string (needed) + " bytes (" +
+          std::to_string (rows) + " rows of stride " + std::to_string (stride) +
+          ") from offset " + std::to_string (start - map.data) + ", but its "
+          "memory holds " + std::to_string (map.size) + " bytes";
+  }
+  return std::string ();
+}
+
 /* Maps @buf as a frame of the negotiated caps with @flags: GST_MAP_READ for
  * an input, GST_MAP_WRITE for an output, with the CUDA map flag or not.
- * Posts an error if it cannot: an input that does not hold such a frame is a
- * stream error. */
+ * Frames whose video meta is larger than the caps (padding) are cropped to
+ * them. Every plane is checked against the memory it lies in. Posts an error
+ * if it cannot map: an input that does not hold such a frame is a stream
+ * error. */
 static bool
 map_frame (GstCudaFiltersBase * self, GstVideoFrame * frame, GstBuffer * buf,
     GstMapFlags flags)
 {
   GstCudaFiltersBasePrivate *priv = get_priv (self);
-  if (gst_video_frame_map (frame, &priv->info, buf, flags))
+  const GstVideoInfo *info = &priv->info;
+  const GstVideoMeta *meta = gst_buffer_get_video_meta (buf);
+  std::string why = meta ? video_meta_mismatch (meta, info) : std::string ();
+  bool mapped = false;
+  if (why.empty ()) {
+    mapped = gst_video_frame_map (frame, info, buf, flags);
+    if (!mapped) {
+      why = "buffer of " + std::to_string (gst_buffer_get_size (buf)) +
+          " bytes, caps need " + std::to_string (GST_VIDEO_INFO_SIZE (info));
+    } else {
+      frame->info.width = GST_VIDEO_INFO_WIDTH (info);
+      frame->info.height = GST_VIDEO_INFO_HEIGHT (info);
+      why = frame_planes_overflow (frame);
+    }
+  }
+  if (why.empty ())
     return true;
+  if (mapped)
+    gst_video_frame_unmap (frame);
   if (flags & GST_MAP_WRITE) {
-    GST_ELEMENT_ERROR (self, CORE, FAILED, (nullptr),
-        ("could not map the output buffer"));
+    GST_ELEMENT_ERROR (self, CORE, FAILED,
+        ("Output buffer does not hold a %dx%d %s frame.",
+            GST_VIDEO_INFO_WIDTH (info), GST_VIDEO_INFO_HEIGHT (info),
+            GST_VIDEO_INFO_NAME (info)), ("%s", why.c_str ()));
   } else {
     GST_ELEMENT_ERROR (self, STREAM, FORMAT,
         ("Input buffer does not hold a %dx%d %s frame.",
-            GST_VIDEO_INFO_WIDTH (&priv->info),
-            GST_VIDEO_INFO_HEIGHT (&priv->info),
-            GST_VIDEO_INFO_NAME (&priv->info)),
-        ("buffer of %" G_GSIZE_FORMAT " bytes, caps need %" G_GSIZE_FORMAT,
-            gst_buffer_get_size (buf), GST_VIDEO_INFO_SIZE (&priv->info)));
+            GST_VIDEO_INFO_WIDTH (info), GST_VIDEO_INFO_HEIGHT (info),
+            GST_VIDEO_INFO_NAME (info)), ("%s", why.c_str ()));
   }
   return false;
 }

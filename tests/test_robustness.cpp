@@ -173,6 +173,115 @@ GST_START_TEST (test_video_meta_strides_and_offsets)
 }
 GST_END_TEST;
 
+/* A video meta that describes more than its buffer holds, or other frames
+ * than the caps, is a stream error naming the plane, never a read past the
+ * end of the memory (nor a GLib critical from gst_video_frame_map). */
+enum class BadMeta { kStrideTooLong, kLastPlaneTooLate, kNegativeStride,
+  kStrideShorterThanRow, kOtherFormat, kSmallerThanCaps };
+
+static GstBuffer *
+buffer_with_bad_meta (GstVideoFormat fmt, int w, int h, BadMeta bad)
+{
+  GstVideoInfo info;
+  gst_video_info_set_format (&info, fmt, w, h);
+  const gsize size = GST_VIDEO_INFO_SIZE (&info);
+  GstBuffer *buf = gst_buffer_new_allocate (NULL, size, NULL);
+  gst_buffer_memset (buf, 0, 90, size);
+  gsize offsets[GST_VIDEO_MAX_PLANES];
+  gint strides[GST_VIDEO_MAX_PLANES];
+  const guint n = GST_VIDEO_INFO_N_PLANES (&info);
+  for (guint p = 0; p < n; ++p) {
+    offsets[p] = GST_VIDEO_INFO_PLANE_OFFSET (&info, p);
+    strides[p] = GST_VIDEO_INFO_PLANE_STRIDE (&info, p);
+  }
+  GstVideoFormat meta_format = fmt;
+  int meta_w = w, meta_h = h;
+  switch (bad) {
+    case BadMeta::kStrideTooLong:
+      strides[0] *= 4;
+      break;
+    case BadMeta::kLastPlaneTooLate:
+      offsets[n - 1] = size - strides[n - 1];
+      break;
+    case BadMeta::kNegativeStride:
+      strides[0] = -strides[0];
+      break;
+    case BadMeta::kStrideShorterThanRow:
+      strides[0] = 1;
+      break;
+    case BadMeta::kOtherFormat:
+      meta_format = fmt == GST_VIDEO_FORMAT_GRAY8 ? GST_VIDEO_FORMAT_GRAY16_LE :
+          GST_VIDEO_FORMAT_GRAY8;
+      break;
+    case BadMeta::kSmallerThanCaps:
+      meta_w = w / 2;
+      meta_h = h / 2;
+      break;
+  }
+  GstVideoMeta *meta = gst_buffer_add_video_meta_full (buf,
+      GST_VIDEO_FRAME_FLAG_NONE, meta_format, meta_w, meta_h, n, offsets,
+      strides);
+  /* Another format may have another number of planes. */
+  meta->n_planes = n;
+  return buf;
+}
+
+GST_START_TEST (test_video_meta_larger_than_buffer_is_an_error)
+{
+  const GstVideoFormat formats[] = { GST_VIDEO_FORMAT_GRAY8,
+    GST_VIDEO_FORMAT_NV12, GST_VIDEO_FORMAT_I420, GST_VIDEO_FORMAT_GRAY16_LE,
+    GST_VIDEO_FORMAT_P010_10LE
+  };
+  const BadMeta cases[] = { BadMeta::kStrideTooLong,
+    BadMeta::kLastPlaneTooLate, BadMeta::kNegativeStride,
+    BadMeta::kStrideShorterThanRow, BadMeta::kOtherFormat,
+    BadMeta::kSmallerThanCaps
+  };
+  for (const ElementCase & e : kElements)
+    for (GstVideoFormat fmt : formats)
+      for (BadMeta bad : cases) {
+        BusHarness c (launch_of (e));
+        gst_harness_set_src_caps_str (c.h, video_caps (fmt, 64, 48).c_str ());
+        const GstFlowReturn ret = gst_harness_push (c.h,
+            buffer_with_bad_meta (fmt, 64, 48, bad));
+        const std::string error = c.first_error ();
+        fail_unless_equals_int (ret, GST_FLOW_ERROR);
+        fail_unless (error.find ("does not hold") != std::string::npos,
+            "%s %s meta case %d: %s", e.factory,
+            gst_video_format_to_string (fmt), (int) bad, error.c_str ());
+        fail_unless_equals_int (gst_harness_buffers_received (c.h), 0);
+      }
+}
+GST_END_TEST;
+
+/* A video meta larger than the caps (a decoder's padding rows) is cropped to
+ * them: the output is the caps' frame, filtered. */
+GST_START_TEST (test_video_meta_with_padding_rows)
+{
+  std::mt19937 rng (31);
+  const int w = 64, h = 48, padded = 64;
+  for (const ElementCase & e : kElements) {
+    Image img = random_image (rng, w, h, 30, 160);
+    GstBuffer *buf = gst_buffer_new_allocate (NULL, gsize (w) * padded, NULL);
+    GstMapInfo map;
+    fail_unless (gst_buffer_map (buf, &map, GST_MAP_WRITE));
+    memset (map.data, 255, map.size);
+    memcpy (map.data, img.pixels.data (), img.pixels.size ());
+    gst_buffer_unmap (buf, &map);
+    gst_buffer_add_video_meta (buf, GST_VIDEO_FRAME_FLAG_NONE,
+        GST_VIDEO_FORMAT_GRAY8, w, padded);
+    GstHarness *hs = gst_harness_new_parse (launch_of (e).c_str ());
+    gst_harness_set_src_caps_str (hs, gray_caps (w, h).c_str ());
+    GstBuffer *out = gst_harness_push_and_pull (hs, buf);
+    fail_unless (out != NULL);
+    Image got = image_from_buffer (out, w, h);
+    gst_buffer_unref (out);
+    gst_harness_teardown (hs);
+    assert_luma_filtered (e, got, img, "a meta with padding rows");
+  }
+}
+GST_END_TEST;
+
 /* The smallest frames of every format (chroma of 1x1 too). */
 GST_START_TEST (test_tiny_frames)
 {
@@ -683,6 +792,8 @@ robustness_suite (void)
   suite_add_tcase (s, input);
   tcase_add_test (input, test_short_buffers_are_errors);
   tcase_add_test (input, test_video_meta_strides_and_offsets);
+  tcase_add_test (input, test_video_meta_larger_than_buffer_is_an_error);
+  tcase_add_test (input, test_video_meta_with_padding_rows);
   tcase_add_test (input, test_tiny_frames);
   tcase_add_test (input, test_unsupported_caps_are_refused);
 #ifdef HAVE_GST_CUDA
