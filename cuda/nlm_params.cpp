@@ -1,8 +1,20 @@
 #include <cudafilters/nlm_params.h>
 
 #include <cmath>
+#include <sstream>
 
 namespace cudafilters {
+
+namespace {
+
+// A strength as a user writes it: 0.1, 255, 12.5.
+std::string bound(float v) {
+  std::ostringstream out;
+  out << v;
+  return out.str();
+}
+
+}  // namespace
 
 std::string nlm_params_error(const NlmParams &p) {
   if (p.patch_size < 1 || p.patch_size > kNlmMaxPatchSize || p.patch_size % 2 == 0)
@@ -14,10 +26,14 @@ std::string nlm_params_error(const NlmParams &p) {
   if (p.patch_size > p.search_size)
     return "patch-size (" + std::to_string(p.patch_size) + ") must not exceed search-size (" +
            std::to_string(p.search_size) + ")";
-  if (!(p.h > 0.f)) return "strength must be positive";
+  if (!(p.h >= kNlmMinStrength && p.h <= kNlmMaxStrength))
+    return "strength must be " + bound(kNlmMinStrength) + " to " + bound(kNlmMaxStrength) +
+           " (got " + bound(p.h) + ")";
   if (!(p.noise_sigma >= 0.f)) return "noise-sigma must not be negative";
-  if (!(p.chroma_h >= 0.f || p.chroma_h == -1.f))
-    return "chroma-strength must be -1 (as strength), 0 (off) or positive";
+  if (!(p.chroma_h == -1.f || p.chroma_h == 0.f ||
+        (p.chroma_h >= kNlmMinStrength && p.chroma_h <= kNlmMaxStrength)))
+    return "chroma-strength must be -1 (as strength), 0 (off) or " + bound(kNlmMinStrength) +
+           " to " + bound(kNlmMaxStrength) + " (got " + bound(p.chroma_h) + ")";
   if (p.temporal_radius < 0 || p.temporal_radius > kNlmMaxTemporalRadius)
     return "temporal-radius must be between 0 and " + std::to_string(kNlmMaxTemporalRadius) +
            " (got " + std::to_string(p.temporal_radius) + ")";

@@ -13,6 +13,9 @@ namespace cudafilters {
 constexpr int kNlmMaxPatchSize = 15;
 constexpr int kNlmMaxSearchSize = 35;
 constexpr int kNlmMaxTemporalRadius = 3;
+// The range of strength, and of a chroma-strength of its own (8-bit units).
+constexpr float kNlmMinStrength = 0.1f;
+constexpr float kNlmMaxStrength = 255.f;
 
 struct NlmParams {
   float h = 10.f;          // filtering strength, in 8-bit intensity units

@@ -38,6 +38,7 @@
 #endif
 
 #include "gstcudaclahe.h"
+#include "gstcudafiltersproperties.h"
 
 #include <new>
 #include <string>
@@ -128,20 +129,14 @@ gst_cuda_clahe_reset_cpu_history (GstCudaFiltersBase * base)
 
 /* Applies one property change if the resulting parameters are valid;
  * otherwise keeps the current ones and says why. */
-template <typename Change> static void
-update_params (GstCudaClahe * self, const gchar * property, Change change)
+template < typename Change > static void
+update_params (GstCudaClahe * self, const GParamSpec * pspec, const GValue * value,
+    Change change)
 {
-  GST_OBJECT_LOCK (self);
-  cudafilters::ClaheParams candidate = self->state.settings.params;
-  change (candidate);
-  const std::string error = cudafilters::clahe_params_error (candidate);
-  if (error.empty ())
-    self->state.settings.params = candidate;
-  GST_OBJECT_UNLOCK (self);
-
-  if (!error.empty ())
-    g_warning ("%s: refusing %s: %s", GST_OBJECT_NAME (self), property,
-        error.c_str ());
+  gst_cuda_filters_update_params (GST_OBJECT (self), self->state.settings.params, pspec, value,
+      change, [](const cudafilters::ClaheParams & candidate,
+          const cudafilters::ClaheParams &) {
+        return cudafilters::clahe_params_error (candidate);});
 }
 
 static void
@@ -153,19 +148,19 @@ gst_cuda_clahe_set_property (GObject * object, guint prop_id,
   switch (prop_id) {
     case PROP_CLIP_LIMIT:{
       const double clip = g_value_get_double (value);
-      update_params (self, "clip-limit",[clip](cudafilters::ClaheParams & p) {
+      update_params (self, pspec, value, [clip](cudafilters::ClaheParams & p) {
             p.clip_limit = clip;});
       break;
     }
     case PROP_TILES_X:{
       const int n = g_value_get_int (value);
-      update_params (self, "tiles-x",[n](cudafilters::ClaheParams & p) {
+      update_params (self, pspec, value, [n](cudafilters::ClaheParams & p) {
             p.tiles_x = n;});
       break;
     }
     case PROP_TILES_Y:{
       const int n = g_value_get_int (value);
-      update_params (self, "tiles-y",[n](cudafilters::ClaheParams & p) {
+      update_params (self, pspec, value, [n](cudafilters::ClaheParams & p) {
             p.tiles_y = n;});
       break;
     }

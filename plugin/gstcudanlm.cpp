@@ -48,6 +48,7 @@
 #endif
 
 #include "gstcudanlm.h"
+#include "gstcudafiltersproperties.h"
 
 #include <cudafilters/nlm_cpu.h>
 #include <cudafilters/nlm_gpu.h>
@@ -143,26 +144,32 @@ gst_cuda_nlm_window_radius (GstCudaFiltersBase * base)
   return snapshot_params (GST_CUDA_NLM (base)).temporal_radius;
 }
 
+/* Why @candidate cannot replace @current, with the order of changes that
+ * gets there when patch-size and search-size are in each other's way;
+ * empty when it can. */
+static std::string
+nlm_params_refusal (const cudafilters::NlmParams & candidate,
+    const cudafilters::NlmParams & current)
+{
+  std::string error = cudafilters::nlm_params_error (candidate);
+  if (error.empty () || candidate.patch_size <= candidate.search_size)
+    return error;
+  cudafilters::NlmParams ordered = candidate;
+  ordered.search_size = candidate.patch_size;
+  if (cudafilters::nlm_params_error (ordered).empty ())
+    error += candidate.patch_size != current.patch_size ?
+        ": raise search-size first" : ": lower patch-size first";
+  return error;
+}
+
 /* Applies one property change if the resulting parameters are valid;
  * otherwise keeps the current ones and says why. */
 template < typename Change > static void
-update_params (GstCudaNlm * self, const gchar * property, Change change)
+update_params (GstCudaNlm * self, const GParamSpec * pspec,
+    const GValue * value, Change change)
 {
-  GST_OBJECT_LOCK (self);
-  cudafilters::NlmParams candidate = self->params;
-  change (candidate);
-  std::string error = cudafilters::nlm_params_error (candidate);
-  if (error.empty ())
-    self->params = candidate;
-  GST_OBJECT_UNLOCK (self);
-
-  if (!error.empty ()) {
-    g_warning ("%s: refusing %s: %s", GST_OBJECT_NAME (self), property,
-        error.c_str ());
-    if (candidate.patch_size > candidate.search_size)
-      g_warning ("%s: set patch-size before lowering search-size",
-          GST_OBJECT_NAME (self));
-  }
+  gst_cuda_filters_update_params (GST_OBJECT (self), self->params, pspec, value,
+      change, nlm_params_refusal);
 }
 
 static void
@@ -174,43 +181,56 @@ gst_cuda_nlm_set_property (GObject * object, guint prop_id,
   switch (prop_id) {
     case PROP_STRENGTH:{
       const float h = g_value_get_float (value);
-      update_params (self, "strength",[h](cudafilters::NlmParams & p) {
+      update_params (self, pspec, value, [h](cudafilters::NlmParams & p) {
             p.h = h;});
       break;
     }
     case PROP_PATCH_SIZE:{
       const int n = g_value_get_int (value);
-      update_params (self, "patch-size",[n](cudafilters::NlmParams & p) {
+      update_params (self, pspec, value, [n](cudafilters::NlmParams & p) {
             p.patch_size = n;});
       break;
     }
     case PROP_SEARCH_SIZE:{
       const int n = g_value_get_int (value);
-      update_params (self, "search-size",[n](cudafilters::NlmParams & p) {
+      update_params (self, pspec, value, [n](cudafilters::NlmParams & p) {
             p.search_size = n;});
       break;
     }
     case PROP_NOISE_SIGMA:{
       const float s = g_value_get_float (value);
-      update_params (self, "noise-sigma",[s](cudafilters::NlmParams & p) {
+      update_params (self, pspec, value, [s](cudafilters::NlmParams & p) {
             p.noise_sigma = s;});
       break;
     }
     case PROP_PATCH_WEIGHTING:{
       const bool g = g_value_get_enum (value) == GST_CUDA_NLM_PATCH_GAUSSIAN;
-      update_params (self, "patch-weighting",[g](cudafilters::NlmParams & p) {
+      update_params (self, pspec, value, [g](cudafilters::NlmParams & p) {
             p.gaussian = g;});
       break;
     }
     case PROP_CHROMA_STRENGTH:{
       const float h = g_value_get_float (value);
-      update_params (self, "chroma-strength",[h](cudafilters::NlmParams & p) {
+      update_params (self, pspec, value, [h](cudafilters::NlmParams & p) {
             p.chroma_h = h;});
       break;
     }
     case PROP_TEMPORAL_RADIUS:{
+      /* The frames held and the latency reported follow the radius the
+       * element started with: a new one takes effect from the next start. */
+      GST_OBJECT_LOCK (self);
+      const bool running = GST_STATE (self) > GST_STATE_READY ||
+          GST_STATE_PENDING (self) > GST_STATE_READY;
+      GST_OBJECT_UNLOCK (self);
+      if (running) {
+        g_warning ("%s: refusing temporal-radius=%d: it can be set in the "
+            "NULL and READY states only; temporal-radius stays %d",
+            GST_OBJECT_NAME (self), g_value_get_int (value),
+            snapshot_params (self).temporal_radius);
+        break;
+      }
       const int r = g_value_get_int (value);
-      update_params (self, "temporal-radius",[r](cudafilters::NlmParams & p) {
+      update_params (self, pspec, value, [r](cudafilters::NlmParams & p) {
             p.temporal_radius = r;});
       break;
     }
@@ -272,7 +292,8 @@ gst_cuda_nlm_class_init (GstCudaNlmClass * klass)
   g_object_class_install_property (gobject_class, PROP_STRENGTH,
       g_param_spec_float ("strength", "Strength",
           "Filtering strength h, in 8-bit intensity units (as OpenCV's h) at "
-          "every depth: higher removes more noise and more detail", 0.1f, 255.f,
+          "every depth: higher removes more noise and more detail",
+          cudafilters::kNlmMinStrength, cudafilters::kNlmMaxStrength,
           defaults.h, controllable));
   g_object_class_install_property (gobject_class, PROP_PATCH_SIZE,
       g_param_spec_int ("patch-size", "Patch size",
@@ -295,12 +316,14 @@ gst_cuda_nlm_class_init (GstCudaNlmClass * klass)
       g_param_spec_float ("chroma-strength", "Chroma strength",
           "Filtering strength h for the chroma planes of YUV frames (U and V "
           "together), in 8-bit units: -1 uses strength, 0 leaves chroma as it "
-          "is", -1.f, 255.f, defaults.chroma_h, controllable));
+          "is, 0.1 to 255 its own", -1.f, cudafilters::kNlmMaxStrength,
+          defaults.chroma_h, controllable));
   g_object_class_install_property (gobject_class, PROP_TEMPORAL_RADIUS,
       g_param_spec_int ("temporal-radius", "Temporal radius",
           "Frames searched before and after the frame denoised (0: each frame "
           "on its own). Each frame leaves once this many later frames have "
-          "arrived: the element adds as many frames of latency",
+          "arrived: the element adds as many frames of latency. Set in the NULL "
+          "or READY state",
           0, cudafilters::kNlmMaxTemporalRadius, defaults.temporal_radius,
           (GParamFlags) (G_PARAM_READWRITE | GST_PARAM_MUTABLE_READY |
               G_PARAM_STATIC_STRINGS)));

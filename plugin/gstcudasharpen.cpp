@@ -41,6 +41,7 @@
 #endif
 
 #include "gstcudasharpen.h"
+#include "gstcudafiltersproperties.h"
 
 #include <new>
 #include <string>
@@ -136,19 +137,13 @@ gst_cuda_sharpen_filter_cpu (GstCudaFiltersBase * base,
 /* Applies one property change if the resulting parameters are valid;
  * otherwise keeps the current ones and says why. */
 template < typename Change > static void
-update_params (GstCudaSharpen * self, const gchar * property, Change change)
+update_params (GstCudaSharpen * self, const GParamSpec * pspec, const GValue * value,
+    Change change)
 {
-  GST_OBJECT_LOCK (self);
-  cudafilters::SharpenParams candidate = self->state.params;
-  change (candidate);
-  const std::string error = cudafilters::sharpen_params_error (candidate);
-  if (error.empty ())
-    self->state.params = candidate;
-  GST_OBJECT_UNLOCK (self);
-
-  if (!error.empty ())
-    g_warning ("%s: refusing %s: %s", GST_OBJECT_NAME (self), property,
-        error.c_str ());
+  gst_cuda_filters_update_params (GST_OBJECT (self), self->state.params, pspec, value,
+      change, [](const cudafilters::SharpenParams & candidate,
+          const cudafilters::SharpenParams &) {
+        return cudafilters::sharpen_params_error (candidate);});
 }
 
 static void
@@ -160,25 +155,25 @@ gst_cuda_sharpen_set_property (GObject * object, guint prop_id,
   switch (prop_id) {
     case PROP_KERNEL:{
       const auto k = (cudafilters::SharpenKernel) g_value_get_enum (value);
-      update_params (self, "kernel",[k](cudafilters::SharpenParams & p) {
+      update_params (self, pspec, value, [k](cudafilters::SharpenParams & p) {
             p.kernel = k;});
       break;
     }
     case PROP_AMOUNT:{
       const double v = g_value_get_double (value);
-      update_params (self, "amount",[v](cudafilters::SharpenParams & p) {
+      update_params (self, pspec, value, [v](cudafilters::SharpenParams & p) {
             p.amount = v;});
       break;
     }
     case PROP_RADIUS:{
       const double v = g_value_get_double (value);
-      update_params (self, "radius",[v](cudafilters::SharpenParams & p) {
+      update_params (self, pspec, value, [v](cudafilters::SharpenParams & p) {
             p.radius = v;});
       break;
     }
     case PROP_THRESHOLD:{
       const int v = g_value_get_int (value);
-      update_params (self, "threshold",[v](cudafilters::SharpenParams & p) {
+      update_params (self, pspec, value, [v](cudafilters::SharpenParams & p) {
             p.threshold = v;});
       break;
     }

@@ -466,6 +466,142 @@ GST_START_TEST (test_temporal_latency)
 }
 GST_END_TEST;
 
+/* temporal-radius keeps the value the element started with while it runs:
+ * a new value is refused with a warning, and the frames held and the latency
+ * reported stay those of the radius in use, also after a DISCONT buffer
+ * (which drains the window) and new caps. */
+GST_START_TEST (test_temporal_radius_fixed_while_running)
+{
+  std::mt19937 rng (4249);
+  GstElement *nlm = gst_element_factory_make ("cudanlm", NULL);
+  gst_util_set_object_arg (G_OBJECT (nlm), "backend", "cpu");
+  g_object_set (nlm, "patch-size", 3, "search-size", 5, "temporal-radius", 1,
+      NULL);
+  GstHarness *h = gst_harness_new_with_element (nlm, "sink", "src");
+  gst_object_unref (nlm);
+  gst_harness_set_src_caps_str (h, "video/x-raw,format=GRAY8,width=16,"
+      "height=8,framerate=25/1");
+  const GstClockTime frame = GST_SECOND / 25;
+  auto push = [&](int i, bool discont) {
+    GstBuffer *buf = buffer_from_frame (frame_with_luma (rng,
+            GST_VIDEO_FORMAT_GRAY8, random_image (rng, 16, 8)));
+    GST_BUFFER_PTS (buf) = i * frame;
+    GST_BUFFER_DURATION (buf) = frame;
+    if (discont)
+      GST_BUFFER_FLAG_SET (buf, GST_BUFFER_FLAG_DISCONT);
+    fail_unless_equals_int (gst_harness_push (h, buf), GST_FLOW_OK);
+  };
+  push (0, false);
+  push (1, false);
+  fail_unless_equals_int (gst_harness_buffers_received (h), 1);
+
+  ASSERT_WARNING (g_object_set (h->element, "temporal-radius", 3, NULL));
+  gint radius = -1;
+  g_object_get (h->element, "temporal-radius", &radius, NULL);
+  fail_unless_equals_int (radius, 1);
+
+  /* The DISCONT buffer drains frame 1, then holds itself for one frame. */
+  push (2, true);
+  fail_unless_equals_int (gst_harness_buffers_received (h), 2);
+  push (3, false);
+  fail_unless_equals_int (gst_harness_buffers_received (h), 3);
+  fail_unless_equals_uint64 (gst_harness_query_latency (h), frame);
+  gst_harness_set_src_caps_str (h, "video/x-raw,format=GRAY8,width=16,"
+      "height=8,framerate=50/1");
+  fail_unless_equals_int (gst_harness_buffers_received (h), 4);
+  fail_unless_equals_uint64 (gst_harness_query_latency (h), GST_SECOND / 50);
+
+  /* In READY the new radius is taken, and used from the next start. */
+  fail_unless (gst_element_set_state (h->element, GST_STATE_READY) ==
+      GST_STATE_CHANGE_SUCCESS);
+  g_object_set (h->element, "temporal-radius", 2, NULL);
+  g_object_get (h->element, "temporal-radius", &radius, NULL);
+  fail_unless_equals_int (radius, 2);
+  gst_harness_play (h);
+  gst_harness_set_src_caps_str (h, "video/x-raw,format=GRAY8,width=16,"
+      "height=8,framerate=25/1");
+  const guint before = gst_harness_buffers_received (h);
+  for (int i = 0; i < 3; ++i)
+    push (10 + i, false);
+  fail_unless_equals_int (gst_harness_buffers_received (h), before + 1);
+  fail_unless_equals_uint64 (gst_harness_query_latency (h), 2 * frame);
+  gst_harness_teardown (h);
+}
+GST_END_TEST;
+
+/* The warnings GLib's range checks cannot give: what was refused, why, the
+ * order of changes that works, and the value that stays. */
+struct CapturedWarnings {
+  std::vector < std::string > texts;
+  guint handler = 0;
+  CapturedWarnings () {
+    handler = g_log_set_handler (NULL, G_LOG_LEVEL_WARNING,
+        [](const gchar *, GLogLevelFlags, const gchar * message, gpointer data) {
+          static_cast < CapturedWarnings * >(data)->texts.push_back (message);
+        }, this);
+  }
+  ~CapturedWarnings () {
+    g_log_remove_handler (NULL, handler);
+  }
+  std::string take () {
+    fail_unless_equals_int (texts.size (), 1);
+    std::string t = texts[0];
+    texts.clear ();
+    return t;
+  }
+};
+
+static void
+assert_contains (const std::string & text, const char *part)
+{
+  fail_unless (text.find (part) != std::string::npos, "'%s' not in: %s", part,
+      text.c_str ());
+}
+
+GST_START_TEST (test_refused_properties_say_why)
+{
+  GstElement *nlm = gst_element_factory_make ("cudanlm", NULL);
+  g_object_set (nlm, "search-size", 7, "patch-size", 7, NULL);
+  {
+    CapturedWarnings w;
+    g_object_set (nlm, "patch-size", 9, NULL);
+    const std::string text = w.take ();
+    assert_contains (text, "refusing patch-size=9");
+    assert_contains (text, "search-size (7)");
+    assert_contains (text, "raise search-size first");
+    assert_contains (text, "patch-size stays 7");
+    fail_unless (text.find ("set patch-size") == std::string::npos, "%s",
+        text.c_str ());
+
+    g_object_set (nlm, "search-size", 5, NULL);
+    const std::string lower = w.take ();
+    assert_contains (lower, "refusing search-size=5");
+    assert_contains (lower, "lower patch-size first");
+    assert_contains (lower, "search-size stays 7");
+
+    g_object_set (nlm, "chroma-strength", 0.05, NULL);
+    const std::string chroma = w.take ();
+    assert_contains (chroma, "refusing chroma-strength=0.05");
+    assert_contains (chroma, "0.1 to 255");
+    assert_contains (chroma, "chroma-strength stays -1");
+  }
+  gint patch = 0, search = 0;
+  gfloat chroma = 0;
+  g_object_get (nlm, "patch-size", &patch, "search-size", &search,
+      "chroma-strength", &chroma, NULL);
+  fail_unless_equals_int (patch, 7);
+  fail_unless_equals_int (search, 7);
+  fail_unless (chroma == -1.f);
+  /* The sizes in an order that works. */
+  g_object_set (nlm, "search-size", 9, "patch-size", 9, NULL);
+  g_object_set (nlm, "chroma-strength", 0.1, NULL);
+  g_object_get (nlm, "patch-size", &patch, "chroma-strength", &chroma, NULL);
+  fail_unless_equals_int (patch, 9);
+  fail_unless (chroma == 0.1f);
+  gst_object_unref (nlm);
+}
+GST_END_TEST;
+
 static Suite *
 cudanlm_cpu_suite (void)
 {
@@ -492,6 +628,8 @@ cudanlm_cpu_suite (void)
   tcase_add_test (tc, test_temporal_sequences);
   tcase_add_test (tc, test_temporal_flush_discont_caps);
   tcase_add_test (tc, test_temporal_latency);
+  tcase_add_test (tc, test_temporal_radius_fixed_while_running);
+  tcase_add_test (tc, test_refused_properties_say_why);
   return s;
 }
 
