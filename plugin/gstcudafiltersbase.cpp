@@ -154,7 +154,7 @@ struct GstCudaFiltersBasePrivate
    * path (on the GPU path GpuState's runner holds them), and the metadata
    * of the frames not yet filtered, oldest first (buffers without memory:
    * upstream's buffers are released as soon as their frame is copied). */
-  int radius = 0;
+  std::atomic<int> radius { 0 };
   cudafilters::FrameWindow cpu_window;
   cudafilters::HostFrameStore cpu_frames;
   std::deque<GstBuffer *> waiting;
@@ -351,6 +351,11 @@ gst_cuda_filters_base_start (GstBaseTransform * trans)
 
   priv->restart_history = true;
   priv->last_message = GST_CLOCK_TIME_NONE;
+  /* The radius in use until the next start (temporal-radius is refused
+   * while running). */
+  GstCudaFiltersBaseClass *klass = GST_CUDA_FILTERS_BASE_GET_CLASS (self);
+  priv->radius = is_window_filter (self) && klass->window_radius ?
+      (int) klass->window_radius (self) : 0;
   window_reset (self);
   if (backend == GST_CUDA_FILTERS_BACKEND_CPU) {
     GST_INFO_OBJECT (self, "running on the CPU (backend=cpu)");
@@ -464,7 +469,9 @@ gst_cuda_filters_base_set_caps (GstBaseTransform * trans, GstCaps * incaps,
    * new frames come after a CAPS event, which drained it. */
   const bool new_frames = priv->info.finfo == nullptr ||
       !gst_video_info_is_equal (&info, &priv->info);
+  GST_OBJECT_LOCK (self);
   priv->info = info;
+  GST_OBJECT_UNLOCK (self);
   priv->restart_history = true;
   priv->cuda_caps = cuda_caps;
   if (new_frames)
@@ -1311,19 +1318,16 @@ window_ready (GstCudaFiltersBase * self, bool draining)
       window_of (self).ready (draining);
 }
 
-/* Forgets the frames held and their metadata, and takes the subclass's
- * current radius. */
+/* Forgets the frames held and their metadata. */
 static void
 window_reset (GstCudaFiltersBase * self)
 {
   GstCudaFiltersBasePrivate *priv = get_priv (self);
-  GstCudaFiltersBaseClass *klass = GST_CUDA_FILTERS_BASE_GET_CLASS (self);
   if (!is_window_filter (self))
     return;
   for (GstBuffer *meta : priv->waiting)
     gst_buffer_unref (meta);
   priv->waiting.clear ();
-  priv->radius = klass->window_radius ? (int) klass->window_radius (self) : 0;
   priv->cpu_window.reset (priv->radius);
   if (priv->gpu) {
     ScopedCudaContext scope (priv->context);
@@ -1377,8 +1381,11 @@ window_push (GstCudaFiltersBase * self, GstBuffer * in)
   gst_buffer_copy_into (meta, in, (GstBufferCopyFlags) (GST_BUFFER_COPY_FLAGS |
           GST_BUFFER_COPY_TIMESTAMPS | GST_BUFFER_COPY_META), 0, -1);
   priv->waiting.push_back (meta);
-  if (GST_BUFFER_DURATION_IS_VALID (in))
+  if (GST_BUFFER_DURATION_IS_VALID (in)) {
+    GST_OBJECT_LOCK (self);
     priv->last_duration = GST_BUFFER_DURATION (in);
+    GST_OBJECT_UNLOCK (self);
+  }
   return GST_FLOW_OK;
 }
 
@@ -1490,14 +1497,20 @@ static GstClockTime
 window_latency (GstCudaFiltersBase * self)
 {
   GstCudaFiltersBasePrivate *priv = get_priv (self);
-  if (priv->radius == 0)
+  const int radius = priv->radius;
+  if (radius == 0)
     return 0;
+  /* Queried from any thread: the caps and durations the streaming thread
+   * sets are read under the object lock. */
+  GST_OBJECT_LOCK (self);
   const gint n = GST_VIDEO_INFO_FPS_N (&priv->info);
   const gint d = GST_VIDEO_INFO_FPS_D (&priv->info);
+  const GstClockTime last_duration = priv->last_duration;
+  GST_OBJECT_UNLOCK (self);
   if (n > 0 && d > 0)
-    return priv->radius * gst_util_uint64_scale_int (GST_SECOND, d, n);
-  if (GST_CLOCK_TIME_IS_VALID (priv->last_duration))
-    return priv->radius * priv->last_duration;
+    return radius * gst_util_uint64_scale_int (GST_SECOND, d, n);
+  if (GST_CLOCK_TIME_IS_VALID (last_duration))
+    return radius * last_duration;
   GST_DEBUG_OBJECT (self, "no frame rate or duration yet: latency unknown");
   return 0;
 }

@@ -92,8 +92,8 @@ struct _GstCudaFiltersBaseClass
   void (*filter_window_cpu) (GstCudaFiltersBase * self,
       const cudafilters::FramePlanes * window, int count, int center,
       const cudafilters::FramePlanesOut & dst);
-  /* Frames read before and after the one filtered, 0 to 3. Read when the
-   * element starts and when caps are set. */
+  /* Frames read before and after the one filtered, 0 to 3. Read once, when
+   * the element starts: the subclass refuses a new radius while running. */
   guint (*window_radius) (GstCudaFiltersBase * self);
 };
 
