@@ -95,12 +95,13 @@ class DeviceArray {
 // change size does not reallocate on every change.
 class DevicePlane {
  public:
-  // width in bytes.
+  // width in bytes. Strongly exception-safe: if the allocation fails, the
+  // plane keeps its memory and capacity (the new plane is allocated before
+  // the old one is freed).
   void reserve(int width, int height) {
     if (width <= cap_width_ && height <= cap_height_) return;
     const int w = width > cap_width_ ? width : cap_width_;
     const int h = height > cap_height_ ? height : cap_height_;
-    mem_.reset();
     void *p = nullptr;
     size_t pitch = 0;
     CUDAFILTERS_CHECK(cudaMallocPitch(&p, &pitch, static_cast<size_t>(w), static_cast<size_t>(h)));
@@ -123,9 +124,9 @@ class DevicePlane {
 // pageable frames and the device at full PCIe speed.
 class PinnedBuffer {
  public:
+  // Strongly exception-safe, as DevicePlane::reserve.
   void reserve(size_t bytes) {
     if (bytes <= size_) return;
-    mem_.reset();
     void *p = nullptr;
     CUDAFILTERS_CHECK(cudaHostAlloc(&p, bytes, cudaHostAllocPortable));
     mem_ = UniqueHandle<void *, free_host>(p);

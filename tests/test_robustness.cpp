@@ -19,6 +19,7 @@
 #endif
 
 #include <cuda_runtime.h>
+#include <cudafilters/cuda_memory.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -546,6 +547,13 @@ GST_START_TEST (test_out_of_device_memory_then_restart)
       g_hog.reset ();
     }
 
+    /* The failed allocation left the element's buffers as they were: a
+     * small frame is filtered without a restart. */
+    gst_harness_set_src_caps_str (c.h, gray_caps (64, 48).c_str ());
+    Image again = random_image (rng, 64, 48);
+    assert_luma_filtered (e, push_pull (c.h, again), again,
+        "after OOM, no restart");
+
     fail_unless (gst_element_set_state (c.h->element, GST_STATE_NULL) ==
         GST_STATE_CHANGE_SUCCESS);
     gst_harness_play (c.h);
@@ -557,6 +565,46 @@ GST_START_TEST (test_out_of_device_memory_then_restart)
     else
       fail_unless (push_pull (c.h, img).width == 640);
   }
+}
+GST_END_TEST;
+
+/* An owner of device or page-locked memory whose growth fails keeps what it
+ * had: the same memory, usable, and the same capacity. */
+GST_START_TEST (test_failed_reserve_keeps_memory)
+{
+  const int kHuge = 1 << 30;  /* rows of a GiB: 2^50 bytes in all */
+  cudafilters::DevicePlane plane;
+  plane.reserve (640, 480);
+  uint8_t *const data = plane.data ();
+  const size_t pitch = plane.pitch ();
+  fail_unless (data != nullptr);
+  bool threw = false;
+  try {
+    plane.reserve (kHuge, 1 << 20);
+  } catch (const cudafilters::CudaError &) {
+    threw = true;
+  }
+  fail_unless (threw, "a 2^50-byte device plane was allocated");
+  fail_unless (plane.data () == data && plane.pitch () == pitch);
+  plane.reserve (320, 240);
+  fail_unless (plane.data () == data);
+  fail_unless_equals_int (cudaMemset2D (plane.data (), plane.pitch (), 7, 640,
+          480), cudaSuccess);
+
+  cudafilters::PinnedBuffer pinned;
+  pinned.reserve (4096);
+  uint8_t *const host = pinned.data ();
+  threw = false;
+  try {
+    pinned.reserve (size_t (1) << 50);
+  } catch (const cudafilters::CudaError &) {
+    threw = true;
+  }
+  fail_unless (threw, "2^50 bytes of page-locked memory were allocated");
+  fail_unless (pinned.data () == host);
+  pinned.reserve (1024);
+  fail_unless (pinned.data () == host);
+  memset (pinned.data (), 7, 4096);
 }
 GST_END_TEST;
 
@@ -817,6 +865,7 @@ robustness_suite (void)
 #if TEST_GPU
   tcase_add_checked_fixture (faults, nullptr, release_hog);
   tcase_add_test (faults, test_out_of_device_memory_then_restart);
+  tcase_add_test (faults, test_failed_reserve_keeps_memory);
 #ifdef HAVE_GST_CUDA
   tcase_add_test (faults, test_device_fault_mid_stream_is_an_error);
 #endif
