@@ -23,6 +23,10 @@ meson test -C build --no-rebuild --print-errorlogs engine-gpu cudahisteq-gpu cud
   equalize-stream-gpu cudanlm-gpu cuda-memory-gpu cudasharpen-gpu concurrent-gpu 2>&1 | tee "$OUT/gpu-suite.log" || status=1
 meson test -C build --no-rebuild --print-errorlogs --logbase robustness robustness-gpu 2>&1 \
   | tee -a "$OUT/gpu-suite.log" || status=1
+# 32768 x 32768 frames through every engine: about 15 GiB of device memory,
+# 10 GiB of host memory and every core, so alone too.
+meson test -C build --no-rebuild --print-errorlogs --logbase large-frames large-frames-gpu 2>&1 \
+  | tee -a "$OUT/gpu-suite.log" || status=1
 
 step "cpu suite"
 meson test -C build --no-rebuild --suite cpu --print-errorlogs 2>&1 | tail -12 || status=1
