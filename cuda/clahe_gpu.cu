@@ -446,7 +446,7 @@ void ClaheGpu::enqueue_frame(ConstPlane src, const Plane *stash, Plane dst,
              stash != nullptr};
   job.map_rows =
       std::max(1, std::min(geom.tile_height, ceil_div(src.height, 2 * sm_count_)));
-  int items = 0;
+  int64_t items = 0;
   const CopyJobs jobs = carried_jobs(carried, items);
   const int blocks = ceil_div(src.height, job.map_rows);
   const size_t shared = static_cast<size_t>(kMaxLutRows) * geom.tiles_x * kHistBins;

@@ -734,6 +734,7 @@ void ClaheGpu::enqueue_deep(ConstPlane src, const Plane *stash, Plane dst,
   const SampleLayout layout = src.samples;
   if (!layout.valid() || layout != dst.samples)
     throw std::invalid_argument("source and output planes differ in layout");
+  check_plane_bytes(static_cast<int64_t>(src.row_bytes()), src.height);
   const ClaheGeometry geom = clahe_geometry(src.width, src.height, params_, layout.levels());
   if (geom.tile_width > kMaxChunkSamples)
     throw std::invalid_argument("deep CLAHE tiles must be at most 65535 samples wide");
@@ -808,12 +809,15 @@ void ClaheGpu::enqueue_deep(ConstPlane src, const Plane *stash, Plane dst,
   const size_t map_pitch = stash ? stash->stride : src.stride;
   DeepMap m{map_src, map_pitch, dst.data, dst.stride, ceil_div(src.width, kGroup),
             aligned16(map_src, map_pitch) && aligned16(dst.data, dst.stride)};
-  int items = src.height * m.groups_per_row;
+  // Groups of the plane (fewer than 2^31, see deep_plane in
+  // histeq_gpu_deep.cu) and work items of the carried planes (up to 2^31).
+  int64_t items = static_cast<int64_t>(src.height) * m.groups_per_row;
   const CopyJobs jobs = carried_jobs(carried, items);
   const int regions =
       ceil_div(m.groups_per_row, kRegionGroups) * ceil_div(src.height, kRegionRows);
-  const int blocks =
-      std::max({1, std::min(regions, 8 * sm_count_), std::min(ceil_div(items, kThreads), 8 * sm_count_)});
+  const int item_blocks =
+      static_cast<int>(std::min<int64_t>((items + kThreads - 1) / kThreads, 8 * sm_count_));
+  const int blocks = std::max({1, std::min(regions, 8 * sm_count_), item_blocks});
   deep_clahe_map_kernel<<<blocks, kThreads, 0, stream>>>(m, g, deep_luts_.get(), jobs);
   check_launch("deep_clahe_map_kernel");
   deep_state_dirty_ = false;

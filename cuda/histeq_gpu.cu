@@ -225,9 +225,11 @@ __global__ void __launch_bounds__(kThreads)
     map_plane(src.data, src.pitch, dst, dst_pitch, map_split, table);
 }
 
-int blocks_for(int items, int cap) {
-  const int needed = (items + kThreads - 1) / kThreads;
-  return needed < 1 ? 1 : needed < cap ? needed : cap;
+// Blocks of kThreads for `items` work items (up to 2^31, work_items), from
+// one to `cap`.
+int blocks_for(int64_t items, int cap) {
+  const int64_t needed = (items + kThreads - 1) / kThreads;
+  return needed < 1 ? 1 : needed < cap ? static_cast<int>(needed) : cap;
 }
 
 // Bytes read per block of the single-pass kernel.
@@ -241,7 +243,7 @@ constexpr size_t kSinglePassBlockBytes = 48 * 1024;
 // frames back to back: 1080p 8.9 us on 132 blocks against 10.0 us on 264,
 // 4K 14.6 us on 198 against 15.9 us on 132, 8K 52.0 us on 528 against
 // 57.5 us on 264 (docs/cudahisteq.md, "Grid by frame size").
-int single_pass_grid(size_t bytes, int items, int sm_count, int max_per_sm) {
+int single_pass_grid(size_t bytes, int64_t items, int sm_count, int max_per_sm) {
   const size_t half_sm_bytes = kSinglePassBlockBytes * static_cast<size_t>(sm_count) / 2;
   const size_t halves = (bytes + half_sm_bytes / 2) / half_sm_bytes;
   const size_t per_half = std::clamp<size_t>(halves, 2, 2 * static_cast<size_t>(max_per_sm));
@@ -319,7 +321,7 @@ void HistEqGpu::enqueue_frame(ConstPlane src, const Plane *stash, Plane dst,
       src.width, src.height,
       aligned16(src.data, src.stride) && (!stash || aligned16(stash->data, stash->stride)));
   const Split map_split = split_for(map_src, dst);
-  int items = work_items(map_split);
+  int64_t items = work_items(map_split);
   const CopyJobs jobs = carried_jobs(carried, items);
   const History history = next_history(src);
 

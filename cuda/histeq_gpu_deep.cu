@@ -76,7 +76,12 @@ struct DeepHistory {
   unsigned long long *next;
 };
 
+// A plane has at most kMaxPlaneBytes (2^30 samples), and so at most 2^30
+// groups (one per sample where rows are 1 to 8 samples wide, 2^27 for a
+// 32768 x 32768 plane): group indices fit int, with the strides of a
+// resident grid's threads (visit_groups) added.
 DeepPlane deep_plane(ConstPlane p, bool vec) {
+  check_plane_bytes(static_cast<int64_t>(p.row_bytes()), p.height);
   return DeepPlane{p.data, p.stride, p.width, p.height, (p.width + kGroup - 1) / kGroup, vec};
 }
 
@@ -928,7 +933,7 @@ void HistEqGpu::enqueue_deep(ConstPlane src, const Plane *stash, Plane dst,
   io.dst_pitch = dst.stride;
   io.l = l;
   io.history = history;
-  int map_items = map_src.height * map_src.groups_per_row;
+  int64_t map_items = static_cast<int64_t>(map_src.height) * map_src.groups_per_row;
   io.carried = carried_jobs(carried, map_items);
   const int items = count_src.height * count_src.groups_per_row;
 
@@ -1002,7 +1007,8 @@ void HistEqGpu::enqueue_deep(ConstPlane src, const Plane *stash, Plane dst,
       if (step == kCount) blocks = f.partial_count * cluster;
       // Every block of the mapping loads the LUT: no more than fit at once.
       if (step == kMap)
-        blocks = std::min((map_items + kThreads - 1) / kThreads, deep_resident_blocks_);
+        blocks = static_cast<int>(std::min<int64_t>((map_items + kThreads - 1) / kThreads,
+                                                    deep_resident_blocks_));
       // Counting, the sums and the mapping use the shared memory.
       const bool uses_shared = step == kCount || step == kSum || step == kMap;
       const cudaLaunchConfig_t config =

@@ -14,14 +14,31 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <stdexcept>
 
 namespace cudafilters {
 namespace kernels {
 
 constexpr int kVecBytes = 16;
 
+// The largest planes the kernels take: rows of 2^16 bytes and 2^31 bytes in
+// all, as a 32768 x 32768 plane of 16-bit words (the luma of a GRAY16_LE
+// frame of 2^30 pixels, or a chroma plane of Y444_16LE) has. Its work items
+// (16-byte vectors, or bytes where rows are not aligned) number at most
+// 2^31, which the grid-stride loops count in 32-bit unsigned integers
+// (for_each_pixel_group), and no grid over it has 2^31 threads.
+constexpr int64_t kMaxRowBytes = int64_t(1) << 16;
+constexpr int64_t kMaxPlaneBytes = int64_t(1) << 31;
+
+// Refuses a plane of `height` rows of `row_bytes` beyond those limits.
+inline void check_plane_bytes(int64_t row_bytes, int height) {
+  if (row_bytes > kMaxRowBytes || row_bytes * height > kMaxPlaneBytes)
+    throw std::invalid_argument("plane too large: more than 2^16 bytes a row or 2^31 in all");
+}
+
 // How a plane splits into 16-byte vectors (only when every row start is
-// 16-byte aligned) and the scalar columns left at the end of each row.
+// 16-byte aligned) and the scalar columns left at the end of each row. All
+// in bytes.
 struct Split {
   int width;
   int height;
@@ -34,6 +51,7 @@ inline bool aligned16(const void *p, size_t stride) {
 }
 
 inline Split make_split(int width, int height, bool vectorize) {
+  check_plane_bytes(width, height);
   const int vecs = vectorize ? width / kVecBytes : 0;
   return Split{width, height, vecs, vecs * kVecBytes};
 }
@@ -44,29 +62,34 @@ inline Split split_for(ConstPlane src, ConstPlane dst) {
                     aligned16(src.data, src.stride) && aligned16(dst.data, dst.stride));
 }
 
-// Work items (vectors or tail bytes) of the larger of a plane's two passes.
-inline int work_items(const Split &s) {
-  const int vec = s.height * s.vecs_per_row;
-  const int tail = s.height * (s.width - s.tail_start);
+// Work items (vectors or tail bytes) of the larger of a plane's two passes:
+// up to 2^31 (a plane of kMaxPlaneBytes without aligned rows), one more
+// than an int holds.
+inline int64_t work_items(const Split &s) {
+  const int64_t vec = int64_t(s.height) * s.vecs_per_row;
+  const int64_t tail = int64_t(s.height) * (s.width - s.tail_start);
   return vec > tail ? vec : tail;
 }
 
 // Visits a plane with threads start, start + stride, ...: vec(y, x) for each
 // 16-byte vector x of row y, then scalar(y, x) for each column of the
-// unaligned tail.
+// unaligned tail. The indices are unsigned 32-bit: a plane has at most 2^31
+// items (kMaxPlaneBytes), and a grid fewer than 2^31 threads, so i + stride
+// stays below 2^32 and never wraps.
 template <typename Vec, typename Scalar>
-__device__ __forceinline__ void for_each_pixel_group(const Split &s, int start, int stride, Vec vec,
-                                                     Scalar scalar) {
-  const int vec_items = s.height * s.vecs_per_row;
-  for (int i = start; i < vec_items; i += stride) {
-    const int y = i / s.vecs_per_row;
-    vec(y, i - y * s.vecs_per_row);
+__device__ __forceinline__ void for_each_pixel_group(const Split &s, unsigned start,
+                                                     unsigned stride, Vec vec, Scalar scalar) {
+  const unsigned vecs_per_row = static_cast<unsigned>(s.vecs_per_row);
+  const unsigned vec_items = static_cast<unsigned>(s.height) * vecs_per_row;
+  for (unsigned i = start; i < vec_items; i += stride) {
+    const unsigned y = i / vecs_per_row;
+    vec(static_cast<int>(y), static_cast<int>(i - y * vecs_per_row));
   }
-  const int tail_width = s.width - s.tail_start;
-  const int tail_items = s.height * tail_width;
-  for (int i = start; i < tail_items; i += stride) {
-    const int y = i / tail_width;
-    scalar(y, s.tail_start + (i - y * tail_width));
+  const unsigned tail_width = static_cast<unsigned>(s.width - s.tail_start);
+  const unsigned tail_items = static_cast<unsigned>(s.height) * tail_width;
+  for (unsigned i = start; i < tail_items; i += stride) {
+    const unsigned y = i / tail_width;
+    scalar(static_cast<int>(y), s.tail_start + static_cast<int>(i - y * tail_width));
   }
 }
 
@@ -126,7 +149,7 @@ struct CopyJobs {
 
 // Copies the share of a carried plane of the thread numbered `start` among
 // `stride` threads.
-__device__ __forceinline__ void copy_plane(const CopyJob &j, int start, int stride) {
+__device__ __forceinline__ void copy_plane(const CopyJob &j, unsigned start, unsigned stride) {
   for_each_pixel_group(
       j.s, start, stride,
       [&](int y, int x) {
@@ -136,7 +159,8 @@ __device__ __forceinline__ void copy_plane(const CopyJob &j, int start, int stri
       [&](int y, int x) { j.dst[y * j.dst_pitch + x] = j.src[y * j.src_pitch + x]; });
 }
 
-__device__ __forceinline__ void copy_planes(const CopyJobs &jobs, int start, int stride) {
+__device__ __forceinline__ void copy_planes(const CopyJobs &jobs, unsigned start,
+                                            unsigned stride) {
   for (int j = 0; j < jobs.count; ++j) copy_plane(jobs.job[j], start, stride);
 }
 
@@ -148,7 +172,7 @@ __device__ __forceinline__ void copy_planes(const CopyJobs &jobs) {
 // Up to kMaxCarried planes for a kernel to copy; raises `items` to the work
 // items the largest of them needs. The rest go by GpuPlaneFilter::copy_planes
 // from index kMaxCarried.
-inline CopyJobs carried_jobs(const CarriedPlanes &carried, int &items) {
+inline CopyJobs carried_jobs(const CarriedPlanes &carried, int64_t &items) {
   CopyJobs jobs{};
   for (size_t i = 0; i < carried.size() && i < kMaxCarried; ++i) {
     const CarriedPlane &p = carried[i];

@@ -84,8 +84,9 @@ void LevelCounterGpu::enqueue(ConstPlane in, ConstPlane out, cudaStream_t stream
     check_launch("count_deep_levels_kernel");
   } else {
     const Split si = own_split(in), so = own_split(out);
-    const int items = std::max(work_items(si), work_items(so));
-    const int blocks = std::max(1, std::min((items + kThreads - 1) / kThreads, 2 * sm_count_));
+    const int64_t items = std::max(work_items(si), work_items(so));
+    const int blocks = static_cast<int>(
+        std::max<int64_t>(1, std::min<int64_t>((items + kThreads - 1) / kThreads, 2 * sm_count_)));
     count_levels_kernel<<<blocks, kThreads, 0, stream>>>(in.data, in.stride, si, out.data,
                                                           out.stride, so, counts_.get());
     check_launch("count_levels_kernel");

@@ -131,10 +131,11 @@ __device__ __forceinline__ void stage_tile(const SharpenArgs &a, const TileLayou
 }
 
 // This block's share of a grid-strided copy of the carried planes (the grid
-// is two-dimensional).
+// is two-dimensional; a plane of kMaxPlaneBytes gives it at most about 2^28
+// threads).
 __device__ __forceinline__ void copy_carried(const kernels::CopyJobs &carried) {
-  const int block = blockIdx.y * gridDim.x + blockIdx.x;
-  const int thread = threadIdx.y * kThreadsX + threadIdx.x;
+  const unsigned block = blockIdx.y * gridDim.x + blockIdx.x;
+  const unsigned thread = threadIdx.y * kThreadsX + threadIdx.x;
   kernels::copy_planes(carried, block * kThreads + thread, gridDim.x * gridDim.y * kThreads);
 }
 
@@ -354,6 +355,7 @@ void SharpenGpu::enqueue_carrying(ConstPlane src, Plane dst, const CarriedPlanes
                                   cudaStream_t stream) {
   const bool laplacian = params_.kernel == SharpenKernel::kLaplacian3x3;
   const bool deep = src.samples.deep();
+  kernels::check_plane_bytes(static_cast<int64_t>(src.row_bytes()), src.height);
   const std::vector<uint32_t> &taps = deep ? deep_taps_ : taps_;
   SharpenArgs a{};
   a.src = src.data;
@@ -371,7 +373,7 @@ void SharpenGpu::enqueue_carrying(ConstPlane src, Plane dst, const CarriedPlanes
   a.w_blur = w.blur;
   a.threshold = sharpen_threshold_levels(params_.threshold, src.samples);
   std::copy(taps.begin(), taps.end(), a.tap);
-  int copy_items = 0;
+  int64_t copy_items = 0;
   a.carried = kernels::carried_jobs(carried, copy_items);
 
   if (deep)
