@@ -3,6 +3,7 @@
  * histogram and table look-up against plain loops, and eight pipelines
  * filtering at once on the shared thread pool. */
 #include "cpu_histogram.h"
+#include <cudafilters/clahe_cpu.h>
 #include <cudafilters/nlm_cpu.h>
 #include "nlm_reference.h"
 #include "thread_pool.h"
@@ -268,6 +269,38 @@ GST_START_TEST (test_eight_pipelines_at_once)
 }
 GST_END_TEST;
 
+/* OpenCV's clip value, int (clip-limit x tile area / levels), passes INT_MAX
+ * on a large tile of a deep layout of few bits: one 4096 x 4096 tile of
+ * 1-bit levels at clip-limit 256 makes 2^31. No bin can hold more than the
+ * tile, so such a limit clips nothing: the geometry's clip is the tile's
+ * area, and the output that of no clipping. */
+GST_START_TEST (test_clahe_clip_beyond_int)
+{
+  const int w = 4096, h = 4096;
+  const cudafilters::SampleLayout bit { 2, 1, 0 };
+  const cudafilters::ClaheParams clip { 256.0, 1, 1 }, none { 0.0, 1, 1 };
+  const cudafilters::ClaheGeometry g = cudafilters::clahe_geometry (w, h, clip, 2);
+  fail_unless_equals_int (g.clip, g.tile_area);
+
+  /* Three quarters of the samples at level 0: clipped to 1 pixel a bin, the
+   * first level would map to 0 instead of 1. */
+  std::vector<uint16_t> in (size_t (w) * h), clipped (in.size ()), plain (in.size ());
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x)
+      in[size_t (y) * w + x] = uint16_t ((x + y) % 4 == 0);
+  cudafilters::ClaheCpu a, b;
+  a.set_params (clip);
+  b.set_params (none);
+  const size_t stride = 2 * size_t (w);
+  const auto *src = reinterpret_cast<const uint8_t *> (in.data ());
+  a.process (cudafilters::ConstPlane (src, stride, w, h, bit),
+      cudafilters::Plane (reinterpret_cast<uint8_t *> (clipped.data ()), stride, w, h, bit));
+  b.process (cudafilters::ConstPlane (src, stride, w, h, bit),
+      cudafilters::Plane (reinterpret_cast<uint8_t *> (plain.data ()), stride, w, h, bit));
+  fail_unless (clipped == plain, "clip-limit 256 on 1-bit levels clipped the tile");
+}
+GST_END_TEST;
+
 static Suite *
 cpu_paths_suite (void)
 {
@@ -279,6 +312,7 @@ cpu_paths_suite (void)
   tcase_add_test (tc, test_nlm_frames_refuse_bad_windows);
   tcase_add_test (tc, test_histogram_and_mapping);
   tcase_add_test (tc, test_eight_pipelines_at_once);
+  tcase_add_test (tc, test_clahe_clip_beyond_int);
   return s;
 }
 
