@@ -28,9 +28,14 @@ ClaheGeometry clahe_geometry(int width, int height, const ClaheParams &p, uint32
   g.tile_height = g.padded_height / p.tiles_y;
   g.tile_area = g.tile_width * g.tile_height;
   g.levels = levels;
-  // OpenCV: int(clipLimit * tileArea / histSize) in double, at least 1.
+  // OpenCV: int(clipLimit * tileArea / histSize) in double, at least 1. With
+  // fewer than 256 levels (a deep layout of under 8 bits) that can pass the
+  // tile's area, and int: a 4096 x 4096 tile of 2 levels at clip 256 makes
+  // 2^31, one 32768 x 32768 tile 2^37. No bin holds more than the tile, so a
+  // limit of the tile's area clips exactly as such a limit does (not at all).
   if (p.clip_limit > 0)
-    g.clip = std::max(static_cast<int>(p.clip_limit * g.tile_area / levels), 1);
+    g.clip = std::max(
+        static_cast<int>(std::min(p.clip_limit * g.tile_area / levels, double(g.tile_area))), 1);
   g.lut_scale = static_cast<float>(levels - 1) / static_cast<float>(g.tile_area);
   g.inv_tile_width = 1.0f / static_cast<float>(g.tile_width);
   g.inv_tile_height = 1.0f / static_cast<float>(g.tile_height);
