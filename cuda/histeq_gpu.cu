@@ -333,7 +333,7 @@ void HistEqGpu::enqueue_frame(ConstPlane src, const Plane *stash, Plane dst,
         launch_config(single_pass_grid(kernel_bytes(src, carried), items, sm_count_,
                                        single_pass_blocks_per_sm_),
                       kThreads, stream, &cooperative);
-    CUDAFILTERS_CHECK(cudaLaunchKernelEx(&config, equalize_single_pass_kernel, source, dst.data,
+    CUDAFILTERS_CHECK(launch_cooperative(config, equalize_single_pass_kernel, source, dst.data,
                                          dst.stride, count_split, map_split, state_.get(),
                                          parity_, history, jobs));
     parity_ ^= 1;

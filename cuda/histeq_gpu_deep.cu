@@ -767,7 +767,7 @@ void launch_mid_kernel(const MidFrame &m, int grid, size_t shared, cudaStream_t 
   cooperative.id = cudaLaunchAttributeCooperative;
   cooperative.val.cooperative = 1;
   const cudaLaunchConfig_t config = launch_config(grid, kThreads, stream, &cooperative, shared);
-  CUDAFILTERS_CHECK(cudaLaunchKernelEx(&config, mid_equalize_kernel, m));
+  CUDAFILTERS_CHECK(launch_cooperative(config, mid_equalize_kernel, m));
 }
 
 }  // namespace
@@ -800,7 +800,7 @@ void HistEqGpu::prepare_deep_launch(size_t shared, cudaStream_t stream) {
       // A cooperative launch in clusters, of no steps: where the two do not
       // combine, counting keeps to single blocks.
       config = launch_config(clusters * blocks, kThreads, stream, attrs, shared, 2);
-      if (cudaLaunchKernelEx(&config, deep_equalize_kernel, DeepFrame{}, 0u) != cudaSuccess) {
+      if (launch_cooperative(config, deep_equalize_kernel, DeepFrame{}, 0u) != cudaSuccess) {
         (void)cudaGetLastError();
         continue;
       }
@@ -999,7 +999,7 @@ void HistEqGpu::enqueue_deep(ConstPlane src, const Plane *stash, Plane dst,
     if (f.fuse_lut) steps &= ~(1u << kLut);
     const cudaLaunchConfig_t config =
         launch_config(grid, kThreads, stream, attrs, shared, cluster_attrs + 1);
-    CUDAFILTERS_CHECK(cudaLaunchKernelEx(&config, deep_equalize_kernel, f, steps));
+    CUDAFILTERS_CHECK(launch_cooperative(config, deep_equalize_kernel, f, steps));
   } else {
     for (uint32_t step = 0; step < kSteps; ++step) {
       if (!(steps & (1u << step))) continue;

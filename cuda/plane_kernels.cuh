@@ -9,6 +9,8 @@
 #include <cudafilters/gpu_plane_filter.h>
 #include <cudafilters/plane.h>
 
+#include "cooperative_launch.h"
+
 #include <cooperative_groups.h>
 #include <cuda_runtime.h>
 
@@ -197,6 +199,31 @@ inline cudaLaunchConfig_t launch_config(int blocks, int threads, cudaStream_t st
   config.attrs = attr;
   config.numAttrs = attr ? attr_count : 0;
   return config;
+}
+
+// A grid of more blocks than any device holds at once.
+constexpr unsigned kRefusedGrid = 1u << 30;
+
+// A cooperative launch of `kernel` (config carries
+// cudaLaunchAttributeCooperative), as cudaLaunchKernelEx makes it. A grid
+// larger than the tests allow (cooperative_grid_cap) goes to the device as
+// a plain cooperative grid (no clusters) of kRefusedGrid blocks, so that the
+// runtime itself refuses it as it refuses a grid too large for what MPS or
+// a green context leaves: cudaErrorCooperativeLaunchTooLarge, also kept as
+// the thread's last error.
+template <typename... Params, typename... Args>
+cudaError_t launch_cooperative(cudaLaunchConfig_t config, void (*kernel)(Params...),
+                               Args... args) {
+  const int cap = cooperative_grid_cap();
+  cudaLaunchAttribute cooperative_only{};
+  if (cap >= 0 && config.gridDim.x > static_cast<unsigned>(cap)) {
+    cooperative_only.id = cudaLaunchAttributeCooperative;
+    cooperative_only.val.cooperative = 1;
+    config.attrs = &cooperative_only;
+    config.numAttrs = 1;
+    config.gridDim.x = kRefusedGrid;
+  }
+  return cudaLaunchKernelEx(&config, kernel, args...);
 }
 
 // The attribute that lets a kernel start while its predecessor on the stream
