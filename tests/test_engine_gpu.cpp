@@ -27,6 +27,8 @@
 #include <functional>
 #include <initializer_list>
 
+#include "cooperative_launch.h"
+
 using namespace cudafilters;
 
 namespace {
@@ -532,6 +534,119 @@ GST_START_TEST (test_deep_streams_pinned_frames)
 }
 GST_END_TEST;
 
+/* Whether cooperative grids may be refused in this run whatever the tests
+ * ask: under MPS with an active-thread percentage, or with the engines'
+ * cap on cooperative grids set for the whole run. */
+static bool
+cooperative_grids_constrained ()
+{
+  return g_getenv ("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE") != NULL ||
+      g_getenv ("CUDAFILTERS_TEST_COOPERATIVE_GRID_CAP") != NULL;
+}
+
+/* Restores the cap on cooperative grids (cooperative_launch.h) when a test
+ * that changes it ends. */
+struct CooperativeCapScope {
+  int saved = cooperative_grid_cap ();
+  ~CooperativeCapScope () {
+    set_cooperative_grid_cap (saved);
+  }
+};
+
+/* A device that holds fewer blocks than it reports (MPS with an
+ * active-thread percentage, a green context) refuses HistEqGpu's cooperative
+ * grids with cudaErrorCooperativeLaunchTooLarge; the engine must then take
+ * its launches without a grid barrier, with the same output, and remember
+ * that for later frames. The test hook's cap on cooperative grids stands in
+ * for the device: 0 blocks from frame `refuse_from` on (0: from the first
+ * frame; 2: two frames fit, then every later one is refused). 8-bit planes
+ * (the single pass), 10- and 12-bit (the kernel of up to 4096 levels, then
+ * the deep kernel) and 16-bit (the deep kernel), with and without temporal
+ * smoothing, frames streamed from pinned memory and copied from pageable
+ * memory in turn; every frame equals HistEqCpu's, no launch error is left
+ * behind, and after the first refused frame no launch is refused again. */
+GST_START_TEST (test_refused_cooperative_launch_falls_back)
+{
+  CooperativeCapScope restore;
+  const bool constrained = cooperative_grids_constrained ();
+  struct Depth {
+    int bits, shift;
+  };
+  const Depth depths[] = { {8, 0}, {10, 6}, {12, 0}, {16, 0} };
+  const int w = 1921, h = 1081, frames = 5;
+  std::mt19937 rng (41);
+  for (double smoothing : {0.0, 0.75})
+    for (const Depth & d : depths)
+      for (int refuse_from : {0, 2}) {
+        set_cooperative_grid_cap (-1);
+        HistEqGpu eq (HistEqGpu::Launch::kSinglePass);
+        HistEqCpu cpu;
+        eq.set_temporal_smoothing (smoothing);
+        cpu.set_temporal_smoothing (smoothing);
+        GpuFrameRunner runner;
+        const bool deep = d.bits > 8;
+        const SampleLayout samples = deep ? SampleLayout { 2, d.bits, d.shift } :
+            SampleLayout { };
+        const size_t row = size_t (samples.bytes) * w, stride = stride16 (int (row));
+        PinnedBuffer src, out;
+        src.reserve (stride * h);
+        out.reserve (stride * h);
+        std::vector<uint8_t> pageable (stride * h), ref (stride * h);
+        bool refused_before = false;
+        for (int frame = 0; frame < frames; ++frame) {
+          if (frame == refuse_from)
+            set_cooperative_grid_cap (0);
+          char what[128];
+          snprintf (what, sizeof what, "%d bits at %d, smoothing %.2f, refused "
+              "from frame %d, frame %d", d.bits, d.shift, smoothing,
+              refuse_from, frame);
+          /* Even frames streamed, odd ones copied. */
+          const bool streamed = frame % 2 == 0;
+          uint8_t *out_data = streamed ? out.data () : pageable.data ();
+          memset (src.data (), 0xEE, stride * h);
+          memset (out_data, 0xEE, stride * h);
+          memset (ref.data (), 0xEE, stride * h);
+          if (deep) {
+            fill_deep_frame (rng, src.data (), stride, w, h, d.bits, d.shift,
+                frame % 2);
+          } else {
+            const int lo = int (rng () % 100), span = 1 + int (rng () % 150);
+            for (int y = 0; y < h; ++y)
+              for (int x = 0; x < w; ++x)
+                src.data ()[y * stride + x] = uint8_t (lo + (frame % 2 ?
+                        int (rng () % span) : (x + 3 * y) % span));
+          }
+          const ConstPlane in (src.data (), stride, w, h, samples);
+          const unsigned before = cooperative_refusals ();
+          try {
+            runner.process_host (eq, in, Plane (out_data, stride, w, h,
+                    samples));
+          } catch (const std::exception & e) {
+            fail ("%s: %s", what, e.what ());
+          }
+          fail_unless_equals_int (cudaGetLastError (), cudaSuccess);
+          fail_unless_equals_int (runner.last_frame_streamed (), streamed);
+          cpu.process (in, Plane (ref.data (), stride, w, h, samples));
+          for (int y = 0; y < h; ++y) {
+            fail_unless (memcmp (out_data + y * stride, ref.data () + y * stride,
+                    row) == 0, "%s: row %d differs from the CPU", what, y);
+            for (size_t x = row; x < stride; ++x)
+              fail_unless_equals_int (out_data[y * stride + x], 0xEE);
+          }
+
+          const unsigned refused = cooperative_refusals () - before;
+          fail_if (refused != 0 && refused_before,
+              "%s: refused again, %u launches", what, refused);
+          refused_before = refused_before || refused != 0;
+          if (!constrained) {
+            fail_unless ((refused != 0) == (frame == refuse_from),
+                "%s: %u launches refused", what, refused);
+          }
+        }
+      }
+}
+GST_END_TEST;
+
 /* Level histograms counted on the device for the statistics messages: for
  * host frames (which then go by copies, never streamed) and device frames,
  * equal to counting on the CPU. */
@@ -864,6 +979,7 @@ engine_gpu_suite (void)
   tcase_add_test (tc, test_clahe_engine_paths);
   tcase_add_test (tc, test_deep_launch_modes);
   tcase_add_test (tc, test_deep_streams_pinned_frames);
+  tcase_add_test (tc, test_refused_cooperative_launch_falls_back);
   tcase_add_test (tc, test_frame_levels);
   tcase_add_test (tc, test_errors_are_reported);
   tcase_add_test (tc, test_failed_allocation_does_not_poison_later_frames);
