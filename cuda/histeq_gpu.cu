@@ -325,7 +325,8 @@ void HistEqGpu::enqueue_frame(ConstPlane src, const Plane *stash, Plane dst,
   const CopyJobs jobs = carried_jobs(carried, items);
   const History history = next_history(src);
 
-  if (single_pass_) {
+  bool single_pass = false;
+  if (single_pass_ && !single_pass_refused_) {
     cudaLaunchAttribute cooperative{};
     cooperative.id = cudaLaunchAttributeCooperative;
     cooperative.val.cooperative = 1;
@@ -333,11 +334,20 @@ void HistEqGpu::enqueue_frame(ConstPlane src, const Plane *stash, Plane dst,
         launch_config(single_pass_grid(kernel_bytes(src, carried), items, sm_count_,
                                        single_pass_blocks_per_sm_),
                       kThreads, stream, &cooperative);
-    CUDAFILTERS_CHECK(launch_cooperative(config, equalize_single_pass_kernel, source, dst.data,
-                                         dst.stride, count_split, map_split, state_.get(),
-                                         parity_, history, jobs));
-    parity_ ^= 1;
-  } else {
+    single_pass = cooperative_launched(
+        launch_cooperative(config, equalize_single_pass_kernel, source, dst.data, dst.stride,
+                           count_split, map_split, state_.get(), parity_, history, jobs),
+        "equalize_single_pass_kernel");
+    // Refused, the grid is more than the device holds at once (MPS, a green
+    // context): this frame and every later one take the two passes. They
+    // count into `hist`, which the single pass never touches, and meet the
+    // same history; the single pass's histograms are left as they are.
+    if (single_pass)
+      parity_ ^= 1;
+    else
+      single_pass_refused_ = true;
+  }
+  if (!single_pass) {
     // Two blocks per SM: enough loads in flight, few global merges of the
     // per-block histograms.
     histogram_lut_kernel<<<blocks_for(work_items(count_split), 2 * sm_count_), kThreads, 0,

@@ -762,12 +762,14 @@ __global__ void __launch_bounds__(kThreads) mid_equalize_kernel(MidFrame f) {
   map_with_lut(f.map_src, f.stash != nullptr, f.dst, f.dst_pitch, f.l, lut);
 }
 
-void launch_mid_kernel(const MidFrame &m, int grid, size_t shared, cudaStream_t stream) {
+// Whether the device took the launch (cooperative_launched).
+bool launch_mid_kernel(const MidFrame &m, int grid, size_t shared, cudaStream_t stream) {
   cudaLaunchAttribute cooperative{};
   cooperative.id = cudaLaunchAttributeCooperative;
   cooperative.val.cooperative = 1;
   const cudaLaunchConfig_t config = launch_config(grid, kThreads, stream, &cooperative, shared);
-  CUDAFILTERS_CHECK(launch_cooperative(config, mid_equalize_kernel, m));
+  return cooperative_launched(launch_cooperative(config, mid_equalize_kernel, m),
+                              "mid_equalize_kernel");
 }
 
 }  // namespace
@@ -796,7 +798,7 @@ void HistEqGpu::prepare_deep_launch(size_t shared, cudaStream_t stream) {
       clusters = 0;
     }
     if (clusters < 1) continue;
-    if (single_pass_) {
+    if (single_pass_ && !deep_refused_) {
       // A cooperative launch in clusters, of no steps: where the two do not
       // combine, counting keeps to single blocks.
       config = launch_config(clusters * blocks, kThreads, stream, attrs, shared, 2);
@@ -937,17 +939,24 @@ void HistEqGpu::enqueue_deep(ConstPlane src, const Plane *stash, Plane dst,
   io.carried = carried_jobs(carried, map_items);
   const int items = count_src.height * count_src.groups_per_row;
 
-  if (single_pass_ && l.levels <= kMidLevels) {
+  if (single_pass_ && !mid_refused_ && l.levels <= kMidLevels) {
     MidFrame m{};
     static_cast<DeepFrameIo &>(m) = io;
     const std::pair<uint32_t *, uint32_t *> hists = next_mid_histograms(stream);
     m.hist = hists.first;
     m.next_hist = hists.second;
     const size_t shared = mid_copies(l.levels) * l.levels * sizeof(unsigned int);
-    launch_mid_kernel(m, mid_grid(shared, items), shared, stream);
-    deep_state_dirty_ = false;
-    copy_planes(carried, kMaxCarried, stream);
-    return;
+    if (launch_mid_kernel(m, mid_grid(shared, items), shared, stream)) {
+      deep_state_dirty_ = false;
+      copy_planes(carried, kMaxCarried, stream);
+      return;
+    }
+    // Refused (more blocks than the device holds at once: MPS, a green
+    // context): this frame and every later one go by the deep kernel below,
+    // which meets the same history. The histogram this launch would have
+    // cleared is left as it was: cleared again before any further use.
+    mid_refused_ = true;
+    mid_hist_cleared_ = false;
   }
 
   const size_t words = deep_words(l.levels);
@@ -986,21 +995,35 @@ void HistEqGpu::enqueue_deep(ConstPlane src, const Plane *stash, Plane dst,
   if (history.mode != HistoryMode::kOff) steps |= 1u << kBlend;
   // Counting runs in clusters where they pay; the attributes name them only
   // then, as devices before compute capability 9.0 have none.
-  cudaLaunchAttribute attrs[2] = {cluster_attribute(cluster), {}};
+  const cudaLaunchAttribute cluster_attr = cluster_attribute(cluster);
   const unsigned cluster_attrs = cluster > 1 ? 1 : 0;
-  if (single_pass_) {
+  bool cooperative = false;
+  if (single_pass_ && !deep_refused_) {
+    cudaLaunchAttribute attrs[2] = {cluster_attr, {}};
     attrs[cluster_attrs].id = cudaLaunchAttributeCooperative;
     attrs[cluster_attrs].val.cooperative = 1;
     const int log2 = __builtin_ctz(static_cast<unsigned>(cluster));
     const int grid = cluster > 1 ? deep_cluster_resident_[log2] : deep_resident_blocks_;
     // Every tile has a resident block of its own: the LUT follows the sums
-    // in the same step.
+    // in the same step. Its blocks wait for each other's tile sums, which
+    // only a cooperative launch guarantees to end.
     f.fuse_lut = history.mode == HistoryMode::kOff && tiles <= grid;
-    if (f.fuse_lut) steps &= ~(1u << kLut);
     const cudaLaunchConfig_t config =
         launch_config(grid, kThreads, stream, attrs, shared, cluster_attrs + 1);
-    CUDAFILTERS_CHECK(launch_cooperative(config, deep_equalize_kernel, f, steps));
-  } else {
+    cooperative = cooperative_launched(
+        launch_cooperative(config, deep_equalize_kernel, f,
+                           f.fuse_lut ? steps & ~(1u << kLut) : steps),
+        "deep_equalize_kernel");
+    // Refused (more blocks than the device holds at once: MPS, a green
+    // context): this frame and every later one take a launch per step, the
+    // LUT a step of its own. The steps keep the same state between frames.
+    if (!cooperative) {
+      deep_refused_ = true;
+      f.fuse_lut = false;
+    }
+  }
+  if (!cooperative) {
+    cudaLaunchAttribute attrs[1] = {cluster_attr};
     for (uint32_t step = 0; step < kSteps; ++step) {
       if (!(steps & (1u << step))) continue;
       int blocks = tiles;

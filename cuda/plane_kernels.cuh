@@ -226,6 +226,21 @@ cudaError_t launch_cooperative(cudaLaunchConfig_t config, void (*kernel)(Params.
   return cudaLaunchKernelEx(&config, kernel, args...);
 }
 
+// Whether a cooperative launch (launch_cooperative's result) runs: false
+// where the device refused its grid, an error that leaves the context
+// usable and that is consumed here (the runtime also keeps it as the last
+// error, which the next check_launch would report); the caller then takes
+// launches without a grid barrier. Any other error throws CudaError.
+inline bool cooperative_launched(cudaError_t e, const char *kernel) {
+  if (e == cudaErrorCooperativeLaunchTooLarge) {
+    (void)cudaGetLastError();
+    count_cooperative_refusal();
+    return false;
+  }
+  check_cuda(e, kernel);
+  return true;
+}
+
 // The attribute that lets a kernel start while its predecessor on the stream
 // finishes (see allow_dependent_launch).
 inline cudaLaunchAttribute dependent_launch_attribute() {

@@ -21,7 +21,8 @@ class HistEqGpu final : public StreamingPlaneFilter {
   enum class Launch {
     // One cooperative launch: histogram, grid barrier, LUT and mapping in the
     // same kernel. Falls back to kTwoPass where the GPU cannot launch
-    // cooperatively.
+    // cooperatively, and from the first frame whose cooperative grid the
+    // device refuses as larger than it holds at once (MPS, green contexts).
     kSinglePass,
     // A histogram kernel whose last block builds the LUT, then a mapping
     // kernel; on compute capability 9.0+ the second may start (and copy
@@ -81,6 +82,14 @@ class HistEqGpu final : public StreamingPlaneFilter {
   // Most blocks per SM of the single-pass kernel (0: it cannot run).
   int single_pass_blocks_per_sm_ = 0;
   bool single_pass_ = false;
+  // Cooperative launches the device refused for this instance, its grid
+  // more than it holds at once (under MPS with an active-thread percentage,
+  // in a green context): the 8-bit single pass, the kernel of planes of up
+  // to 4096 levels, the deep kernel. Frames from then on take the launches
+  // without a grid barrier, with the same output.
+  bool single_pass_refused_ = false;
+  bool mid_refused_ = false;
+  bool deep_refused_ = false;
   bool dependent_launch_ = false;
   // Which of the two single-pass histograms the next frame counts into.
   int parity_ = 0;
