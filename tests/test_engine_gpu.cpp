@@ -647,6 +647,57 @@ GST_START_TEST (test_refused_cooperative_launch_falls_back)
 }
 GST_END_TEST;
 
+/* The dynamic shared memory a kernel's launches may use is set on the
+ * kernel, for every HistEqGpu of the process: an instance of fewer levels,
+ * which needs less, must not take it from another. Two instances filter
+ * frames in turn: 16 against 14 of 16 bits (the deep kernel: 128 and 64
+ * KB), and P010-like 10 bits against 8 of 16 (the kernel of up to 4096
+ * levels: 64 and 32 KB); every frame equals HistEqCpu's. */
+GST_START_TEST (test_instances_keep_kernel_limits)
+{
+  struct Instance {
+    SampleLayout samples;
+    int significant;
+  };
+  const Instance pairs[][2] = {
+    { {{2, 16, 0}, 0}, {{2, 16, 0}, 14} },
+    { {{2, 10, 6}, 0}, {{2, 16, 0}, 8} },
+  };
+  std::mt19937 rng (43);
+  const int w = 641, h = 479;
+  const size_t stride = 2 * size_t (w) + 6;
+  for (const auto & pair : pairs) {
+    HistEqGpu gpu[2];
+    HistEqCpu cpu[2];
+    GpuFrameRunner runner;
+    for (int i = 0; i < 2; ++i) {
+      gpu[i].set_significant_bits (pair[i].significant);
+      cpu[i].set_significant_bits (pair[i].significant);
+    }
+    for (int frame = 0; frame < 4; ++frame) {
+      const Instance & in = pair[frame % 2];
+      const int bits = in.significant ? in.significant : in.samples.bits;
+      std::vector<uint8_t> src (stride * h), got (stride * h, 0xEE),
+          want (stride * h, 0xEE);
+      fill_deep_frame (rng, src.data (), stride, w, h, bits, in.samples.shift,
+          frame / 2);
+      const ConstPlane plane (src.data (), stride, w, h, in.samples);
+      const std::string what = std::to_string (bits) + " of " +
+          std::to_string (in.samples.bits) + " bits, frame " + std::to_string (frame);
+      try {
+        runner.process_host (gpu[frame % 2], plane, Plane (got.data (), stride,
+                w, h, in.samples));
+      } catch (const std::exception & e) {
+        fail ("%s: %s", what.c_str (), e.what ());
+      }
+      cpu[frame % 2].process (plane, Plane (want.data (), stride, w, h,
+              in.samples));
+      check_deep_rows (got.data (), want.data (), stride, w, h, 0xEE, what);
+    }
+  }
+}
+GST_END_TEST;
+
 /* Level histograms counted on the device for the statistics messages: for
  * host frames (which then go by copies, never streamed) and device frames,
  * equal to counting on the CPU. */
@@ -980,6 +1031,7 @@ engine_gpu_suite (void)
   tcase_add_test (tc, test_deep_launch_modes);
   tcase_add_test (tc, test_deep_streams_pinned_frames);
   tcase_add_test (tc, test_refused_cooperative_launch_falls_back);
+  tcase_add_test (tc, test_instances_keep_kernel_limits);
   tcase_add_test (tc, test_frame_levels);
   tcase_add_test (tc, test_errors_are_reported);
   tcase_add_test (tc, test_failed_allocation_does_not_poison_later_frames);
