@@ -775,8 +775,7 @@ bool launch_mid_kernel(const MidFrame &m, int grid, size_t shared, cudaStream_t 
 }  // namespace
 
 void HistEqGpu::prepare_deep_launch(size_t shared, cudaStream_t stream) {
-  CUDAFILTERS_CHECK(cudaFuncSetAttribute(
-      deep_equalize_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared)));
+  raise_dynamic_shared_limit(reinterpret_cast<const void *>(deep_equalize_kernel), shared);
   int resident = 0;
   CUDAFILTERS_CHECK(
       cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, deep_equalize_kernel, kThreads, shared));
@@ -852,9 +851,7 @@ std::pair<uint32_t *, uint32_t *> HistEqGpu::next_mid_histograms(cudaStream_t st
 
 int HistEqGpu::mid_grid(size_t shared, int items) {
   if (shared != mid_shared_bytes_) {
-    CUDAFILTERS_CHECK(cudaFuncSetAttribute(mid_equalize_kernel,
-                                           cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                           static_cast<int>(shared)));
+    raise_dynamic_shared_limit(reinterpret_cast<const void *>(mid_equalize_kernel), shared);
     int resident = 0;
     CUDAFILTERS_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, mid_equalize_kernel,
                                                                     kThreads, shared));

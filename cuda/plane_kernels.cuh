@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <mutex>
 #include <stdexcept>
 
 namespace cudafilters {
@@ -295,6 +296,20 @@ inline cudaLaunchAttribute cluster_attribute(int blocks) {
   a.val.clusterDim.y = 1;
   a.val.clusterDim.z = 1;
   return a;
+}
+
+// Raises the dynamic shared memory a launch of `kernel` may ask for to
+// `bytes`, never lowering it. The limit is the kernel's, for every engine
+// instance in the process: one that set it to what its own frames need
+// (fewer levels, less memory) would make another's larger launches fail.
+inline void raise_dynamic_shared_limit(const void *kernel, size_t bytes) {
+  static std::mutex m;
+  const std::lock_guard<std::mutex> lock(m);
+  cudaFuncAttributes attr{};
+  CUDAFILTERS_CHECK(cudaFuncGetAttributes(&attr, kernel));
+  if (static_cast<size_t>(attr.maxDynamicSharedSizeBytes) < bytes)
+    CUDAFILTERS_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                           static_cast<int>(bytes)));
 }
 
 // Whether the current device runs programmatic dependent launch (9.0+).
