@@ -37,21 +37,31 @@ struct Job {
   std::atomic<int> holders{0};  // workers that took the job; changed under the pool's mutex
 };
 
+// The threads a pool starts with, the caller's included.
+int thread_budget() { return std::max(1, static_cast<int>(std::thread::hardware_concurrency())); }
+
 class Pool {
  public:
   Pool() {
-    const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
     jobs_.reserve(64);
-    for (unsigned i = 1; i < cores; ++i) {
-      workers_.emplace_back([this] { work(); });
-      workers_.back().detach();
+    const int wanted = thread_budget();
+    // Where the system refuses a thread (EAGAIN under a pids or thread
+    // limit), the pool runs with those it has: the caller at least. The
+    // workers already started use this pool, so it must not throw.
+    for (int i = 1; i < wanted; ++i) {
+      try {
+        std::thread([this] { work(); }).detach();
+      } catch (...) {
+        break;
+      }
+      ++workers_;
     }
   }
-  int threads() const { return static_cast<int>(workers_.size()) + 1; }
+  int threads() const { return workers_ + 1; }
 
   void run(int count, void (*body)(const void *, int), const void *context) {
     if (count <= 0) return;
-    if (count == 1 || workers_.empty()) {
+    if (count == 1 || workers_ == 0) {
       for (int i = 0; i < count; ++i) body(context, i);
       return;
     }
@@ -142,7 +152,7 @@ class Pool {
   std::condition_variable finished_;
   std::vector<Job *> jobs_;     // open and finishing calls
   std::atomic<int> listed_{0};  // jobs_.size(), for spinning workers to read without the mutex
-  std::vector<std::thread> workers_;
+  int workers_ = 0;             // set by the constructor only
 };
 
 // Never destroyed: a streaming thread may still be filtering while the

@@ -21,7 +21,8 @@ void parallel_for(int count, const Body &body) {
       &body);
 }
 
-// The number of threads parallel_for uses (the workers and the caller).
+// The number of threads parallel_for uses (the workers and the caller):
+// fewer than the machine's cores where the system refused to start more.
 int parallel_threads();
 
 }  // namespace cudafilters
