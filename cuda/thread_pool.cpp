@@ -4,6 +4,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <exception>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -35,6 +36,10 @@ struct Job {
   std::atomic<int> next{0};
   std::atomic<int> done{0};
   std::atomic<int> holders{0};  // workers that took the job; changed under the pool's mutex
+  // Set by the first body that throws, which then stores its exception:
+  // the indices after it are only counted, and the caller rethrows it.
+  std::atomic<bool> failed{false};
+  std::exception_ptr error;
 };
 
 // The threads a pool starts with, the caller's included.
@@ -77,9 +82,12 @@ class Pool {
     wake_.notify_all();
     take_indices(job);
     wait_until_finished(job);
-    std::lock_guard<std::mutex> lock(mutex_);
-    jobs_.erase(std::find(jobs_.begin(), jobs_.end(), &job));
-    listed_.store(static_cast<int>(jobs_.size()));
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      jobs_.erase(std::find(jobs_.begin(), jobs_.end(), &job));
+      listed_.store(static_cast<int>(jobs_.size()));
+    }
+    if (job.error) std::rethrow_exception(job.error);
   }
 
  private:
@@ -99,9 +107,17 @@ class Pool {
     }
   }
 
-  void take_indices(Job &job) {
+  // A body that throws must neither end a worker (std::terminate) nor leave
+  // the caller's job listed after its frame is gone.
+  static void take_indices(Job &job) {
     for (int i = job.next++; i < job.count; i = job.next++) {
-      job.body(job.context, i);
+      if (!job.failed.load(std::memory_order_relaxed)) {
+        try {
+          job.body(job.context, i);
+        } catch (...) {
+          if (!job.failed.exchange(true)) job.error = std::current_exception();
+        }
+      }
       ++job.done;
     }
   }

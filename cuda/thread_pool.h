@@ -7,8 +7,9 @@ namespace cudafilters {
 
 // Runs body(context, i) for every i in [0, count), spread over the shared
 // pool and the calling thread, and returns when all calls have returned.
-// Calls from several threads at once share the workers. body must not
-// throw.
+// Calls from several threads at once share the workers. If a body throws,
+// the indices not yet started are left out, and the first exception is
+// rethrown here once every call under way has returned.
 void parallel_for_indices(int count, void (*body)(const void *context, int i),
                           const void *context);
 

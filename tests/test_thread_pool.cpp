@@ -1,6 +1,7 @@
 /* The shared pool of worker threads (cuda/thread_pool.cpp), one process per
  * case, since the pool is made once per process:
- *   thread-pool             every index run once;
+ *   thread-pool             bodies that throw, every index run once, several
+ *                           callers at once;
  *   thread-pool-no-threads  (TEST_REFUSE_THREADS) thread creation refused
  *                           (EAGAIN, as under a pids or thread limit) after
  *                           the first worker, or at once on fewer than three
@@ -17,6 +18,7 @@
 #include <sched.h>
 
 #include <atomic>
+#include <chrono>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -86,6 +88,91 @@ check_indices (int count, const char *when)
       count, when);
 }
 
+/* Bodies that throw: the caller gets the first exception once every call
+ * under way has returned, the indices not yet started are left out, and
+ * the pool goes on, for this caller and others. */
+void
+check_throwing_bodies ()
+{
+  bool caught = false;
+  try {
+    cudafilters::parallel_for (1000, [](int i) {
+          throw std::runtime_error ("index " + std::to_string (i));
+        });
+  } catch (const std::runtime_error & e) {
+    caught = std::string (e.what ()).rfind ("index ", 0) == 0;
+  }
+  CHECK (caught, "no exception from bodies that all throw");
+
+  std::vector<std::atomic<int>> runs (1000);
+  caught = false;
+  try {
+    cudafilters::parallel_for (1000, [&](int i) {
+          runs[size_t (i)]++;
+          if (i == 500)
+            throw std::out_of_range ("500");
+        });
+  } catch (const std::out_of_range &) {
+    caught = true;
+  }
+  CHECK (caught, "no exception from the body of index 500");
+  int twice = 0;
+  for (auto & r : runs)
+    twice += r.load () > 1;
+  CHECK (runs[500].load () == 1 && twice == 0,
+      "index 500 ran %d times, %d indices more than once", runs[500].load (),
+      twice);
+
+  /* Only on workers, with indices long enough for them to take some. */
+  const std::thread::id caller = std::this_thread::get_id ();
+  std::atomic<int> on_workers { 0 };
+  caught = false;
+  try {
+    cudafilters::parallel_for (2000, [&](int) {
+          if (std::this_thread::get_id () != caller) {
+            on_workers++;
+            throw std::logic_error ("on a worker");
+          }
+          const auto until = std::chrono::steady_clock::now () +
+              std::chrono::microseconds (10);
+          while (std::chrono::steady_clock::now () < until) {
+          }
+        });
+  } catch (const std::logic_error &) {
+    caught = true;
+  }
+  CHECK (caught == (on_workers.load () > 0),
+      "%d bodies threw on workers, %s reached the caller", on_workers.load (),
+      caught ? "an exception" : "none");
+
+  /* Four callers at once, one of them throwing. */
+  std::vector<std::thread> callers;
+  std::atomic<int> wrong { 0 }, thrown { 0 };
+  for (int c = 0; c < 4; ++c)
+    callers.emplace_back ([&, c] {
+          for (int round = 0; round < 20; ++round) {
+            std::vector<std::atomic<int>> counts (300);
+            try {
+              cudafilters::parallel_for (300, [&](int i) {
+                    counts[size_t (i)]++;
+                    if (c == 0 && i == 150)
+                      throw std::runtime_error ("caller 0");
+                  });
+            } catch (const std::runtime_error &) {
+              thrown++;
+              continue;
+            }
+            for (auto & n : counts)
+              wrong += n.load () != 1;
+          }
+        });
+  for (auto & t : callers)
+    t.join ();
+  CHECK (thrown.load () == 20 && wrong.load () == 0,
+      "concurrent callers: %d of 20 exceptions, %d indices wrong",
+      thrown.load (), wrong.load ());
+}
+
 }  // namespace
 
 #ifdef TEST_REFUSE_THREADS
@@ -147,8 +234,9 @@ main ()
   check_indices (1, "one index");
   check_indices (1000, "1000 indices");
   check_engines ("first");
-  check_indices (1000, "again");
-  check_engines ("again");
+  check_throwing_bodies ();
+  check_indices (1000, "after exceptions");
+  check_engines ("after exceptions");
   std::printf ("%s\n", failures ? "FAILED" : "passed");
   return failures ? 1 : 0;
 }
