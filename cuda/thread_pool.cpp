@@ -2,12 +2,21 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
+#include <cstdlib>
 #include <exception>
+#include <fstream>
 #include <mutex>
+#include <sstream>
 #include <thread>
 #include <vector>
+
+#ifdef __linux__
+#include <sched.h>
+#endif
 
 namespace cudafilters {
 
@@ -42,8 +51,25 @@ struct Job {
   std::exception_ptr error;
 };
 
-// The threads a pool starts with, the caller's included.
-int thread_budget() { return std::max(1, static_cast<int>(std::thread::hardware_concurrency())); }
+std::string read_text(const std::string &path) {
+  std::ifstream f(path);
+  std::ostringstream s;
+  if (f) s << f.rdbuf();
+  return s.str();
+}
+
+// The threads a pool starts with, the caller's included: the machine's
+// cores are not the process's to use where an affinity mask or a cgroup
+// quota says otherwise, and more threads than CPUs only take turns (and
+// spin while they wait).
+int thread_budget() {
+  int cpus = detail::affinity_cpus();
+  if (cpus <= 0) cpus = static_cast<int>(std::thread::hardware_concurrency());
+  const int quota =
+      detail::cgroup_cpu_limit(read_text("/proc/self/mountinfo"), read_text("/proc/self/cgroup"));
+  if (quota > 0) cpus = std::min(cpus, quota);
+  return std::max(1, cpus);
+}
 
 class Pool {
  public:
@@ -186,5 +212,150 @@ void parallel_for_indices(int count, void (*body)(const void *, int), const void
 }
 
 int parallel_threads() { return shared_pool().threads(); }
+
+namespace detail {
+
+int affinity_cpus() {
+#ifdef __linux__
+  // cpu_set_t holds 1024 CPUs; larger machines need a larger set.
+  for (int n = CPU_SETSIZE; n <= (1 << 16); n *= 2) {
+    cpu_set_t *set = CPU_ALLOC(n);
+    if (set == nullptr) return 0;
+    const size_t size = CPU_ALLOC_SIZE(n);
+    const bool ok = sched_getaffinity(0, size, set) == 0;
+    const int cpus = ok ? CPU_COUNT_S(size, set) : 0;
+    CPU_FREE(set);
+    if (ok) return cpus;
+    if (errno != EINVAL) return 0;
+  }
+#endif
+  return 0;
+}
+
+namespace {
+
+// A path from /proc/self/mountinfo, where space, tab, newline and backslash
+// are escaped as \ooo.
+std::string unescape(const std::string &s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '\\' && i + 3 < s.size()) {
+      int v = 0;
+      bool octal = true;
+      for (size_t k = 1; k <= 3; ++k) {
+        const char d = s[i + k];
+        octal = octal && d >= '0' && d <= '7';
+        v = v * 8 + (d - '0');
+      }
+      if (octal) {
+        out += static_cast<char>(v);
+        i += 3;
+        continue;
+      }
+    }
+    out += s[i];
+  }
+  return out;
+}
+
+bool has_token(const std::string &list, const std::string &token) {
+  std::istringstream s(list);
+  std::string t;
+  while (std::getline(s, t, ','))
+    if (t == token) return true;
+  return false;
+}
+
+struct CgroupMount {
+  std::string root;   // the mounted group, as a cgroup path
+  std::string point;  // where it is mounted
+  bool v2;
+};
+
+// The group a process is in, as a directory under mount `m`.
+std::string group_dir(const CgroupMount &m, const std::string &path) {
+  if (m.root == "/") return path == "/" ? m.point : m.point + path;
+  if (path.compare(0, m.root.size(), m.root) == 0 &&
+      (path.size() == m.root.size() || path[m.root.size()] == '/'))
+    return m.point + path.substr(m.root.size());
+  // A mount of some other group (a container's own, with the host's path
+  // in /proc/self/cgroup): the best there is.
+  return m.point;
+}
+
+// Whole CPUs (rounded up) that `quota` microseconds of every `period`
+// allow; 0 for no limit.
+int64_t quota_cpus(int64_t quota, int64_t period) {
+  if (quota <= 0 || period <= 0) return 0;
+  return (quota + period - 1) / period;
+}
+
+// The limit of one group directory alone; 0 for none.
+int64_t group_limit(const std::string &dir, bool v2) {
+  if (v2) {
+    std::istringstream s(read_text(dir + "/cpu.max"));
+    std::string quota;
+    int64_t period = 100000;
+    if (!(s >> quota) || quota == "max") return 0;
+    s >> period;
+    return quota_cpus(std::atoll(quota.c_str()), period);
+  }
+  int64_t quota = 0, period = 0;
+  std::istringstream(read_text(dir + "/cpu.cfs_quota_us")) >> quota;
+  std::istringstream(read_text(dir + "/cpu.cfs_period_us")) >> period;
+  return quota_cpus(quota, period);
+}
+
+}  // namespace
+
+int cgroup_cpu_limit(const std::string &mountinfo, const std::string &proc_cgroup) {
+  // The process's group in the unified (v2) hierarchy and in the v1
+  // hierarchy that has the cpu controller.
+  std::string v2_path, v1_path;
+  {
+    std::istringstream lines(proc_cgroup);
+    std::string line;
+    while (std::getline(lines, line)) {
+      const size_t a = line.find(':'), b = a == std::string::npos ? a : line.find(':', a + 1);
+      if (b == std::string::npos) continue;
+      const std::string id = line.substr(0, a), controllers = line.substr(a + 1, b - a - 1);
+      const std::string path = line.substr(b + 1);
+      if (path.empty() || path[0] != '/') continue;
+      if (id == "0" && controllers.empty())
+        v2_path = path;
+      else if (has_token(controllers, "cpu"))
+        v1_path = path;
+    }
+  }
+  int64_t limit = 0;
+  std::istringstream lines(mountinfo);
+  std::string line;
+  while (std::getline(lines, line)) {
+    // id parent major:minor root point options [optional fields] - type source super-options
+    std::istringstream f(line);
+    std::string id, parent, device, root, point, options, field, type, source, super;
+    if (!(f >> id >> parent >> device >> root >> point >> options)) continue;
+    while (f >> field && field != "-") {
+    }
+    if (field != "-" || !(f >> type >> source >> super)) continue;
+    CgroupMount m{unescape(root), unescape(point), type == "cgroup2"};
+    const std::string &path = m.v2 ? v2_path : v1_path;
+    if (path.empty() || (!m.v2 && !(type == "cgroup" && has_token(super, "cpu")))) continue;
+    // The group's own limit and its ancestors' up to the mount: the
+    // smallest applies.
+    std::string dir = group_dir(m, path);
+    for (;;) {
+      const int64_t l = group_limit(dir, m.v2);
+      if (l > 0 && (limit == 0 || l < limit)) limit = l;
+      if (dir.size() <= m.point.size()) break;
+      const size_t slash = dir.rfind('/');
+      if (slash == std::string::npos || slash < m.point.size()) break;
+      dir.resize(slash);
+    }
+  }
+  return static_cast<int>(std::min<int64_t>(limit, 1 << 20));
+}
+
+}  // namespace detail
 
 }  // namespace cudafilters

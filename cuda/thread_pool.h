@@ -3,6 +3,8 @@
 // cores instead of starting eight pools.
 #pragma once
 
+#include <string>
+
 namespace cudafilters {
 
 // Runs body(context, i) for every i in [0, count), spread over the shared
@@ -22,8 +24,25 @@ void parallel_for(int count, const Body &body) {
       &body);
 }
 
-// The number of threads parallel_for uses (the workers and the caller):
-// fewer than the machine's cores where the system refused to start more.
+// The number of threads parallel_for uses (the workers and the caller). The
+// pool is made by the first call into it: one thread per CPU the calling
+// thread may run on (its affinity mask, as taskset and container cpusets
+// set it), no more than its cgroup's CPU quota allows, and fewer where the
+// system refused to start more threads.
 int parallel_threads();
+
+namespace detail {
+
+// The CPUs the calling thread may run on; 0 if unknown.
+int affinity_cpus();
+
+// The CPU quota of the cgroups a process is in and their ancestors, in
+// whole CPUs rounded up (cgroup v2 cpu.max, v1 cpu.cfs_quota_us over
+// cpu.cfs_period_us; the smallest that applies); 0 where none applies.
+// Reads the cgroup filesystem as `mountinfo` and `proc_cgroup`, the text
+// of /proc/self/mountinfo and /proc/self/cgroup, describe it.
+int cgroup_cpu_limit(const std::string &mountinfo, const std::string &proc_cgroup);
+
+}  // namespace detail
 
 }  // namespace cudafilters

@@ -1,12 +1,19 @@
 /* The shared pool of worker threads (cuda/thread_pool.cpp), one process per
  * case, since the pool is made once per process:
  *   thread-pool             bodies that throw, every index run once, several
- *                           callers at once;
+ *                           callers at once, the cgroup CPU quota read;
+ *   thread-pool-affinity    (TEST_ONE_CPU) a process allowed one CPU, as
+ *                           under `taskset -c 0` or a one-CPU cpuset, runs
+ *                           on one thread;
  *   thread-pool-no-threads  (TEST_REFUSE_THREADS) thread creation refused
  *                           (EAGAIN, as under a pids or thread limit) after
  *                           the first worker, or at once on fewer than three
  *                           CPUs: the pool runs with the threads it has.
  * Each then checks the CPU engines against the references. */
+/* Before gstcheck.h, whose fail() macro meets std::ios::fail(). */
+#include <filesystem>
+#include <fstream>
+
 #include "equalize_reference.h"
 #include "thread_pool.h"
 
@@ -173,6 +180,83 @@ check_throwing_bodies ()
       thrown.load (), wrong.load ());
 }
 
+/* The cgroup quota, read from a cgroup tree made in a scratch directory as
+ * /proc/self/mountinfo and /proc/self/cgroup would describe it. */
+void
+check_cgroup_limits ()
+{
+  namespace fs = std::filesystem;
+  char scratch[] = "/tmp/cudafilters-cgroup-XXXXXX";
+  if (!mkdtemp (scratch)) {
+    std::perror ("mkdtemp");
+    ++failures;
+    return;
+  }
+  const std::string root = scratch;
+  auto put = [&](const std::string & file, const std::string & text) {
+    fs::create_directories (fs::path (root + file).parent_path ());
+    std::ofstream (root + file) << text;
+  };
+  auto v2_mount = [&](const std::string & group_root, const std::string & at) {
+    return "30 23 0:26 " + group_root + " " + root + at +
+        " rw,nosuid,nodev,noexec,relatime shared:4 - cgroup2 cgroup2 rw,nsdelegate\n";
+  };
+  auto v1_mount = [&](const std::string & at, const std::string & controllers) {
+    return "32 31 0:29 / " + root + at +
+        " rw,nosuid,nodev,noexec,relatime shared:9 - cgroup cgroup rw," +
+        controllers + "\n";
+  };
+  const std::string other = "21 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw\n";
+  using cudafilters::detail::cgroup_cpu_limit;
+
+  /* v2: the smallest quota on the way up, rounded up; "max" is none. */
+  put ("/v2/a/cpu.max", "250000 100000\n");
+  put ("/v2/a/b/cpu.max", "max 100000\n");
+  int l = cgroup_cpu_limit (other + v2_mount ("/", "/v2"), "0::/a/b\n");
+  CHECK (l == 3, "v2 quota of the parent, 2.5 CPUs: %d", l);
+  put ("/v2/a/b/cpu.max", "50000 100000\n");
+  l = cgroup_cpu_limit (v2_mount ("/", "/v2"), "0::/a/b\n");
+  CHECK (l == 1, "v2 half a CPU: %d", l);
+  l = cgroup_cpu_limit (v2_mount ("/", "/v2"), "0::/\n");
+  CHECK (l == 0, "v2 root group, no cpu.max: %d", l);
+
+  /* A container's own group mounted as its root, the host's path in
+   * /proc/self/cgroup; a mount point with a space in it. */
+  put ("/c d/cpu.max", "400000 100000\n");
+  l = cgroup_cpu_limit (v2_mount ("/docker/abc", "/c\\040d"), "0::/docker/abc\n");
+  CHECK (l == 4, "v2 container mount: %d", l);
+  l = cgroup_cpu_limit (v2_mount ("/docker/abc", "/c\\040d"), "0::/docker/abc/inner\n");
+  CHECK (l == 4, "v2 container mount, inner group: %d", l);
+
+  /* v1: the hierarchy with the cpu controller only. */
+  put ("/cpu/x/cpu.cfs_quota_us", "150000\n");
+  put ("/cpu/x/cpu.cfs_period_us", "100000\n");
+  put ("/cpu/cpu.cfs_quota_us", "-1\n");
+  put ("/cpu/cpu.cfs_period_us", "100000\n");
+  put ("/mem/x/cpu.cfs_quota_us", "10000\n");
+  put ("/mem/x/cpu.cfs_period_us", "100000\n");
+  const std::string v1 = v1_mount ("/cpu", "cpu,cpuacct") +
+      v1_mount ("/mem", "memory");
+  const std::string v1_groups = "5:memory:/x\n4:cpu,cpuacct:/x\n0::/\n";
+  l = cgroup_cpu_limit (other + v1, v1_groups);
+  CHECK (l == 2, "v1 quota 1.5 CPUs: %d", l);
+  put ("/cpu/x/cpu.cfs_quota_us", "-1\n");
+  l = cgroup_cpu_limit (v1, v1_groups);
+  CHECK (l == 0, "v1 without quota: %d", l);
+  /* Hybrid: v1 and v2 both mounted, the smaller applies. */
+  put ("/cpu/x/cpu.cfs_quota_us", "300000\n");
+  l = cgroup_cpu_limit (v1 + v2_mount ("/", "/v2"),
+      "4:cpu,cpuacct:/x\n0::/a/b\n");
+  CHECK (l == 1, "v1 3 CPUs and v2 half a CPU: %d", l);
+  l = cgroup_cpu_limit ("", "");
+  CHECK (l == 0, "nothing mounted: %d", l);
+  l = cgroup_cpu_limit ("garbage\n- -\n", "garbage\n::\n");
+  CHECK (l == 0, "unreadable files: %d", l);
+
+  std::error_code ec;
+  fs::remove_all (root, ec);
+}
+
 }  // namespace
 
 #ifdef TEST_REFUSE_THREADS
@@ -208,7 +292,28 @@ pthread_create (pthread_t * thread, const pthread_attr_t * attr,
 int
 main ()
 {
-#if defined(TEST_REFUSE_THREADS)
+#if defined(TEST_ONE_CPU)
+  /* As `taskset -c 0` would start it: one CPU allowed, before the pool. */
+  cpu_set_t mine, one;
+  CPU_ZERO (&mine);
+  CPU_ZERO (&one);
+  if (sched_getaffinity (0, sizeof mine, &mine) != 0) {
+    std::perror ("sched_getaffinity");
+    return 77;
+  }
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET (c, &mine)) {
+      CPU_SET (c, &one);
+      break;
+    }
+  if (sched_setaffinity (0, sizeof one, &one) != 0) {
+    std::perror ("sched_setaffinity");
+    return 77;
+  }
+  const int threads = cudafilters::parallel_threads ();
+  CHECK (threads == 1, "%d threads for a process allowed one CPU (%u online)",
+      threads, std::thread::hardware_concurrency ());
+#elif defined(TEST_REFUSE_THREADS)
   const int allow = allowed_cpus () >= 3 ? 1 : 0;
   allowance = allow;
   armed = true;
@@ -231,6 +336,7 @@ main ()
 #endif
   std::printf ("%d threads, %d CPUs allowed, %u online\n", threads,
       allowed_cpus (), std::thread::hardware_concurrency ());
+  check_cgroup_limits ();
   check_indices (1, "one index");
   check_indices (1000, "1000 indices");
   check_engines ("first");
