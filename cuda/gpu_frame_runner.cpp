@@ -63,6 +63,10 @@ void GpuFrameRunner::order_after(cudaStream_t first, cudaStream_t then) {
   CUDAFILTERS_CHECK(cudaStreamWaitEvent(then, link_.get(), 0));
 }
 
+void GpuFrameRunner::check_queued_work() {
+  cudafilters::check_queued_work(last_stream_ != nullptr ? last_stream_ : stream_.get());
+}
+
 void GpuFrameRunner::synchronize() {
   if (last_stream_ != nullptr) wait_for_stream(last_stream_);
   last_stream_ = nullptr;
@@ -76,8 +80,10 @@ void GpuFrameRunner::poison_device(Plane dst, const CarriedPlanes &carried,
 }
 
 void GpuFrameRunner::process_device(GpuPlaneFilter &filter, ConstPlane src, Plane dst,
-                                    const CarriedPlanes &carried, FrameLevels *levels) {
+                                    const CarriedPlanes &carried, FrameLevels *levels,
+                                    cudaStream_t dst_users) {
   switch_to(stream_.get());
+  if (dst_users != nullptr) order_after(dst_users, stream_.get());
   poison_device(dst, carried, stream_.get());
   filter.enqueue_carrying(src, dst, carried, stream_.get());
   if (levels) count_levels(src, dst);

@@ -74,8 +74,7 @@ void GpuWindowRunner::push_device(const FramePlanes &src, cudaStream_t stream) {
   for (int i = 0; i < count; ++i)
     CUDAFILTERS_CHECK(cudaMemcpy2DAsync(planes[i].data, planes[i].stride, bytes.planes[i].data,
                                         bytes.planes[i].stride, size_t(bytes.planes[i].width),
-                                        bytes.planes[i].height, cudaMemcpyDeviceToDevice,
-                                        copy_on));
+                                        bytes.planes[i].height, cudaMemcpyDefault, copy_on));
   if (stream)
     order_after(stream, stream_.get());
   else
@@ -124,12 +123,13 @@ void GpuWindowRunner::output_host(GpuWindowFilter &filter, const FramePlanesOut 
 }
 
 void GpuWindowRunner::output_device(GpuWindowFilter &filter, const FramePlanesOut &dst,
-                                    cudaStream_t stream, FrameLevels *levels) {
-  const bool queue = stream && !levels;
-  if (queue) order_after(stream, stream_.get());
+                                    cudaStream_t dst_users, bool queue, FrameLevels *levels) {
+  if (queue && (dst_users == nullptr || levels != nullptr))
+    throw std::invalid_argument("queued output needs the output's stream and no levels");
+  if (dst_users != nullptr) order_after(dst_users, stream_.get());
   filter_next(filter, dst, levels);
   if (queue) {
-    order_after(stream_.get(), stream);
+    order_after(stream_.get(), dst_users);
     return;
   }
   synchronize();

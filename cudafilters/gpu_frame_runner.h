@@ -56,9 +56,13 @@ class GpuFrameRunner {
 
   // src and dst are device planes of equal size (e.g. GstCudaMemory); each
   // carried plane (device memory too) is copied unchanged, on the same stream,
-  // before the one synchronisation. With `levels`, as process_host.
+  // before the one synchronisation. With `levels`, as process_host. With
+  // `dst_users`, a stream of the current context on which work may still
+  // read dst's earlier contents (its consumers'), the writes wait for that
+  // work on the GPU.
   void process_device(GpuPlaneFilter &filter, ConstPlane src, Plane dst,
-                      const CarriedPlanes &carried = {}, FrameLevels *levels = nullptr);
+                      const CarriedPlanes &carried = {}, FrameLevels *levels = nullptr,
+                      cudaStream_t dst_users = nullptr);
 
   // As process_device, without levels and without the wait: the frame is
   // queued on `stream`, a stream of the current context that the caller
@@ -75,6 +79,11 @@ class GpuFrameRunner {
 
   // Waits on the host for every frame queued so far.
   void synchronize();
+
+  // Throws CudaError if work queued earlier has already failed (a kernel
+  // fault, which also poisons the context), without waiting for the work
+  // still running: a frame queued after a failed one is not passed on.
+  void check_queued_work();
 
  private:
   // src and dst: device addresses of mapped page-locked host planes.

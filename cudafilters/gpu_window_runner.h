@@ -42,7 +42,9 @@ class GpuWindowRunner {
   // copy is queued there, after the work queued on it so far (its
   // producer's), and the runner's later work waits for it on the GPU: the
   // frame's memory must not be reused before the stream has run the copy.
-  // Without, the runner's own stream copies it and the host waits.
+  // Without, the runner's own stream copies it and the host waits; the
+  // planes may then be device memory of another context or device (with
+  // unified addressing, as on every 64-bit platform CUDA supports).
   void push_device(const FramePlanes &src, cudaStream_t stream);
 
   // Filters the next frame (window().ready(...) must hold) into host planes
@@ -51,15 +53,20 @@ class GpuWindowRunner {
   void output_host(GpuWindowFilter &filter, const FramePlanesOut &dst,
                    FrameLevels *levels = nullptr);
 
-  // The same into device planes. With `stream` and no levels, the work is
-  // queued after the work on `stream` so far (the consumers' of dst's
-  // earlier contents), and `stream` waits for it on the GPU: no host wait.
-  // Otherwise the host waits for it.
-  void output_device(GpuWindowFilter &filter, const FramePlanesOut &dst, cudaStream_t stream,
-                     FrameLevels *levels = nullptr);
+  // The same into device planes. With `dst_users`, a stream of the current
+  // context on which work may still read dst's earlier contents (its
+  // consumers'), the writes wait for that work on the GPU. With `queue`
+  // (which needs dst_users and no levels), `dst_users` then waits for the
+  // writes on the GPU and the host does not; otherwise the host waits.
+  void output_device(GpuWindowFilter &filter, const FramePlanesOut &dst, cudaStream_t dst_users,
+                     bool queue, FrameLevels *levels = nullptr);
 
   // Waits on the host for every frame queued so far.
   void synchronize();
+
+  // Throws CudaError if work queued earlier has already failed, without
+  // waiting for the work still running (see cudafilters::check_queued_work).
+  void check_queued_work() { cudafilters::check_queued_work(stream_.get()); }
 
  private:
   FramePlanes take_slot(const FramePlanes &src, Plane (&planes)[3], int *count);

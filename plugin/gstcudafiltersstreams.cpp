@@ -103,9 +103,9 @@ GstCudaFiltersStreams::place (GstBuffer * in, GstBuffer * out,
 }
 
 cudaStream_t
-GstCudaFiltersStreams::input_stream (GstBuffer * in)
+GstCudaFiltersStreams::stream_of (GstBuffer * buffer)
 {
-  GstCudaStream *stream = memory_stream (in);
+  GstCudaStream *stream = memory_stream (buffer);
   return stream ? handle (stream) : nullptr;
 }
 
@@ -162,7 +162,7 @@ GstCudaFiltersStreams::place (GstBuffer *, GstBuffer *,
 }
 
 cudaStream_t
-GstCudaFiltersStreams::input_stream (GstBuffer *)
+GstCudaFiltersStreams::stream_of (GstBuffer *)
 {
   return nullptr;
 }

@@ -67,11 +67,14 @@ public:
   Placement place (GstBuffer * in, GstBuffer * out,
       cudafilters::GpuFrameRunner & runner);
 
-  /* Whole-frame filters, which copy their input into a history of frames
-   * and write their output later (gstcudafiltersbase.h): the stream @in's
-   * producer queued it on, to queue the copy after it; null where there is
-   * none (the copy then waits for the producer on the host). */
-  static cudaStream_t input_stream (GstBuffer * in);
+  /* The stream @buffer's memory carries: its producer queued its writes
+   * there, and its consumers queue their reads there. Whole-frame filters
+   * (gstcudafiltersbase.h) queue the copy of an input after its producer's
+   * work on it, and every write into an output waits for the work queued on
+   * it (the reads of the buffer's earlier contents). Null where memory
+   * carries no stream: the copy then waits for the producer on the host, and
+   * the consumers waited for their own reads. */
+  static cudaStream_t stream_of (GstBuffer * buffer);
 
   /* The stream @out's consumers will wait for, when it is the one our
    * pools carry; null otherwise (the frame is then waited for). */
