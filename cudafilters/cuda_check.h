@@ -37,6 +37,18 @@ inline void check_cuda(cudaError_t code, const char *operation) {
 // inside the kernel at the next synchronisation; both end up in CudaError.
 inline void check_launch(const char *kernel) { check_cuda(cudaGetLastError(), kernel); }
 
+// Throws CudaError if work queued on `stream` has already failed (a kernel
+// fault, which is sticky: it also fails every later call in the context),
+// and returns at once whether that work is done or still running.
+inline void check_queued_work(cudaStream_t stream) {
+  const cudaError_t state = cudaStreamQuery(stream);
+  if (state == cudaErrorNotReady) {
+    (void)cudaGetLastError();  // "not ready" is no error
+    return;
+  }
+  check_cuda(state, "work queued earlier on the stream");
+}
+
 }  // namespace cudafilters
 
 #define CUDAFILTERS_CHECK(call) ::cudafilters::check_cuda((call), #call)

@@ -103,6 +103,8 @@ struct GpuState
   /* The chroma planes of the current device frame; kept so that its storage
    * is reused from frame to frame. */
   cudafilters::CarriedPlanes carried;
+  /* Copies of the planes of frames in another device's memory. */
+  std::vector<cudafilters::DevicePlane> staging;
 };
 
 bool
@@ -144,6 +146,11 @@ struct GstCudaFiltersBasePrivate
   /* Wait for every frame in CUDA memory before pushing it, as with
    * GStreamer 1.22: the comparison point for tests and benchmarks. */
   bool host_sync = env_flag ("CUDAFILTERS_HOST_SYNC");
+  /* Tests of frames in another device's memory on a one-GPU host: CUDA
+   * memory of any other context counts as another device's. */
+  bool other_device_for_tests = env_flag ("CUDAFILTERS_TEST_OTHER_DEVICE");
+  /* A CUDA failure was posted as an element error: not again at stop. */
+  bool gpu_error_posted = false;
   /* The next frame starts a new history (set from flushing threads too). */
   std::atomic<bool> restart_history { true };
   /* Running time of the last statistics message; NONE: none since the
@@ -264,19 +271,49 @@ gst_cuda_filters_param_spec_temporal_smoothing (void)
           G_PARAM_STATIC_STRINGS));
 }
 
-/* Frees the GPU state (in its context) and drops the context. */
+/* Posts a CUDA failure as an element error, once until the next start. */
 static void
-close_gpu (GstCudaFiltersBase * self)
+post_gpu_error (GstCudaFiltersBase * self, const std::exception & e)
+{
+  GstCudaFiltersBasePrivate *priv = get_priv (self);
+  if (priv->gpu_error_posted)
+    return;
+  priv->gpu_error_posted = true;
+  GST_ELEMENT_ERROR (self, LIBRARY, FAILED, ("CUDA processing failed."),
+      ("%s", e.what ()));
+}
+
+/* Waits for every frame queued on the GPU. A failure there (a fault in a
+ * frame already pushed) is an element error. */
+static bool
+finish_gpu_work (GstCudaFiltersBase * self)
+{
+  GstCudaFiltersBasePrivate *priv = get_priv (self);
+  if (!priv->gpu)
+    return true;
+  ScopedCudaContext scope (priv->context);
+  try {
+    priv->gpu->runner.synchronize ();
+    if (priv->gpu->window_runner)
+      priv->gpu->window_runner->synchronize ();
+  } catch (const std::exception & e) {
+    post_gpu_error (self, e);
+    return false;
+  }
+  return true;
+}
+
+/* Frees the GPU state (in its context) and drops the context; with
+ * @report, frames still queued that failed are an error. */
+static void
+close_gpu (GstCudaFiltersBase * self, bool report = true)
 {
   GstCudaFiltersBasePrivate *priv = get_priv (self);
 
   if (priv->gpu) {
+    if (report)
+      finish_gpu_work (self);
     ScopedCudaContext scope (priv->context);
-    try {
-      priv->gpu->runner.synchronize ();
-    } catch (const std::exception & e) {
-      GST_WARNING_OBJECT (self, "last frames failed: %s", e.what ());
-    }
     priv->gpu.reset ();
   }
   priv->context.close ();
@@ -334,6 +371,21 @@ open_gpu (GstCudaFiltersBase * self, gint device_id, std::string & why)
   }
   if (!priv->context.open (GST_ELEMENT (self), device_id, why))
     return false;
+  /* A context shared with other elements (GstContext) stays unusable after a
+   * fault in any of them: every call in it fails. */
+  std::string fault;
+  if (!priv->context.usable (fault)) {
+    if (!priv->context.renew (GST_ELEMENT (self), why)) {
+      why = "the CUDA context shared with other elements is unusable after an "
+          "earlier fault (" + fault + "), and a new one could not be created: "
+          + why;
+      return false;
+    }
+    GST_ELEMENT_WARNING (self, RESOURCE, FAILED,
+        ("The CUDA context shared with other elements is unusable after an "
+            "earlier fault: this element continues in a new one."),
+        ("%s", fault.c_str ()));
+  }
 
   return create_gpu_state (self, why);
 }
@@ -351,6 +403,7 @@ gst_cuda_filters_base_start (GstBaseTransform * trans)
 
   priv->restart_history = true;
   priv->last_message = GST_CLOCK_TIME_NONE;
+  priv->gpu_error_posted = false;
   /* The radius in use until the next start (temporal-radius is refused
    * while running). */
   GstCudaFiltersBaseClass *klass = GST_CUDA_FILTERS_BASE_GET_CLASS (self);
@@ -782,11 +835,30 @@ upstream_context_to_adopt (GstCudaFiltersBase * self, GstBuffer * buffer)
   GST_OBJECT_UNLOCK (self);
   guint their_device = 0;
   g_object_get (theirs, "cuda-device-id", &their_device, nullptr);
+  if (priv->other_device_for_tests)
+    their_device = (guint) wanted + 1;
   if (wanted >= 0 && their_device != (guint) wanted)
     return nullptr;
   return theirs;
 }
 #endif
+
+/* Whether @buffer is CUDA memory of another context than ours that we did
+ * not adopt: another device's (cuda-device-id names ours). Its frames are
+ * copied to our device before they are filtered. */
+static bool
+on_other_device (GstCudaFiltersBase * self, GstBuffer * buffer)
+{
+#ifdef HAVE_GST_CUDA
+  GstMemory *mem = gst_buffer_peek_memory (buffer, 0);
+  return gst_is_cuda_memory (mem) &&
+      GST_CUDA_MEMORY_CAST (mem)->context != get_priv (self)->context.gst_context ();
+#else
+  (void) self;
+  (void) buffer;
+  return false;
+#endif
+}
 
 /* Whether @buffer makes us move to another context (and so start a new GPU
  * state, without the frames a window filter holds). */
@@ -904,8 +976,7 @@ run_on_gpu (GstCudaFiltersBase * self, const Work & work)
     }
     work (gpu);
   } catch (const cudafilters::CudaError & e) {
-    GST_ELEMENT_ERROR (self, LIBRARY, FAILED, ("CUDA processing failed."),
-        ("%s", e.what ()));
+    post_gpu_error (self, e);
     return GST_FLOW_ERROR;
   } catch (const std::exception & e) {
     GST_ELEMENT_ERROR (self, LIBRARY, FAILED, ("Processing failed."),
@@ -937,11 +1008,31 @@ filter_device_frames (GstCudaFiltersBase * self, GstBuffer * inbuf,
     GstBuffer * outbuf, GstVideoFrame * in_frame, GstVideoFrame * out_frame,
     cudafilters::FrameLevels * levels)
 {
-  const bool may_queue = !levels && !get_priv (self)->host_sync;
+  const bool other_device = on_other_device (self, inbuf);
+  const bool may_queue = !levels && !get_priv (self)->host_sync && !other_device;
   bool queued = false;
   GstFlowReturn ret = run_on_gpu (self, [&](GpuState & gpu) {
+        /* Another device's planes are copied to ours first (with unified
+         * addressing a plain copy crosses devices), after its producer. */
+        if (other_device)
+          GstCudaFiltersStreams::wait_for_producer (inbuf);
+        const guint planes = GST_VIDEO_FRAME_N_PLANES (in_frame);
+        if (gpu.staging.size () < planes)
+          gpu.staging.resize (planes);
+        auto source = [&](guint p, cudafilters::ConstPlane plane) {
+          if (!other_device)
+            return plane;
+          cudafilters::DevicePlane & copy = gpu.staging[p];
+          copy.reserve ((int) plane.row_bytes (), plane.height);
+          CUDAFILTERS_CHECK (cudaMemcpy2D (copy.data (), copy.pitch (),
+                  plane.data, plane.stride, plane.row_bytes (), plane.height,
+                  cudaMemcpyDefault));
+          plane.data = copy.data ();
+          plane.stride = copy.pitch ();
+          return plane;
+        };
         gpu.carried.clear ();
-        for (guint p = 1; p < GST_VIDEO_FRAME_N_PLANES (in_frame); ++p) {
+        for (guint p = 1; p < planes; ++p) {
           cudafilters::ConstPlane src = frame_plane (in_frame, p);
           cudafilters::Plane dst = frame_plane_mut (out_frame, p);
           /* Rows in bytes: interleaved chroma (NV12) has 2 bytes per sample. */
@@ -950,9 +1041,10 @@ filter_device_frames (GstCudaFiltersBase * self, GstBuffer * inbuf,
           src.width = dst.width = bytes;
           src.samples = dst.samples = cudafilters::SampleLayout {
           };
-          gpu.carried.push_back ({src, dst});
+          gpu.carried.push_back ({source (p, src), dst});
         }
-        const cudafilters::ConstPlane src = frame_plane (in_frame, 0);
+        const cudafilters::ConstPlane src = source (0, frame_plane (in_frame,
+                0));
         const cudafilters::Plane dst = frame_plane_mut (out_frame, 0);
 
         GstCudaFiltersStreams::Placement at;
@@ -962,7 +1054,7 @@ filter_device_frames (GstCudaFiltersBase * self, GstBuffer * inbuf,
         if (!queued) {
           GstCudaFiltersStreams::wait_for_producer (inbuf);
           gpu.runner.process_device (*gpu.filter, src, dst, gpu.carried,
-              levels);
+              levels, GstCudaFiltersStreams::stream_of (outbuf));
           return;
         }
         if (at.work != at.output)
@@ -971,6 +1063,9 @@ filter_device_frames (GstCudaFiltersBase * self, GstBuffer * inbuf,
             at.work);
         if (at.work != at.output)
           gpu.runner.order_after (at.work, at.output);
+        /* A fault of an earlier frame shows now at the latest: this frame
+         * is not pushed. */
+        gpu.runner.check_queued_work ();
       });
   if (ret == GST_FLOW_OK && !queued)
     GstCudaFiltersStreams::mark_finished (outbuf);
@@ -1364,8 +1459,10 @@ window_push (GstCudaFiltersBase * self, GstBuffer * in)
             gpu.window_runner->push_host (planes);
             return;
           }
-          cudaStream_t stream = priv->host_sync ? nullptr :
-              GstCudaFiltersStreams::input_stream (in);
+          /* Another device's frame is copied on our stream, after its
+           * producer's work on the host. */
+          cudaStream_t stream = priv->host_sync || on_other_device (self, in) ?
+              nullptr : GstCudaFiltersStreams::stream_of (in);
           if (!stream)
             GstCudaFiltersStreams::wait_for_producer (in);
           gpu.window_runner->push_device (planes, stream);
@@ -1456,11 +1553,12 @@ window_output (GstCudaFiltersBase * self, GstBuffer ** outbuf)
             gpu.window_runner->output_host (*gpu.window_filter, dst, want);
             return;
           }
-          cudaStream_t stream = priv->host_sync || want ? nullptr :
-              gpu.streams.output_stream (*outbuf);
-          gpu.window_runner->output_device (*gpu.window_filter, dst, stream,
-              want);
-          queued = stream != nullptr;
+          queued = !priv->host_sync && !want &&
+              gpu.streams.output_stream (*outbuf) != nullptr;
+          gpu.window_runner->output_device (*gpu.window_filter, dst,
+              GstCudaFiltersStreams::stream_of (*outbuf), queued, want);
+          if (queued)
+            gpu.window_runner->check_queued_work ();
         });
     if (ret == GST_FLOW_OK && on_device && !queued)
       GstCudaFiltersStreams::mark_finished (*outbuf);
@@ -1591,6 +1689,15 @@ gst_cuda_filters_base_sink_event (GstBaseTransform * trans, GstEvent * event)
     default:
       break;
   }
+  /* Frames pushed with their work still queued (CUDA memory, GStreamer
+   * 1.24+) may yet fail: at the end of the stream and at each break in it,
+   * the GPU finishes them, and a failure is an error instead of the EOS. */
+  const GstEventType type = GST_EVENT_TYPE (event);
+  if ((type == GST_EVENT_EOS || type == GST_EVENT_CAPS ||
+          type == GST_EVENT_SEGMENT) && !finish_gpu_work (self)) {
+    gst_event_unref (event);
+    return FALSE;
+  }
   return GST_BASE_TRANSFORM_CLASS (parent_class)->sink_event (trans, event);
 }
 
@@ -1653,7 +1760,9 @@ gst_cuda_filters_base_finalize (GObject * object)
 {
   GstCudaFiltersBase *self = GST_CUDA_FILTERS_BASE (object);
 
-  close_gpu (self);
+  /* Stopped elements have no GPU state left; one never stopped has no bus
+   * to report to. */
+  close_gpu (self, false);
   get_priv (self)->~GstCudaFiltersBasePrivate ();
 
   G_OBJECT_CLASS (parent_class)->finalize (object);

@@ -5,15 +5,33 @@
 #include "gstcudafilterscontext.h"
 
 #ifdef HAVE_GST_CUDA
+#include <gst/cuda/cuda-gst.h>
 #include <gst/cuda/gstcudaloader.h>
 #include <gst/cuda/gstcudautils.h>
-#else
-#include <cuda_runtime.h>
 #endif
+#include <cuda_runtime.h>
 
 GstCudaFiltersContext::~GstCudaFiltersContext ()
 {
   close ();
+}
+
+bool
+GstCudaFiltersContext::usable (std::string & why) const
+{
+  if (!push ()) {
+    why = "the CUDA context could not be made current";
+    return false;
+  }
+  /* Returns at once: "not ready" while work runs, the fault once one
+   * happened. */
+  const cudaError_t state = cudaStreamQuery (nullptr);
+  (void) cudaGetLastError ();
+  pop ();
+  if (state == cudaSuccess || state == cudaErrorNotReady)
+    return true;
+  why = std::string (cudaGetErrorName (state)) + ": " + cudaGetErrorString (state);
+  return false;
 }
 
 #ifdef HAVE_GST_CUDA
@@ -86,6 +104,25 @@ GstCudaFiltersContext::adopt (GstCudaContext * other)
   context_ = GST_CUDA_CONTEXT (gst_object_ref (other));
 }
 
+bool
+GstCudaFiltersContext::renew (GstElement * element, std::string & why)
+{
+  guint device = 0;
+  g_object_get (context_, "cuda-device-id", &device, nullptr);
+  GstCudaContext *fresh = gst_cuda_context_new (device);
+  if (!fresh) {
+    why = "no new CUDA context could be created on device " +
+        std::to_string (device);
+    return false;
+  }
+  adopt (fresh);
+  gst_object_unref (fresh);
+  gst_element_post_message (element,
+      gst_message_new_have_context (GST_OBJECT (element),
+          gst_context_new_cuda_context (context_)));
+  return true;
+}
+
 #else /* The CUDA runtime's primary context. */
 
 bool
@@ -116,6 +153,16 @@ void
 GstCudaFiltersContext::share (const GstCudaFiltersContext & other)
 {
   device_ = other.device_;
+}
+
+bool
+GstCudaFiltersContext::renew (GstElement *, std::string & why)
+{
+  /* The runtime's context of a device is the process's: only a reset of
+   * the device, which other users of it would not survive, clears it. */
+  why = "the CUDA runtime's context of device " + std::to_string (device_) +
+      " stays unusable until the application restarts";
+  return false;
 }
 
 void

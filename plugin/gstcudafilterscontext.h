@@ -34,6 +34,12 @@ public:
   bool open (GstElement * element, gint device_id, std::string & why);
   /* The same context as @other (which must be open), held on its own. */
   void share (const GstCudaFiltersContext & other);
+  /* Whether the open context still works: a fault in any kernel of it (of
+   * any element sharing it) makes every later call fail. Says why not. */
+  bool usable (std::string & why) const;
+  /* Replaces the open context by a new one on its device, offered to the
+   * neighbours (have-context); false, with why, where that is impossible. */
+  bool renew (GstElement * element, std::string & why);
   void close ();
   bool is_open () const;
 
