@@ -6,6 +6,7 @@
  * usable. */
 #include "deep_frames.h"
 #include "nlm_video.h"
+#include "slow_copy.h"
 
 #include <gst/app/gstappsink.h>
 #include <gst/app/gstappsrc.h>
@@ -14,6 +15,7 @@
 #include <gst/cuda/gstcudaloader.h>
 #include <gst/cuda/gstcudamemory.h>
 #include <gst/cuda/gstcudautils.h>
+#include <gst/cuda/cuda-gst.h>
 
 #include <cstring>
 #include <memory>
@@ -539,6 +541,278 @@ GST_START_TEST (test_nlm_sequences_in_cuda_memory)
 }
 GST_END_TEST;
 
+/* One element in a harness, in CUDA memory of @ctx, which it shares (set
+ * as its GstContext before it starts). */
+static GstHarness *
+harness_in_context (const std::string & launch, GstCudaContext * ctx,
+    const GstVideoInfo & info)
+{
+  GError *err = NULL;
+  GstElement *el = gst_parse_launch (launch.c_str (), &err);
+  fail_unless (el != NULL && err == NULL, "%s", launch.c_str ());
+  GstContext *c = gst_context_new_cuda_context (ctx);
+  gst_element_set_context (el, c);
+  gst_context_unref (c);
+  GstHarness *h = gst_harness_new_with_element (el, "sink", "src");
+  gst_object_unref (el);
+  const std::string caps = video_caps (GST_VIDEO_INFO_FORMAT (&info),
+      GST_VIDEO_INFO_WIDTH (&info), GST_VIDEO_INFO_HEIGHT (&info),
+      "memory:CUDAMemory");
+  gst_harness_set_src_caps_str (h, caps.c_str ());
+  gst_harness_set_sink_caps_str (h, caps.c_str ());
+  return h;
+}
+
+#ifdef HAVE_CUDA_MEMORY_STREAMS
+static const char *kPlaneFiltersAndNlm[] = {
+  "cudahisteq backend=cuda",
+  "cudaclahe backend=cuda clip-limit=3 tiles-x=4 tiles-y=3",
+  "cudasharpen backend=cuda amount=1.5 radius=1.2",
+  "cudanlm backend=cuda strength=12 patch-size=3 search-size=5",
+};
+
+/* An element that writes an output buffer of its pool on a stream of its own
+ * (here: a statistics message is due for every frame, so it waits for each
+ * frame) must first wait, on the GPU, for the work still queued on the
+ * buffer's stream: a slow downstream reader of the buffer's earlier
+ * contents. The reader must see those contents, not the next frame. */
+GST_START_TEST (test_output_writes_wait_for_readers)
+{
+  std::mt19937 rng (5154);
+  const int w = 320, hgt = 240;
+  GstVideoInfo info;
+  gst_video_info_set_format (&info, GST_VIDEO_FORMAT_NV12, w, hgt);
+  for (const char *filter : kPlaneFiltersAndNlm) {
+    GstCudaContext *ctx = gst_cuda_context_new (0);
+    fail_unless (ctx != NULL);
+    GstHarness *h = harness_in_context (std::string (filter) +
+        " post-messages=true message-interval=0", ctx, info);
+    CudaFramePool pool (ctx, info);
+    auto frame = [&]() {
+      return pool.frame (frame_with_luma (rng, GST_VIDEO_FORMAT_NV12,
+              random_image (rng, w, hgt, 20, 200)));
+    };
+    GstBuffer *x = gst_harness_push_and_pull (h, frame ());
+    GstBuffer *y = gst_harness_push_and_pull (h, frame ());
+    fail_unless (x != NULL && y != NULL, "%s: no output", filter);
+
+    /* x's contents now, and a reader that copies them after 200 ms of GPU
+     * time, queued on x's stream. */
+    GstMemory *mem = gst_buffer_peek_memory (x, 0);
+    GstCudaStream *stream = gst_cuda_memory_get_stream (GST_CUDA_MEMORY_CAST
+        (mem));
+    fail_unless (stream != NULL, "%s: its output pool carries no stream",
+        filter);
+    GstMapInfo map;
+    fail_unless (gst_memory_map (mem, &map, (GstMapFlags) (GST_MAP_READ |
+                GST_MAP_CUDA)));
+    fail_unless (gst_cuda_context_push (ctx));
+    std::vector<uint8_t> before (map.size), seen (map.size);
+    fail_unless_equals_int (cudaMemcpy (before.data (), map.data, map.size,
+            cudaMemcpyDeviceToHost), cudaSuccess);
+    void *copy = NULL;
+    fail_unless_equals_int (cudaMalloc (&copy, map.size), cudaSuccess);
+    const CUdeviceptr x_memory = (CUdeviceptr) map.data;
+    cudaStream_t handle = (cudaStream_t) gst_cuda_stream_get_handle (stream);
+    test::queue_slow_copy (map.data, copy, map.size, 200000000ull, handle);
+    gst_cuda_context_pop (NULL);
+    gst_memory_unmap (mem, &map);
+    gst_buffer_unref (x);
+
+    /* The only free buffer of the element's pool is x's: the next frame is
+     * written into it. */
+    GstBuffer *z = gst_harness_push_and_pull (h, frame ());
+    fail_unless (z != NULL, "%s: no output", filter);
+    GstMemory *zmem = gst_buffer_peek_memory (z, 0);
+    fail_unless (gst_memory_map (zmem, &map, (GstMapFlags) (GST_MAP_READ |
+                GST_MAP_CUDA)));
+    const bool reused = (CUdeviceptr) map.data == x_memory;
+    gst_memory_unmap (zmem, &map);
+    fail_unless (reused, "%s: the pool did not hand out x's memory again",
+        filter);
+
+    fail_unless (gst_cuda_context_push (ctx));
+    fail_unless_equals_int (cudaStreamSynchronize (handle), cudaSuccess);
+    fail_unless_equals_int (cudaMemcpy (seen.data (), copy, seen.size (),
+            cudaMemcpyDeviceToHost), cudaSuccess);
+    cudaFree (copy);
+    gst_cuda_context_pop (NULL);
+    fail_unless (seen == before, "%s: the reader of the earlier frame saw "
+        "the next one: the element wrote before the reads queued on the "
+        "buffer's stream had run", filter);
+
+    gst_buffer_unref (y);
+    gst_buffer_unref (z);
+    gst_harness_teardown (h);
+    gst_object_unref (ctx);
+  }
+}
+GST_END_TEST;
+#endif
+
+/* CUDA memory of another device than the one cuda-device-id names is
+ * copied to the element's device before it is filtered: its context is not
+ * adopted and its pointers never reach the element's kernels. With one GPU,
+ * CUDAFILTERS_TEST_OTHER_DEVICE makes upstream's context (another one on the
+ * same device) count as another device's. Output equals the same frames
+ * through one context, bit for bit. */
+GST_START_TEST (test_memory_of_another_device_is_copied)
+{
+  std::mt19937 rng (5155);
+  const int w = 320, hgt = 180;
+  GstVideoInfo info;
+  gst_video_info_set_format (&info, GST_VIDEO_FORMAT_NV12, w, hgt);
+  const char *filters[] = {
+    "cudahisteq backend=cuda cuda-device-id=0",
+    "cudaclahe backend=cuda cuda-device-id=0 clip-limit=3 tiles-x=4 tiles-y=3",
+    "cudasharpen backend=cuda cuda-device-id=0 amount=1.5 radius=1.2",
+    "cudanlm backend=cuda cuda-device-id=0 strength=12 patch-size=3 "
+        "search-size=5 chroma-strength=6",
+    "cudanlm backend=cuda cuda-device-id=0 strength=12 patch-size=3 "
+        "search-size=5 temporal-radius=1",
+  };
+  for (const char *filter : filters) {
+    GstCudaContext *theirs = gst_cuda_context_new (0);
+    GstCudaContext *ours = gst_cuda_context_new (0);
+    fail_unless (theirs != NULL && ours != NULL);
+    g_setenv ("CUDAFILTERS_TEST_OTHER_DEVICE", "1", TRUE);
+    GstHarness *h = harness_in_context (filter, ours, info);
+    g_unsetenv ("CUDAFILTERS_TEST_OTHER_DEVICE");
+    CudaFramePool pool (theirs, info);
+
+    std::vector<PlanarFrame> in;
+    for (int i = 0; i < 4; ++i)
+      in.push_back (frame_with_luma (rng, GST_VIDEO_FORMAT_NV12,
+              noisy_step_image (rng, w, hgt, 12.0)));
+    std::vector<PlanarFrame> got;
+    for (const PlanarFrame & f : in) {
+      fail_unless_equals_int (gst_harness_push (h, pool.frame (f)),
+          GST_FLOW_OK);
+      while (GstBuffer * out = gst_harness_try_pull (h)) {
+        got.push_back (frame_from_buffer (out, info));
+        gst_buffer_unref (out);
+      }
+    }
+    fail_unless (gst_harness_push_event (h, gst_event_new_eos ()));
+    while (GstBuffer * out = gst_harness_try_pull (h)) {
+      got.push_back (frame_from_buffer (out, info));
+      gst_buffer_unref (out);
+    }
+
+    /* Still in its own context: it answers the context query with it. */
+    GstQuery *q = gst_query_new_context (GST_CUDA_CONTEXT_TYPE);
+    fail_unless (gst_element_query (h->element, q));
+    GstContext *answer = NULL;
+    gst_query_parse_context (q, &answer);
+    GstCudaContext *kept = NULL;
+    fail_unless (answer && gst_structure_get (gst_context_get_structure
+            (answer), GST_CUDA_CONTEXT_TYPE, GST_TYPE_CUDA_CONTEXT, &kept,
+            NULL));
+    fail_unless (kept == ours, "%s adopted the other device's context",
+        filter);
+    gst_object_unref (kept);
+    gst_query_unref (q);
+    gst_harness_teardown (h);
+
+    /* The same frames in system memory. */
+    GstHarness *ref = gst_harness_new_parse (filter);
+    gst_harness_set_src_caps_str (ref, video_caps (GST_VIDEO_FORMAT_NV12, w,
+            hgt).c_str ());
+    std::vector<PlanarFrame> want;
+    for (const PlanarFrame & f : in) {
+      fail_unless_equals_int (gst_harness_push (ref, buffer_from_frame (f)),
+          GST_FLOW_OK);
+      while (GstBuffer * out = gst_harness_try_pull (ref)) {
+        want.push_back (frame_from_buffer (out, info));
+        gst_buffer_unref (out);
+      }
+    }
+    fail_unless (gst_harness_push_event (ref, gst_event_new_eos ()));
+    while (GstBuffer * out = gst_harness_try_pull (ref)) {
+      want.push_back (frame_from_buffer (out, info));
+      gst_buffer_unref (out);
+    }
+    gst_harness_teardown (ref);
+
+    fail_unless_equals_int ((int) got.size (), (int) in.size ());
+    fail_unless_equals_int ((int) want.size (), (int) in.size ());
+    for (size_t k = 0; k < want.size (); ++k)
+      for (size_t p = 0; p < want[k].planes.size (); ++p)
+        assert_images_equal (got[k].planes[p], want[k].planes[p], filter);
+    gst_object_unref (theirs);
+    gst_object_unref (ours);
+  }
+}
+GST_END_TEST;
+
+#ifdef HAVE_CUDA_MEMORY_STREAMS
+/* A frame whose kernels fault after it was pushed with its work queued
+ * (here: its input memory is not the device's) is an element error at the
+ * latest at the next frame or at EOS, and no frame is pushed after it. The
+ * fault leaves the context lost: this test runs last. */
+GST_START_TEST (test_fault_in_queued_frame_is_an_error)
+{
+  std::mt19937 rng (5156);
+  const int w = 320, hgt = 240;
+  GstVideoInfo info;
+  gst_video_info_set_format (&info, GST_VIDEO_FORMAT_NV12, w, hgt);
+  GstCudaContext *ctx = gst_cuda_context_new (0);
+  fail_unless (ctx != NULL);
+  BusHarness c ("cudahisteq backend=cuda");
+  fail_unless (gst_element_set_state (c.h->element, GST_STATE_NULL) ==
+      GST_STATE_CHANGE_SUCCESS);
+  GstContext *shared = gst_context_new_cuda_context (ctx);
+  gst_element_set_context (c.h->element, shared);
+  gst_context_unref (shared);
+  gst_harness_play (c.h);
+  const std::string caps = video_caps (GST_VIDEO_FORMAT_NV12, w, hgt,
+      "memory:CUDAMemory");
+  gst_harness_set_src_caps_str (c.h, caps.c_str ());
+  gst_harness_set_sink_caps_str (c.h, caps.c_str ());
+  CudaFramePool pool (ctx, info);
+  for (int i = 0; i < 3; ++i) {
+    GstBuffer *out = gst_harness_push_and_pull (c.h,
+        pool.frame (frame_with_luma (rng, GST_VIDEO_FORMAT_NV12,
+                random_image (rng, w, hgt))));
+    fail_unless (out != NULL);
+    fail_unless (work_pending (out), "the frame was waited for: the test "
+        "needs frames pushed with their work queued");
+    gst_buffer_unref (out);
+  }
+
+  /* CUDA memory at an address where nothing is mapped, on a stream. */
+  GstCudaStream *stream = gst_cuda_stream_new (ctx);
+  GstCudaAllocator *alloc = (GstCudaAllocator *)
+      gst_allocator_find (GST_CUDA_MEMORY_TYPE_NAME);
+  GstMemory *bogus = gst_cuda_allocator_alloc_wrapped (alloc, ctx, stream,
+      &info, (CUdeviceptr) 0x1000, NULL, NULL);
+  gst_object_unref (alloc);
+  gst_cuda_stream_unref (stream);
+  fail_unless (bogus != NULL);
+  GstBuffer *bad = gst_buffer_new ();
+  gst_buffer_append_memory (bad, bogus);
+  gst_buffer_add_video_meta_full (bad, GST_VIDEO_FRAME_FLAG_NONE,
+      GST_VIDEO_FORMAT_NV12, w, hgt, GST_VIDEO_INFO_N_PLANES (&info),
+      info.offset, info.stride);
+  const GstFlowReturn ret = gst_harness_push (c.h, bad);
+  /* Queued: the fault comes later. */
+  if (ret == GST_FLOW_OK) {
+    GstBuffer *out = gst_harness_pull (c.h);
+    if (out)
+      gst_buffer_unref (out);
+  }
+  const guint pushed = gst_harness_buffers_received (c.h);
+  gst_harness_push_event (c.h, gst_event_new_eos ());
+  const std::string error = c.first_error ();
+  fail_unless (error.find ("CUDA") != std::string::npos, "no CUDA error by "
+      "EOS: '%s'", error.c_str ());
+  fail_unless_equals_int (gst_harness_buffers_received (c.h), pushed);
+  gst_element_set_state (c.h->element, GST_STATE_NULL);
+  gst_object_unref (ctx);
+}
+GST_END_TEST;
+#endif
+
 static Suite *
 cuda_memory_gpu_suite (void)
 {
@@ -552,6 +826,12 @@ cuda_memory_gpu_suite (void)
   tcase_add_test (tc, test_decode_through_nvh264dec);
   tcase_add_test (tc, test_decode_10bit_through_nvh265dec);
   tcase_add_test (tc, test_nlm_sequences_in_cuda_memory);
+  tcase_add_test (tc, test_memory_of_another_device_is_copied);
+#ifdef HAVE_CUDA_MEMORY_STREAMS
+  tcase_add_test (tc, test_output_writes_wait_for_readers);
+  /* Last: the fault leaves a context lost. */
+  tcase_add_test (tc, test_fault_in_queued_frame_is_an_error);
+#endif
   return s;
 }
 

@@ -668,6 +668,42 @@ GST_START_TEST (test_device_fault_mid_stream_is_an_error)
     gst_element_set_state (c.h->element, GST_STATE_NULL);
   }
   harnesses.clear ();
+
+  /* A restart in a pipeline that still offers the lost context (set on the
+   * bin by the application, as above) must not inherit it: the element says
+   * so and filters on the GPU in a new context. */
+  for (const ElementCase & e : kElements) {
+    GstHarness *h = gst_harness_new_parse (("identity ! " + launch_of (e)).c_str ());
+    GstBus *bus = gst_bus_new ();
+    gst_element_set_bus (h->element, bus);
+    fail_unless (gst_element_set_state (h->element, GST_STATE_NULL) ==
+        GST_STATE_CHANGE_SUCCESS);
+    GstContext *lost = gst_context_new_cuda_context (ctx);
+    gst_element_set_context (h->element, lost);
+    gst_context_unref (lost);
+    fail_unless (gst_element_set_state (h->element, GST_STATE_PLAYING) !=
+        GST_STATE_CHANGE_FAILURE, "%s did not start after the fault",
+        e.factory);
+    gst_harness_set_src_caps_str (h, gray_caps (320, 240).c_str ());
+    Image img = random_image (rng, 320, 240);
+    assert_luma_filtered (e, push_pull (h, img), img, "after a fault");
+    bool told = false;
+    while (GstMessage * m = gst_bus_pop (bus)) {
+      fail_unless (GST_MESSAGE_TYPE (m) != GST_MESSAGE_ERROR, "%s: error "
+          "after the restart", e.factory);
+      if (GST_MESSAGE_TYPE (m) == GST_MESSAGE_WARNING) {
+        GError *err = nullptr;
+        gst_message_parse_warning (m, &err, nullptr);
+        told = told || strstr (err->message, "new one") != nullptr;
+        g_error_free (err);
+      }
+      gst_message_unref (m);
+    }
+    fail_unless (told, "%s: no warning that the shared context was replaced",
+        e.factory);
+    gst_harness_teardown (h);
+    release_bus (bus);
+  }
   gst_object_unref (ctx);
 }
 GST_END_TEST;
