@@ -1,0 +1,427 @@
+/* Copies between host planes and the device (cuda/host_transfer.cpp, behind
+ * GpuFrameRunner and GpuWindowRunner): staging written again only once the
+ * copies reading it have run, a failed frame leaving no copy behind it, the
+ * frame after a failed one, empty planes, a failed growth of the staging,
+ * planes of 2^31 - 2^19 one-byte rows, and planes across two page-locked
+ * allocations. A host callback holds the stream where a copy must still be
+ * queued when the host goes on. Exits 77 (skipped) where no GPU is usable. */
+#include <cudafilters/cuda_memory.h>
+#include <cudafilters/gpu_frame_runner.h>
+#include <cudafilters/histeq_cpu.h>
+#include <cudafilters/histeq_gpu.h>
+
+#include "host_transfer.h"
+
+#include "test_common.h"
+
+#include <cuda.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <climits>
+#include <cstring>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+using namespace cudafilters;
+
+namespace {
+
+/* Holds `stream` for `ms` milliseconds: what is queued after this waits. */
+void
+hold_stream (cudaStream_t stream, int ms)
+{
+  CUDAFILTERS_CHECK (cudaLaunchHostFunc (stream, [](void *ms) {
+            std::this_thread::sleep_for (std::chrono::milliseconds (
+                    reinterpret_cast<intptr_t> (ms)));
+          }, reinterpret_cast<void *> (intptr_t (ms))));
+}
+
+std::vector<uint8_t>
+pattern (size_t bytes, unsigned seed)
+{
+  std::vector<uint8_t> v (bytes);
+  for (size_t i = 0; i < bytes; ++i)
+    v[i] = uint8_t (i * 7 + (i >> 12) * 13 + seed);
+  return v;
+}
+
+std::vector<uint8_t>
+device_bytes (const uint8_t * d, size_t bytes)
+{
+  std::vector<uint8_t> v (bytes);
+  CUDAFILTERS_CHECK (cudaMemcpy (v.data (), d, bytes, cudaMemcpyDeviceToHost));
+  return v;
+}
+
+size_t
+first_difference (const uint8_t * a, const uint8_t * b, size_t n)
+{
+  for (size_t i = 0; i < n; ++i)
+    if (a[i] != b[i])
+      return i;
+  return n;
+}
+
+/* equalize_hist_cpu of a host plane, row by row. */
+void
+check_equalized (ConstPlane src, ConstPlane dst, const char *what)
+{
+  std::vector<uint8_t> in (size_t (src.width) * src.height), ref (in.size ());
+  for (int y = 0; y < src.height; ++y)
+    memcpy (in.data () + size_t (y) * src.width, src.data + y * src.stride,
+        src.width);
+  equalize_hist_cpu (ConstPlane (in.data (), size_t (src.width), src.width,
+          src.height), Plane (ref.data (), size_t (src.width), src.width,
+          src.height));
+  for (int y = 0; y < dst.height; ++y)
+    fail_unless (memcmp (dst.data + y * dst.stride,
+            ref.data () + size_t (y) * src.width, src.width) == 0,
+        "%s: row %d differs from the CPU", what, y);
+}
+
+}  // namespace
+
+/* Two frames staged at the same place while the stream is held: the second
+ * may only write the staging once the first frame's copies have read it. */
+GST_START_TEST (test_staging_rewritten_after_its_copies)
+{
+  const int w = 1024, h = 1024;         /* two chunks */
+  const size_t bytes = size_t (w) * h;
+  const std::vector<uint8_t> a = pattern (bytes, 1), b = pattern (bytes, 2);
+  Stream stream;
+  DeviceArray<uint8_t> x (bytes), y (bytes);
+  HostTransfer t;
+  t.reserve (bytes);
+  hold_stream (stream.get (), 200);
+  t.upload (ConstPlane (a.data (), size_t (w), w, h), false, x.get (),
+      size_t (w), stream.get ());
+  /* The frame ends here without a download (its filter threw, say). */
+  t.upload (ConstPlane (b.data (), size_t (w), w, h), false, y.get (),
+      size_t (w), stream.get ());
+  stream.synchronize ();
+  const std::vector<uint8_t> got_x = device_bytes (x.get (), bytes);
+  const std::vector<uint8_t> got_y = device_bytes (y.get (), bytes);
+  const size_t at = first_difference (got_x.data (), a.data (), bytes);
+  fail_unless (at == bytes,
+      "the first upload's copy read staging the second had overwritten "
+      "(first difference at byte %zu)", at);
+  fail_unless (got_y == b, "second upload wrong");
+}
+GST_END_TEST;
+
+/* A frame whose second download fails to queue: when the exception reaches
+ * the caller, the copy queued for the first plane must not be left to
+ * write the caller's page-locked plane later. */
+GST_START_TEST (test_failed_download_leaves_no_copy_behind)
+{
+  const int w = 1024, h = 512;
+  const size_t bytes = size_t (w) * h;
+  Stream stream;
+  DeviceArray<uint8_t> src (bytes);
+  CUDAFILTERS_CHECK (cudaMemset (src.get (), 0x33, bytes));
+  PinnedBuffer out, other;
+  out.reserve (bytes);
+  other.reserve (bytes);
+  HostTransfer t;
+  t.reserve (bytes);
+  hold_stream (stream.get (), 200);
+  t.queue_download (src.get (), size_t (w), Plane (out.data (), size_t (w), w,
+          h), true, stream.get ());
+  bool thrown = false;
+  try {
+    /* A row stride below the row: the copy is refused. */
+    t.queue_download (src.get (), size_t (w), Plane (other.data (),
+            size_t (w) - 1, w, h), true, stream.get ());
+  } catch (const CudaError &) {
+    thrown = true;
+  }
+  fail_unless (thrown, "a download with a stride below its width was queued");
+  /* The caller has its planes back and reuses them. */
+  memset (out.data (), 0x5A, bytes);
+  stream.synchronize ();
+  size_t written = 0;
+  for (size_t i = 0; i < bytes; ++i)
+    written += out.data ()[i] != 0x5A;
+  fail_unless (written == 0,
+      "%zu bytes of the dropped frame's plane written after the exception",
+      written);
+
+  /* The next frame, pageable and page-locked, comes out whole. */
+  std::vector<uint8_t> host (bytes, 0);
+  CUDAFILTERS_CHECK (cudaMemset (src.get (), 0x44, bytes));
+  t.queue_download (src.get (), size_t (w), Plane (host.data (), size_t (w),
+          w, h), false, stream.get ());
+  t.queue_download (src.get (), size_t (w), Plane (out.data (), size_t (w), w,
+          h), true, stream.get (), bytes);
+  t.finish_downloads ();
+  for (size_t i = 0; i < bytes; ++i)
+    if (host[i] != 0x44 || out.data ()[i] != 0x44)
+      fail ("next frame: byte %zu is %d / %d", i, host[i], out.data ()[i]);
+}
+GST_END_TEST;
+
+/* A filter that fails its first frame after the runner queued the upload. */
+class FailsOnce:public GpuPlaneFilter
+{
+public:
+  void enqueue (ConstPlane src, Plane dst, cudaStream_t stream) override
+  {
+    if (fail_next_) {
+      fail_next_ = false;
+      throw std::runtime_error ("dropped frame");
+    }
+    inner_.enqueue (src, dst, stream);
+  }
+  void fail_next () { fail_next_ = true; }
+
+private:
+  HistEqGpu inner_;
+  bool fail_next_ = false;
+};
+
+/* Pageable frames through GpuFrameRunner, some of whose frames fail after
+ * their upload: each next frame is equalized whole, larger ones too. */
+GST_START_TEST (test_frame_after_a_failed_frame)
+{
+  std::mt19937 rng (3);
+  FailsOnce filter;
+  GpuFrameRunner runner;
+  const int sizes[][2] = { {1920, 1080}, {1920, 1080}, {3840, 2160},
+    {1280, 720}, {4096, 2160} };
+  for (const auto & s : sizes) {
+    const test::Image bad = test::random_image (rng, s[0], s[1], 0, 90);
+    const test::Image good = test::random_image (rng, s[0], s[1], 60, 200);
+    test::Image out (s[0], s[1]);
+    const Plane to (out.pixels.data (), size_t (s[0]), s[0], s[1]);
+    filter.fail_next ();
+    bool thrown = false;
+    try {
+      runner.process_host (filter, ConstPlane (bad.pixels.data (),
+              size_t (s[0]), s[0], s[1]), to);
+    } catch (const std::runtime_error &) {
+      thrown = true;
+    }
+    fail_unless (thrown);
+    const ConstPlane in (good.pixels.data (), size_t (s[0]), s[0], s[1]);
+    runner.process_host (filter, in, to);
+    check_equalized (in, to, "frame after a failed one");
+  }
+}
+GST_END_TEST;
+
+/* Planes with no rows or no columns copy nothing, pageable or not. */
+GST_START_TEST (test_empty_planes)
+{
+  Stream stream;
+  HostTransfer t;
+  t.reserve (4096);
+  std::vector<uint8_t> host (4096, 0x11);
+  DeviceArray<uint8_t> dev (4096);
+  CUDAFILTERS_CHECK (cudaMemset (dev.get (), 0x22, 4096));
+  PinnedBuffer pinned;
+  pinned.reserve (4096);
+  const int sizes[][2] = { {0, 4}, {64, 0}, {0, 0} };
+  for (bool locked : {false, true}) {
+    uint8_t *h = locked ? pinned.data () : host.data ();
+    for (const auto & wh : sizes) {
+      const Plane p (h, 64, wh[0], wh[1]);
+      fail_if (locate (p).page_locked, "empty plane %dx%d page-locked",
+          wh[0], wh[1]);
+      t.upload (p, locked, dev.get (), 64, stream.get ());
+      t.download (dev.get (), 64, p, locked, stream.get ());
+    }
+  }
+  fail_if (locate (ConstPlane ()).page_locked);
+  stream.synchronize ();
+  for (uint8_t v : host)
+    fail_unless_equals_int (v, 0x11);
+  for (uint8_t v : device_bytes (dev.get (), 4096))
+    fail_unless_equals_int (v, 0x22);
+}
+GST_END_TEST;
+
+/* Staging that failed to grow (no page-locked memory that large) is made
+ * afresh at the next frame's size. */
+GST_START_TEST (test_staging_after_a_failed_growth)
+{
+  const int w = 1024, h = 1024;
+  const size_t bytes = size_t (w) * h;
+  Stream stream;
+  HostTransfer t;
+  t.reserve (bytes);
+  bool thrown = false;
+  try {
+    t.reserve (size_t (1) << 50);
+  } catch (const CudaError &) {
+    thrown = true;
+  }
+  fail_unless (thrown, "1 PiB of page-locked staging");
+  t.reserve (bytes);
+  const std::vector<uint8_t> a = pattern (bytes, 9);
+  std::vector<uint8_t> back (bytes, 0);
+  DeviceArray<uint8_t> dev (bytes);
+  t.upload (ConstPlane (a.data (), size_t (w), w, h), false, dev.get (),
+      size_t (w), stream.get ());
+  t.download (dev.get (), size_t (w), Plane (back.data (), size_t (w), w, h),
+      false, stream.get ());
+  fail_unless (back == a, "frame after a failed growth of the staging");
+}
+GST_END_TEST;
+
+/* A plane one byte wide, with more rows than INT_MAX less a chunk's:
+ * 2 GiB through the staging both ways (about 8 GiB of host memory in all). */
+GST_START_TEST (test_narrow_plane_of_2g_rows)
+{
+  const int h = INT_MAX - (1 << 19) + 2;        /* h + 2^19 - 1 > INT_MAX */
+  const size_t bytes = size_t (h);
+  size_t free_dev = 0, total_dev = 0;
+  CUDAFILTERS_CHECK (cudaMemGetInfo (&free_dev, &total_dev));
+  const long pages = sysconf (_SC_AVPHYS_PAGES), page = sysconf (_SC_PAGESIZE);
+  if (test::skip_large () || free_dev < bytes + (512u << 20) || pages <= 0
+      || size_t (pages) * size_t (page) < 5 * bytes) {
+    g_print ("skipping a plane of %d one-byte rows: %zu MiB free on the "
+        "device, %ld MiB of host memory\n", h, free_dev >> 20,
+        pages * (page >> 10) >> 10);
+    return;
+  }
+  std::vector<uint8_t> src (bytes), back (bytes, 0);
+  for (size_t i = 0; i < bytes; ++i)
+    src[i] = uint8_t (i ^ (i >> 19));
+  Stream stream;
+  DeviceArray<uint8_t> dev (bytes);
+  HostTransfer t;
+  t.reserve (bytes);
+  t.upload (ConstPlane (src.data (), 1, 1, h), false, dev.get (), 1,
+      stream.get ());
+  t.download (dev.get (), 1, Plane (back.data (), 1, 1, h), false,
+      stream.get ());
+  const size_t at = first_difference (back.data (), src.data (), bytes);
+  fail_unless (at == bytes, "row %zu of %d differs", at, h);
+}
+GST_END_TEST;
+
+namespace {
+
+/* Whether the driver tells the allocation of a page-locked address (its
+ * buffer id), as locate() asks it. */
+bool
+driver_tells_allocation (const void *p)
+{
+  void *fn = nullptr;
+  cudaDriverEntryPointQueryResult found {};
+#if CUDART_VERSION >= 12050
+  if (cudaGetDriverEntryPointByVersion ("cuPointerGetAttribute", &fn, 12000,
+          cudaEnableDefault, &found) != cudaSuccess
+#else
+  if (cudaGetDriverEntryPoint ("cuPointerGetAttribute", &fn,
+          cudaEnableDefault, &found) != cudaSuccess
+#endif
+      || found != cudaDriverEntryPointSuccess) {
+    (void) cudaGetLastError ();
+    return false;
+  }
+  unsigned long long id = 0;
+  return reinterpret_cast<CUresult (*)(void *, CUpointer_attribute,
+      CUdeviceptr)> (fn) (&id, CU_POINTER_ATTRIBUTE_BUFFER_ID,
+      reinterpret_cast<CUdeviceptr> (p)) == CUDA_SUCCESS;
+}
+
+/* A frame in three parts of 2 MiB, each page-aligned: `registered` says
+ * which are page-locked (cudaHostRegister, one registration each). */
+void
+check_frame_across_parts (const bool (&registered)[3], const char *what)
+{
+  const size_t part = 2u << 20, stride = 4096;
+  const int width = 4000, height = int (3 * part / stride);
+  void *mem = mmap (nullptr, 3 * part, PROT_READ | PROT_WRITE,
+      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  fail_if (mem == MAP_FAILED);
+  uint8_t *base = static_cast<uint8_t *> (mem);
+  std::mt19937 rng (11);
+  std::uniform_int_distribution<int> d (30, 180);
+  for (size_t i = 0; i < 3 * part; ++i)
+    base[i] = uint8_t (d (rng));
+  for (int i = 0; i < 3; ++i)
+    if (registered[i])
+      CUDAFILTERS_CHECK (cudaHostRegister (base + i * part, part,
+              cudaHostRegisterDefault));
+  const ConstPlane src (base, stride, width, height);
+  const bool tells = driver_tells_allocation (base + (registered[0] ? 0 :
+          part));
+  int pageable_access = 0;
+  (void) cudaDeviceGetAttribute (&pageable_access,
+      cudaDevAttrPageableMemoryAccess, 0);
+  const HostResidence where = locate (src);
+  g_print ("%s: page_locked %d, mapped %d (the driver %s allocations of "
+      "page-locked memory; pageable memory access %d)\n", what,
+      where.page_locked, where.device != nullptr,
+      tells ? "tells" : "does not tell", pageable_access);
+  if (tells)
+    fail_if (where.page_locked, "%s: a plane across allocations taken as "
+        "page-locked", what);
+
+  PinnedBuffer out;
+  out.reserve (stride * height);
+  const Plane dst (out.data (), stride, width, height);
+  HistEqGpu eq;
+  GpuFrameRunner runner;
+  FrameLevels levels;
+  /* Copied (levels are counted on the device), then streamed if it can. */
+  runner.process_host (eq, src, dst, &levels);
+  check_equalized (src, dst, what);
+  memset (out.data (), 0, stride * height);
+  runner.process_host (eq, src, dst);
+  check_equalized (src, dst, what);
+
+  for (int i = 0; i < 3; ++i)
+    if (registered[i])
+      CUDAFILTERS_CHECK (cudaHostUnregister (base + i * part));
+  munmap (mem, 3 * part);
+}
+
+}  // namespace
+
+GST_START_TEST (test_plane_across_two_registrations)
+{
+  /* Each part registered on its own, nothing pageable between. */
+  const bool registered[3] = { true, true, true };
+  check_frame_across_parts (registered, "three adjacent registrations");
+}
+GST_END_TEST;
+
+/* Last: on the old code a kernel read the pageable middle part through an
+ * unmapped device address, a fault that ends the CUDA context. */
+GST_START_TEST (test_plane_across_registrations_with_a_gap)
+{
+  const bool registered[3] = { true, false, true };
+  check_frame_across_parts (registered, "registered, pageable, registered");
+}
+GST_END_TEST;
+
+static Suite *
+host_transfer_suite (void)
+{
+  Suite *s = suite_create ("host-transfer-gpu");
+  TCase *tc = tcase_create ("general");
+  tcase_set_timeout (tc, 600);
+  suite_add_tcase (s, tc);
+  tcase_add_test (tc, test_staging_rewritten_after_its_copies);
+  tcase_add_test (tc, test_failed_download_leaves_no_copy_behind);
+  tcase_add_test (tc, test_frame_after_a_failed_frame);
+  tcase_add_test (tc, test_empty_planes);
+  tcase_add_test (tc, test_staging_after_a_failed_growth);
+  tcase_add_test (tc, test_narrow_plane_of_2g_rows);
+  tcase_add_test (tc, test_plane_across_two_registrations);
+  tcase_add_test (tc, test_plane_across_registrations_with_a_gap);
+  return s;
+}
+
+int
+main (int argc, char **argv)
+{
+  return test::run_gpu_suite (argc, argv, host_transfer_suite,
+      "host-transfer-gpu");
+}
