@@ -43,17 +43,20 @@ bool page_locked_attributes(const void *p, cudaPointerAttributes *attr) {
   return attr->type == cudaMemoryTypeHost;
 }
 
+bool empty(ConstPlane plane) { return plane.width <= 0 || plane.height <= 0; }
+
+// The last byte of a plane that is not empty.
 const uint8_t *last_byte(ConstPlane plane) {
-  return plane.data + (plane.height - 1) * plane.stride + plane.row_bytes() - 1;
+  return plane.data + static_cast<size_t>(plane.height - 1) * plane.stride + plane.row_bytes() - 1;
 }
 
 void copy_rows(const uint8_t *src, size_t src_stride, uint8_t *dst, size_t dst_stride,
-               size_t width_bytes, int height) {
+               size_t width_bytes, size_t height) {
   if (src_stride == dst_stride && src_stride == width_bytes) {
     std::memcpy(dst, src, width_bytes * height);
     return;
   }
-  for (int y = 0; y < height; ++y)
+  for (size_t y = 0; y < height; ++y)
     std::memcpy(dst + y * dst_stride, src + y * src_stride, width_bytes);
 }
 
@@ -71,6 +74,7 @@ void poison_device_plane(Plane p, cudaStream_t stream) {
 
 HostResidence locate(ConstPlane plane) {
   HostResidence where;
+  if (plane.data == nullptr || empty(plane)) return where;
   cudaPointerAttributes first{}, last{};
   if (!page_locked_attributes(plane.data, &first) ||
       !page_locked_attributes(last_byte(plane), &last))
@@ -94,10 +98,9 @@ namespace {
 
 // Rows per staging chunk: about 512 KB, enough for the DMA engine to run at
 // full speed, small enough for host copies and transfers to overlap.
-int rows_per_chunk(size_t row_bytes) {
+size_t rows_per_chunk(size_t row_bytes) {
   constexpr size_t kChunkBytes = 512 * 1024;
-  const size_t rows = kChunkBytes / row_bytes;
-  return rows < 1 ? 1 : static_cast<int>(rows);
+  return row_bytes >= kChunkBytes ? 1 : kChunkBytes / row_bytes;
 }
 
 }  // namespace
@@ -114,9 +117,10 @@ void HostTransfer::uploads_queued(cudaStream_t stream) {
 
 void HostTransfer::upload(ConstPlane src, bool page_locked, uint8_t *dst, size_t pitch,
                           cudaStream_t stream, size_t stage_at) {
-  const size_t w = src.row_bytes();
+  if (empty(src)) return;
+  const size_t w = src.row_bytes(), height = static_cast<size_t>(src.height);
   if (page_locked) {
-    CUDAFILTERS_CHECK(cudaMemcpy2DAsync(dst, pitch, src.data, src.stride, w, src.height,
+    CUDAFILTERS_CHECK(cudaMemcpy2DAsync(dst, pitch, src.data, src.stride, w, height,
                                         cudaMemcpyHostToDevice, stream));
     return;
   }
@@ -124,9 +128,9 @@ void HostTransfer::upload(ConstPlane src, bool page_locked, uint8_t *dst, size_t
     wait_for(uploads_done_.get());
     uploads_pending_ = false;
   }
-  const int chunk = rows_per_chunk(w);
-  for (int y = 0; y < src.height; y += chunk) {
-    const int rows = std::min(chunk, src.height - y);
+  const size_t chunk = rows_per_chunk(w);
+  for (size_t y = 0; y < height; y += chunk) {
+    const size_t rows = std::min(chunk, height - y);
     uint8_t *stage = stage_in_.data() + stage_at + y * w;
     copy_rows(src.data + y * src.stride, src.stride, stage, w, w, rows);
     CUDAFILTERS_CHECK(cudaMemcpy2DAsync(dst + y * pitch, pitch, stage, w, w, rows,
@@ -154,21 +158,21 @@ void HostTransfer::queue_download(const uint8_t *src, size_t pitch, Plane dst, b
 
 void HostTransfer::queue_plane(const uint8_t *src, size_t pitch, Plane dst, bool page_locked,
                                cudaStream_t stream, size_t stage_at) {
-  const size_t w = dst.row_bytes();
-  QueuedDownload q{dst, nullptr, dst.height, events_used_, 1};
+  if (empty(dst)) return;
+  const size_t w = dst.row_bytes(), height = static_cast<size_t>(dst.height);
+  QueuedDownload q{dst, nullptr, height, events_used_, 1};
   if (page_locked) {
-    CUDAFILTERS_CHECK(cudaMemcpy2DAsync(dst.data, dst.stride, src, pitch, w, dst.height,
+    CUDAFILTERS_CHECK(cudaMemcpy2DAsync(dst.data, dst.stride, src, pitch, w, height,
                                         cudaMemcpyDeviceToHost, stream));
   } else {
     q.stage = stage_out_.data() + stage_at;
     q.chunk_rows = rows_per_chunk(w);
-    q.events = static_cast<size_t>((dst.height + q.chunk_rows - 1) / q.chunk_rows);
+    q.events = (height + q.chunk_rows - 1) / q.chunk_rows;
   }
   while (chunk_done_.size() < events_used_ + q.events) chunk_done_.emplace_back(kHostWaitEventFlags);
   for (size_t c = 0; c < q.events; ++c) {
     if (q.stage) {
-      const int y = static_cast<int>(c) * q.chunk_rows;
-      const int rows = std::min(q.chunk_rows, dst.height - y);
+      const size_t y = c * q.chunk_rows, rows = std::min(q.chunk_rows, height - y);
       CUDAFILTERS_CHECK(cudaMemcpy2DAsync(q.stage + y * w, w, src + y * pitch, pitch, w, rows,
                                           cudaMemcpyDeviceToHost, stream));
     }
@@ -190,12 +194,11 @@ void HostTransfer::finish_downloads() {
   } forget{this};
   // Waiting on a chunk's event also covers every kernel before it.
   for (const QueuedDownload &q : queued_) {
-    const size_t w = q.dst.row_bytes();
+    const size_t w = q.dst.row_bytes(), height = static_cast<size_t>(q.dst.height);
     for (size_t c = 0; c < q.events; ++c) {
       wait_for(chunk_done_[q.first_event + c].get());
       if (!q.stage) continue;
-      const int y = static_cast<int>(c) * q.chunk_rows;
-      const int rows = std::min(q.chunk_rows, q.dst.height - y);
+      const size_t y = c * q.chunk_rows, rows = std::min(q.chunk_rows, height - y);
       copy_rows(q.stage + y * w, w, q.dst.data + y * q.dst.stride, q.dst.stride, w, rows);
     }
   }

@@ -27,7 +27,7 @@ void wait_for(cudaEvent_t event);
 constexpr unsigned kHostWaitEventFlags = cudaEventDisableTiming;
 
 // Where a host plane lives: looked up once per plane and frame, for both the
-// choice to stream and the way to copy.
+// choice to stream and the way to copy. Empty planes are pageable.
 struct HostResidence {
   bool page_locked = false;
   // The plane's address for kernels, when the whole plane lies in one
@@ -39,7 +39,8 @@ HostResidence locate(ConstPlane plane);
 // Copies host planes to and from device memory on a stream: page-locked
 // planes directly, pageable ones in chunks through page-locked staging, so
 // that host copies overlap the DMA of neighbouring chunks. Planes of one
-// frame use disjoint parts of the staging, from `stage_at` bytes on.
+// frame use disjoint parts of the staging, from `stage_at` bytes on. Empty
+// planes copy nothing.
 class HostTransfer {
  public:
   // Staging for `bytes` in each direction.
@@ -78,7 +79,7 @@ class HostTransfer {
   struct QueuedDownload {
     Plane dst;
     uint8_t *stage;
-    int chunk_rows;
+    size_t chunk_rows;
     size_t first_event, events;
   };
   // One per download chunk (or page-locked plane) in flight, so the host
