@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <stdexcept>
 #include <thread>
 
 namespace cudafilters {
@@ -24,14 +25,23 @@ namespace {
 constexpr std::chrono::microseconds kPollBeforeSleep{500};
 constexpr std::chrono::microseconds kSleepStep{50};
 
-// True once the work before `event` is done.
-bool event_done(cudaEvent_t event) {
-  const cudaError_t state = cudaEventQuery(event);
-  if (state == cudaSuccess) return true;
-  if (state != cudaErrorNotReady) check_cuda(state, "cudaEventQuery");
-  // "Not ready" is no error: it must not linger as the thread's last error.
-  (void)cudaGetLastError();
-  return false;
+// Polls `event` until the work before it is done, then sleeping between
+// polls; returns cudaSuccess then, or the error the event reports.
+cudaError_t wait_event(cudaEvent_t event) {
+  const auto sleep_after = std::chrono::steady_clock::now() + kPollBeforeSleep;
+  for (;;) {
+    const cudaError_t state = cudaEventQuery(event);
+    if (state != cudaErrorNotReady) return state;
+    // "Not ready" is no error: it must not linger as the thread's last error.
+    (void)cudaGetLastError();
+    if (std::chrono::steady_clock::now() >= sleep_after) std::this_thread::sleep_for(kSleepStep);
+  }
+}
+
+// Waits for the work queued on `stream` so far, on a path that is already
+// failing: errors are dropped (a sticky one ends that work anyway).
+void settle(cudaStream_t stream) noexcept {
+  if (cudaStreamSynchronize(stream) != cudaSuccess) (void)cudaGetLastError();
 }
 
 // The attributes of a page-locked host address; false for any other address.
@@ -88,11 +98,7 @@ HostResidence locate(ConstPlane plane) {
   return where;
 }
 
-void wait_for(cudaEvent_t event) {
-  const auto sleep_after = std::chrono::steady_clock::now() + kPollBeforeSleep;
-  while (!event_done(event))
-    if (std::chrono::steady_clock::now() >= sleep_after) std::this_thread::sleep_for(kSleepStep);
-}
+void wait_for(cudaEvent_t event) { check_cuda(wait_event(event), "cudaEventQuery"); }
 
 namespace {
 
@@ -105,14 +111,32 @@ size_t rows_per_chunk(size_t row_bytes) {
 
 }  // namespace
 
-void HostTransfer::reserve(size_t bytes) {
-  stage_in_.reserve(bytes);
-  stage_out_.reserve(bytes);
+HostTransfer::~HostTransfer() {
+  if (staged_lo_ < staged_hi_ && wait_event(staged_read_.get()) != cudaSuccess)
+    (void)cudaGetLastError();
 }
 
-void HostTransfer::uploads_queued(cudaStream_t stream) {
-  CUDAFILTERS_CHECK(cudaEventRecord(uploads_done_.get(), stream));
-  uploads_pending_ = true;
+void HostTransfer::staging_read() {
+  if (staged_lo_ < staged_hi_) wait_for(staged_read_.get());
+  staged_lo_ = staged_hi_ = 0;
+}
+
+void HostTransfer::reserve(size_t bytes) {
+  if (bytes <= reserved_) return;
+  // Growing frees the staging: no upload may still read it.
+  staging_read();
+  try {
+    stage_in_.reserve(bytes);
+    stage_out_.reserve(bytes);
+  } catch (...) {
+    // A growth that failed (cudaHostAlloc) leaves a PinnedBuffer with no
+    // memory behind its old size: both start afresh at the next reserve.
+    stage_in_ = PinnedBuffer();
+    stage_out_ = PinnedBuffer();
+    reserved_ = 0;
+    throw;
+  }
+  reserved_ = bytes;
 }
 
 void HostTransfer::upload(ConstPlane src, bool page_locked, uint8_t *dst, size_t pitch,
@@ -124,17 +148,35 @@ void HostTransfer::upload(ConstPlane src, bool page_locked, uint8_t *dst, size_t
                                         cudaMemcpyHostToDevice, stream));
     return;
   }
-  if (uploads_pending_) {
-    wait_for(uploads_done_.get());
-    uploads_pending_ = false;
-  }
-  const size_t chunk = rows_per_chunk(w);
-  for (size_t y = 0; y < height; y += chunk) {
-    const size_t rows = std::min(chunk, height - y);
-    uint8_t *stage = stage_in_.data() + stage_at + y * w;
-    copy_rows(src.data + y * src.stride, src.stride, stage, w, w, rows);
-    CUDAFILTERS_CHECK(cudaMemcpy2DAsync(dst + y * pitch, pitch, stage, w, w, rows,
-                                        cudaMemcpyHostToDevice, stream));
+  // Copies queued earlier (by this frame's other planes, an earlier frame,
+  // or a frame that failed before its downloads) may still read this part
+  // of the staging, or read it on another stream.
+  const size_t lo = stage_at, hi = stage_at + w * height;
+  if (hi > reserved_) throw std::invalid_argument("upload: plane past the end of the staging");
+  if (staged_lo_ < staged_hi_ &&
+      ((lo < staged_hi_ && staged_lo_ < hi) || stream != staged_stream_))
+    staging_read();
+  staged_lo_ = staged_lo_ < staged_hi_ ? std::min(staged_lo_, lo) : lo;
+  staged_hi_ = std::max(staged_hi_, hi);
+  staged_stream_ = stream;
+  try {
+    const size_t chunk = rows_per_chunk(w);
+    for (size_t y = 0; y < height; y += chunk) {
+      const size_t rows = std::min(chunk, height - y);
+      uint8_t *stage = stage_in_.data() + stage_at + y * w;
+      copy_rows(src.data + y * src.stride, src.stride, stage, w, w, rows);
+      CUDAFILTERS_CHECK(cudaMemcpy2DAsync(dst + y * pitch, pitch, stage, w, w, rows,
+                                          cudaMemcpyHostToDevice, stream));
+    }
+    CUDAFILTERS_CHECK(cudaEventRecord(staged_read_.get(), stream));
+  } catch (...) {
+    // The chunks queued before the failure still read the staging.
+    if (cudaEventRecord(staged_read_.get(), stream) != cudaSuccess) {
+      (void)cudaGetLastError();
+      settle(stream);
+      staged_lo_ = staged_hi_ = 0;
+    }
+    throw;
   }
 }
 
@@ -165,6 +207,8 @@ void HostTransfer::queue_plane(const uint8_t *src, size_t pitch, Plane dst, bool
     CUDAFILTERS_CHECK(cudaMemcpy2DAsync(dst.data, dst.stride, src, pitch, w, height,
                                         cudaMemcpyDeviceToHost, stream));
   } else {
+    if (stage_at + w * height > reserved_)
+      throw std::invalid_argument("download: plane past the end of the staging");
     q.stage = stage_out_.data() + stage_at;
     q.chunk_rows = rows_per_chunk(w);
     q.events = (height + q.chunk_rows - 1) / q.chunk_rows;
@@ -202,7 +246,6 @@ void HostTransfer::finish_downloads() {
       copy_rows(q.stage + y * w, w, q.dst.data + y * q.dst.stride, q.dst.stride, w, rows);
     }
   }
-  uploads_pending_ = false;  // the stream has run every upload queued before
 }
 
 }  // namespace cudafilters

@@ -43,18 +43,28 @@ HostResidence locate(ConstPlane plane);
 // planes copy nothing.
 class HostTransfer {
  public:
-  // Staging for `bytes` in each direction.
+  HostTransfer() = default;
+  // Waits for any copy still reading the staging (after a frame that
+  // failed), which is then freed.
+  ~HostTransfer();
+  HostTransfer(const HostTransfer &) = delete;
+  HostTransfer &operator=(const HostTransfer &) = delete;
+
+  // Staging for `bytes` in each direction. Growing it first waits for the
+  // copies still reading it.
   void reserve(size_t bytes);
 
   // Queues the copy of src to `dst` (device, row pitch `pitch`). A pageable
   // source is read before this returns; a page-locked one is read by the
   // copy, and must stay until the stream has run it. The staging an upload
-  // fills is only reused after its copies have run.
+  // fills is only written again once the copies queued from it have run,
+  // whatever happened in between (a frame that failed after its uploads,
+  // or during them).
   void upload(ConstPlane src, bool page_locked, uint8_t *dst, size_t pitch, cudaStream_t stream,
               size_t stage_at = 0);
-  // Marks the end of a frame's uploads: the next upload waits for them
-  // before it writes the staging again.
-  void uploads_queued(cudaStream_t stream);
+  // The end of a frame's uploads. Nothing to do: upload follows the copies
+  // reading the staging itself.
+  void uploads_queued(cudaStream_t /*stream*/) {}
 
   // Copies `src` (device, row pitch `pitch`) to the host plane dst after the
   // work queued on the stream so far, and returns once it is there.
@@ -69,10 +79,21 @@ class HostTransfer {
   void finish_downloads();
 
  private:
-  PinnedBuffer stage_in_;
-  PinnedBuffer stage_out_;
   void queue_plane(const uint8_t *src, size_t pitch, Plane dst, bool page_locked,
                    cudaStream_t stream, size_t stage_at);
+  // Waits for the copies reading stage_in_, and forgets them.
+  void staging_read();
+
+  PinnedBuffer stage_in_;
+  PinnedBuffer stage_out_;
+  size_t reserved_ = 0;
+
+  // The bytes of stage_in_ that copies queued on `staged_stream_` may still
+  // read (none when lo == hi), and an event recorded after the last of
+  // them.
+  size_t staged_lo_ = 0, staged_hi_ = 0;
+  cudaStream_t staged_stream_ = nullptr;
+  Event staged_read_{kHostWaitEventFlags};
 
   // A plane queued for download: straight into `dst` where page-locked,
   // else in chunks of `chunk_rows` rows through `stage`.
@@ -87,8 +108,6 @@ class HostTransfer {
   std::vector<Event> chunk_done_;
   std::vector<QueuedDownload> queued_;
   size_t events_used_ = 0;
-  Event uploads_done_{kHostWaitEventFlags};
-  bool uploads_pending_ = false;
 };
 
 }  // namespace cudafilters
