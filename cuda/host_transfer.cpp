@@ -123,7 +123,8 @@ void HostTransfer::staging_read() {
 
 void HostTransfer::reserve(size_t bytes) {
   if (bytes <= reserved_) return;
-  // Growing frees the staging: no upload may still read it.
+  // Growing frees the staging: no copy may still read it. (Downloads are
+  // never left in flight.)
   staging_read();
   try {
     stage_in_.reserve(bytes);
@@ -186,14 +187,23 @@ void HostTransfer::download(const uint8_t *src, size_t pitch, Plane dst, bool pa
   finish_downloads();
 }
 
+void HostTransfer::drop_downloads(cudaStream_t also) noexcept {
+  settle(also);
+  for (const QueuedDownload &q : queued_)
+    if (q.stream != also) settle(q.stream);
+  queued_.clear();
+  events_used_ = 0;
+}
+
 void HostTransfer::queue_download(const uint8_t *src, size_t pitch, Plane dst, bool page_locked,
                                   cudaStream_t stream, size_t stage_at) {
   try {
     queue_plane(src, pitch, dst, page_locked, stream, stage_at);
   } catch (...) {
-    // A frame that fails half-queued is not finished: its planes are dropped.
-    queued_.clear();
-    events_used_ = 0;
+    // A frame that fails half-queued is not finished: its planes are
+    // dropped, once the copies already queued for them have run, so that
+    // none writes a host plane after the caller has it back.
+    drop_downloads(stream);
     throw;
   }
 }
@@ -202,7 +212,7 @@ void HostTransfer::queue_plane(const uint8_t *src, size_t pitch, Plane dst, bool
                                cudaStream_t stream, size_t stage_at) {
   if (empty(dst)) return;
   const size_t w = dst.row_bytes(), height = static_cast<size_t>(dst.height);
-  QueuedDownload q{dst, nullptr, height, events_used_, 1};
+  QueuedDownload q{dst, nullptr, height, events_used_, 1, stream};
   if (page_locked) {
     CUDAFILTERS_CHECK(cudaMemcpy2DAsync(dst.data, dst.stride, src, pitch, w, height,
                                         cudaMemcpyDeviceToHost, stream));
@@ -227,25 +237,25 @@ void HostTransfer::queue_plane(const uint8_t *src, size_t pitch, Plane dst, bool
 }
 
 void HostTransfer::finish_downloads() {
-  // Whatever happens, the next frame starts with nothing queued (and the
-  // list keeps its storage).
-  struct Forget {
-    HostTransfer *t;
-    ~Forget() {
-      t->queued_.clear();
-      t->events_used_ = 0;
+  try {
+    // Waiting on a chunk's event also covers every kernel before it.
+    for (const QueuedDownload &q : queued_) {
+      const size_t w = q.dst.row_bytes(), height = static_cast<size_t>(q.dst.height);
+      for (size_t c = 0; c < q.events; ++c) {
+        wait_for(chunk_done_[q.first_event + c].get());
+        if (!q.stage) continue;
+        const size_t y = c * q.chunk_rows, rows = std::min(q.chunk_rows, height - y);
+        copy_rows(q.stage + y * w, w, q.dst.data + y * q.dst.stride, q.dst.stride, w, rows);
+      }
     }
-  } forget{this};
-  // Waiting on a chunk's event also covers every kernel before it.
-  for (const QueuedDownload &q : queued_) {
-    const size_t w = q.dst.row_bytes(), height = static_cast<size_t>(q.dst.height);
-    for (size_t c = 0; c < q.events; ++c) {
-      wait_for(chunk_done_[q.first_event + c].get());
-      if (!q.stage) continue;
-      const size_t y = c * q.chunk_rows, rows = std::min(q.chunk_rows, height - y);
-      copy_rows(q.stage + y * w, w, q.dst.data + y * q.dst.stride, q.dst.stride, w, rows);
-    }
+  } catch (...) {
+    drop_downloads(queued_.front().stream);
+    throw;
   }
+  // The next frame starts with nothing queued (and the list keeps its
+  // storage).
+  queued_.clear();
+  events_used_ = 0;
 }
 
 }  // namespace cudafilters

@@ -75,7 +75,9 @@ class HostTransfer {
   // frame at disjoint `stage_at`) ...
   void queue_download(const uint8_t *src, size_t pitch, Plane dst, bool page_locked,
                       cudaStream_t stream, size_t stage_at = 0);
-  // ... and returns once every queued copy is in its host plane.
+  // ... and returns once every queued copy is in its host plane. If either
+  // half throws, the frame's planes are dropped, but only once no copy
+  // queued for them can still write a host plane or the staging.
   void finish_downloads();
 
  private:
@@ -83,6 +85,8 @@ class HostTransfer {
                    cudaStream_t stream, size_t stage_at);
   // Waits for the copies reading stage_in_, and forgets them.
   void staging_read();
+  // Waits, without throwing, for every download queued, and drops them.
+  void drop_downloads(cudaStream_t also) noexcept;
 
   PinnedBuffer stage_in_;
   PinnedBuffer stage_out_;
@@ -102,6 +106,7 @@ class HostTransfer {
     uint8_t *stage;
     size_t chunk_rows;
     size_t first_event, events;
+    cudaStream_t stream;
   };
   // One per download chunk (or page-locked plane) in flight, so the host
   // copies a chunk out while the next ones are still in flight.
