@@ -1,5 +1,7 @@
 #include "host_transfer.h"
 
+#include <cuda.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -53,6 +55,41 @@ bool page_locked_attributes(const void *p, cudaPointerAttributes *attr) {
   return attr->type == cudaMemoryTypeHost;
 }
 
+// The driver's cuPointerGetAttribute, reached through the runtime (the
+// library does not link the driver); null where the driver lacks it.
+using PointerGetAttribute = CUresult (*)(void *, CUpointer_attribute, CUdeviceptr);
+PointerGetAttribute driver_pointer_get_attribute() {
+  static const PointerGetAttribute get = [] {
+    void *fn = nullptr;
+    cudaDriverEntryPointQueryResult found{};
+#if CUDART_VERSION >= 12050
+    const cudaError_t e = cudaGetDriverEntryPointByVersion("cuPointerGetAttribute", &fn, 12000,
+                                                           cudaEnableDefault, &found);
+#else
+    const cudaError_t e =
+        cudaGetDriverEntryPoint("cuPointerGetAttribute", &fn, cudaEnableDefault, &found);
+#endif
+    if (e != cudaSuccess) (void)cudaGetLastError();
+    return e == cudaSuccess && found == cudaDriverEntryPointSuccess
+               ? reinterpret_cast<PointerGetAttribute>(fn)
+               : nullptr;
+  }();
+  return get;
+}
+
+// Whether two page-locked bytes lie in one allocation: 1 yes, 0 no (two
+// allocations, whatever lies between them), -1 where the driver cannot
+// tell.
+int same_allocation(const void *a, const void *b) {
+  const PointerGetAttribute get = driver_pointer_get_attribute();
+  if (get == nullptr) return -1;
+  unsigned long long id_a = 0, id_b = 0;
+  if (get(&id_a, CU_POINTER_ATTRIBUTE_BUFFER_ID, reinterpret_cast<CUdeviceptr>(a)) != CUDA_SUCCESS ||
+      get(&id_b, CU_POINTER_ATTRIBUTE_BUFFER_ID, reinterpret_cast<CUdeviceptr>(b)) != CUDA_SUCCESS)
+    return -1;
+  return id_a == id_b ? 1 : 0;
+}
+
 bool empty(ConstPlane plane) { return plane.width <= 0 || plane.height <= 0; }
 
 // The last byte of a plane that is not empty.
@@ -88,6 +125,11 @@ HostResidence locate(ConstPlane plane) {
   cudaPointerAttributes first{}, last{};
   if (!page_locked_attributes(plane.data, &first) ||
       !page_locked_attributes(last_byte(plane), &last))
+    return where;
+  // The first and last bytes say nothing of those between when they lie in
+  // two allocations: copied and mapped as one, such a plane could have the
+  // GPU read pageable memory between them through an unmapped address.
+  if (last_byte(plane) != plane.data && same_allocation(plane.data, last_byte(plane)) == 0)
     return where;
   where.page_locked = true;
   const auto *first_dev = static_cast<const uint8_t *>(first.devicePointer);

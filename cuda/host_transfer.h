@@ -27,7 +27,10 @@ void wait_for(cudaEvent_t event);
 constexpr unsigned kHostWaitEventFlags = cudaEventDisableTiming;
 
 // Where a host plane lives: looked up once per plane and frame, for both the
-// choice to stream and the way to copy. Empty planes are pageable.
+// choice to stream and the way to copy. A plane is page-locked when its
+// first and last bytes are and, where the driver can tell, they lie in one
+// allocation: a plane across two (with pageable memory between, perhaps) is
+// copied through staging like a pageable one. Empty planes are pageable.
 struct HostResidence {
   bool page_locked = false;
   // The plane's address for kernels, when the whole plane lies in one
