@@ -168,17 +168,10 @@ void HostTransfer::reserve(size_t bytes) {
   // Growing frees the staging: no copy may still read it. (Downloads are
   // never left in flight.)
   staging_read();
-  try {
-    stage_in_.reserve(bytes);
-    stage_out_.reserve(bytes);
-  } catch (...) {
-    // A growth that failed (cudaHostAlloc) leaves a PinnedBuffer with no
-    // memory behind its old size: both start afresh at the next reserve.
-    stage_in_ = PinnedBuffer();
-    stage_out_ = PinnedBuffer();
-    reserved_ = 0;
-    throw;
-  }
+  // A buffer whose growth fails keeps its memory (PinnedBuffer::reserve), so
+  // reserved_ stays what both hold.
+  stage_in_.reserve(bytes);
+  stage_out_.reserve(bytes);
   reserved_ = bytes;
 }
 

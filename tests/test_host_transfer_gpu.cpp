@@ -243,8 +243,8 @@ GST_START_TEST (test_empty_planes)
 }
 GST_END_TEST;
 
-/* Staging that failed to grow (no page-locked memory that large) is made
- * afresh at the next frame's size. */
+/* Staging that failed to grow (no page-locked memory that large) still
+ * serves the next frame of the size it had. */
 GST_START_TEST (test_staging_after_a_failed_growth)
 {
   const int w = 1024, h = 1024;
