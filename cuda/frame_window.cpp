@@ -25,6 +25,12 @@ int FrameWindow::push() {
   return slot;
 }
 
+void FrameWindow::drop_newest() {
+  if (!waiting()) throw std::logic_error("FrameWindow: no frame waits to be dropped");
+  free_.push_back(held_.back());
+  held_.pop_back();
+}
+
 bool FrameWindow::ready(bool draining) const {
   return waiting() && (draining || next_ + radius_ < int(held_.size()));
 }

@@ -36,49 +36,55 @@ void GpuWindowRunner::synchronize() {
   wait_for(done_.get());
 }
 
-FramePlanes GpuWindowRunner::take_slot(const FramePlanes &src, Plane (&planes)[3], int *count) {
+template <typename Copy>
+void GpuWindowRunner::push(const FramePlanes &src, const Copy &copy) {
   const int slot = window_.push();
-  frames_.prepare(slot, src, planes, count);
-  return frames_.view(slot);
+  try {
+    Plane planes[3];
+    int count = 0;
+    frames_.prepare(slot, src, planes, &count);
+    copy(planes, count);
+  } catch (...) {
+    // A frame not copied whole is no neighbour of later frames.
+    window_.drop_newest();
+    throw;
+  }
 }
 
 void GpuWindowRunner::push_host(const FramePlanes &src) {
   const FrameBytes bytes(src);
   transfer_->reserve(frame_bytes(bytes));
-  Plane planes[3];
-  int count = 0;
-  take_slot(src, planes, &count);
-  size_t stage_at = 0;
-  bool page_locked = false;
-  for (int i = 0; i < count; ++i) {
-    const bool locked = locate(bytes.planes[i]).page_locked;
-    transfer_->upload(bytes.planes[i], locked, planes[i].data, planes[i].stride, stream_.get(),
-                      stage_at);
-    page_locked = page_locked || locked;
-    stage_at += size_t(bytes.planes[i].width) * bytes.planes[i].height;
-  }
-  transfer_->uploads_queued(stream_.get());
-  // A page-locked plane is read by the copy itself: it must be done before
-  // the caller reuses the memory.
-  if (page_locked) synchronize();
+  push(src, [&](const Plane (&planes)[3], int count) {
+    size_t stage_at = 0;
+    bool page_locked = false;
+    for (int i = 0; i < count; ++i) {
+      const bool locked = locate(bytes.planes[i]).page_locked;
+      transfer_->upload(bytes.planes[i], locked, planes[i].data, planes[i].stride,
+                        stream_.get(), stage_at);
+      page_locked = page_locked || locked;
+      stage_at += size_t(bytes.planes[i].width) * bytes.planes[i].height;
+    }
+    // A page-locked plane is read by the copy itself: it must be done before
+    // the caller reuses the memory.
+    if (page_locked) synchronize();
+  });
 }
 
 void GpuWindowRunner::push_device(const FramePlanes &src, cudaStream_t stream) {
   const FrameBytes bytes(src);
-  Plane planes[3];
-  int count = 0;
-  take_slot(src, planes, &count);
-  cudaStream_t copy_on = stream ? stream : stream_.get();
-  // The slot was last read by the runner's earlier kernels.
-  if (stream) order_after(stream_.get(), stream);
-  for (int i = 0; i < count; ++i)
-    CUDAFILTERS_CHECK(cudaMemcpy2DAsync(planes[i].data, planes[i].stride, bytes.planes[i].data,
-                                        bytes.planes[i].stride, size_t(bytes.planes[i].width),
-                                        bytes.planes[i].height, cudaMemcpyDefault, copy_on));
-  if (stream)
-    order_after(stream, stream_.get());
-  else
-    synchronize();
+  push(src, [&](const Plane (&planes)[3], int count) {
+    cudaStream_t copy_on = stream ? stream : stream_.get();
+    // The slot was last read by the runner's earlier kernels.
+    if (stream) order_after(stream_.get(), stream);
+    for (int i = 0; i < count; ++i)
+      CUDAFILTERS_CHECK(cudaMemcpy2DAsync(planes[i].data, planes[i].stride, bytes.planes[i].data,
+                                          bytes.planes[i].stride, size_t(bytes.planes[i].width),
+                                          bytes.planes[i].height, cudaMemcpyDefault, copy_on));
+    if (stream)
+      order_after(stream, stream_.get());
+    else
+      synchronize();
+  });
 }
 
 void GpuWindowRunner::poison(const FramePlanesOut &dst) {

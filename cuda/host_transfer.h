@@ -65,10 +65,6 @@ class HostTransfer {
   // or during them).
   void upload(ConstPlane src, bool page_locked, uint8_t *dst, size_t pitch, cudaStream_t stream,
               size_t stage_at = 0);
-  // The end of a frame's uploads. Nothing to do: upload follows the copies
-  // reading the staging itself.
-  void uploads_queued(cudaStream_t /*stream*/) {}
-
   // Copies `src` (device, row pitch `pitch`) to the host plane dst after the
   // work queued on the stream so far, and returns once it is there.
   void download(const uint8_t *src, size_t pitch, Plane dst, bool page_locked,

@@ -30,6 +30,9 @@ class FrameWindow {
 
   // A new frame: the slot to store it in.
   int push();
+  // Forgets the frame of the last push(), not filtered yet, whose copy into
+  // its slot failed: the window is as before that push.
+  void drop_newest();
   // Whether a frame waits to be filtered, and whether it can be now
   // (draining: no more frames will come before a reset).
   bool waiting() const { return next_ < int(held_.size()); }

@@ -69,7 +69,10 @@ class GpuWindowRunner {
   void check_queued_work() { cudafilters::check_queued_work(stream_.get()); }
 
  private:
-  FramePlanes take_slot(const FramePlanes &src, Plane (&planes)[3], int *count);
+  // Takes the frame into the next slot with copy(planes, count); a frame
+  // whose copy fails leaves the window as it was.
+  template <typename Copy>
+  void push(const FramePlanes &src, const Copy &copy);
   void filter_next(GpuWindowFilter &filter, const FramePlanesOut &dst, FrameLevels *levels);
   void order_after(cudaStream_t first, cudaStream_t then);
   void poison(const FramePlanesOut &dst);

@@ -2,6 +2,7 @@
  * NLM filter against the others and the brute-force reference, the shared
  * histogram and table look-up against plain loops, and eight pipelines
  * filtering at once on the shared thread pool. */
+#include <cudafilters/frame_window.h>
 #include "cpu_histogram.h"
 #include <cudafilters/clahe_cpu.h>
 #include <cudafilters/nlm_cpu.h>
@@ -138,6 +139,35 @@ GST_END_TEST;
 /* count_plane and map_plane against plain loops: frames too small to split
  * and large enough to, widths that end mid-vector, padding after each row
  * that must be neither counted nor written, and mapping in place. */
+/* A frame whose copy into its slot failed is forgotten: the windows of
+ * later frames are those of a stream without it. */
+GST_START_TEST (test_frame_window_drops_a_failed_frame)
+{
+  cudafilters::FrameWindow w;
+  w.reset (1);
+  const int a = w.push ();
+  const int b = w.push ();
+  const int failed = w.push ();
+  w.drop_newest ();
+  const int c = w.push ();
+  fail_unless_equals_int (c, failed);
+  /* Frame a: its window is a, b; frame b: a, b, c. */
+  fail_unless (w.ready (false));
+  const cudafilters::FrameWindow::Window of_a = w.next ();
+  fail_unless_equals_int (of_a.count, 2);
+  fail_unless_equals_int (of_a.slots[0], a);
+  fail_unless_equals_int (of_a.slots[1], b);
+  w.pop ();
+  const cudafilters::FrameWindow::Window of_b = w.next ();
+  fail_unless_equals_int (of_b.count, 3);
+  fail_unless_equals_int (of_b.slots[2], c);
+  w.pop ();
+  /* Only c waits now; dropping it too leaves nothing to filter. */
+  w.drop_newest ();
+  fail_unless (!w.waiting ());
+}
+GST_END_TEST;
+
 GST_START_TEST (test_histogram_and_mapping)
 {
   std::mt19937 rng (6);
@@ -310,6 +340,7 @@ cpu_paths_suite (void)
   suite_add_tcase (s, tc);
   tcase_add_test (tc, test_nlm_instruction_sets);
   tcase_add_test (tc, test_nlm_frames_refuse_bad_windows);
+  tcase_add_test (tc, test_frame_window_drops_a_failed_frame);
   tcase_add_test (tc, test_histogram_and_mapping);
   tcase_add_test (tc, test_eight_pipelines_at_once);
   tcase_add_test (tc, test_clahe_clip_beyond_int);
