@@ -1046,6 +1046,10 @@ filter_device_frames (GstCudaFiltersBase * self, GstBuffer * inbuf,
         const cudafilters::ConstPlane src = source (0, frame_plane (in_frame,
                 0));
         const cudafilters::Plane dst = frame_plane_mut (out_frame, 0);
+        /* A copy between device memories returns before it is done, on the
+         * legacy stream, which the runner's stream does not wait for. */
+        if (other_device)
+          CUDAFILTERS_CHECK (cudaStreamSynchronize (nullptr));
 
         GstCudaFiltersStreams::Placement at;
         if (may_queue)
