@@ -301,7 +301,7 @@ __global__ void __launch_bounds__(kThreads)
 
   Split s = job.split;
   s.height = rows;
-  for_each_pixel_group(
+  for_each_pixel_group<int>(
       s, threadIdx.x, kThreads,
       [&](int yy, int v) {
         const int y = y0 + yy;

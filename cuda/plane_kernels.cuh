@@ -76,22 +76,25 @@ inline int64_t work_items(const Split &s) {
 
 // Visits a plane with threads start, start + stride, ...: vec(y, x) for each
 // 16-byte vector x of row y, then scalar(y, x) for each column of the
-// unaligned tail. The indices are unsigned 32-bit: a plane has at most 2^31
-// items (kMaxPlaneBytes), and a grid fewer than 2^31 threads, so i + stride
-// stays below 2^32 and never wraps.
-template <typename Vec, typename Scalar>
-__device__ __forceinline__ void for_each_pixel_group(const Split &s, unsigned start,
-                                                     unsigned stride, Vec vec, Scalar scalar) {
-  const unsigned vecs_per_row = static_cast<unsigned>(s.vecs_per_row);
-  const unsigned vec_items = static_cast<unsigned>(s.height) * vecs_per_row;
-  for (unsigned i = start; i < vec_items; i += stride) {
-    const unsigned y = i / vecs_per_row;
+// unaligned tail. Index: unsigned 32-bit for a whole plane, which has at most
+// 2^31 items (kMaxPlaneBytes), while a grid has fewer than 2^31 threads, so
+// i + stride stays below 2^32 and never wraps; int for a band of rows that
+// one block visits alone (far fewer items), where the kernels measured
+// faster with it (cudaclahe's mapping, 1080p NV12 on the H100: 16.0 us with
+// int, 16.6 us with unsigned).
+template <typename Index, typename Vec, typename Scalar>
+__device__ __forceinline__ void for_each_pixel_group(const Split &s, Index start, Index stride,
+                                                     Vec vec, Scalar scalar) {
+  const Index vecs_per_row = static_cast<Index>(s.vecs_per_row);
+  const Index vec_items = static_cast<Index>(s.height) * vecs_per_row;
+  for (Index i = start; i < vec_items; i += stride) {
+    const Index y = i / vecs_per_row;
     vec(static_cast<int>(y), static_cast<int>(i - y * vecs_per_row));
   }
-  const unsigned tail_width = static_cast<unsigned>(s.width - s.tail_start);
-  const unsigned tail_items = static_cast<unsigned>(s.height) * tail_width;
-  for (unsigned i = start; i < tail_items; i += stride) {
-    const unsigned y = i / tail_width;
+  const Index tail_width = static_cast<Index>(s.width - s.tail_start);
+  const Index tail_items = static_cast<Index>(s.height) * tail_width;
+  for (Index i = start; i < tail_items; i += stride) {
+    const Index y = i / tail_width;
     scalar(static_cast<int>(y), s.tail_start + static_cast<int>(i - y * tail_width));
   }
 }
