@@ -20,7 +20,8 @@ step "gpu suite"
 # robustness-gpu alone: its growth checks read the device's free memory,
 # which the other suites would move.
 meson test -C build --no-rebuild --print-errorlogs engine-gpu cudahisteq-gpu cudaclahe-gpu \
-  equalize-stream-gpu cudanlm-gpu cuda-memory-gpu cudasharpen-gpu concurrent-gpu 2>&1 | tee "$OUT/gpu-suite.log" || status=1
+  equalize-stream-gpu cudanlm-gpu cuda-memory-gpu cudasharpen-gpu concurrent-gpu host-transfer-gpu \
+  2>&1 | tee "$OUT/gpu-suite.log" || status=1
 meson test -C build --no-rebuild --print-errorlogs --logbase robustness robustness-gpu 2>&1 \
   | tee -a "$OUT/gpu-suite.log" || status=1
 # 32768 x 32768 frames through every engine: about 15 GiB of device memory,
