@@ -12,8 +12,8 @@ build=${1:-build}
 arch=${ARCH:-90}
 out=$build/deep_timeline
 mkdir -p "$out"
-ninja -C "$build" cuda/libcudafilters.a >/dev/null
-python3 bench/deep_timeline/instrument.py cuda/histeq_gpu_deep.cu "$out/histeq_gpu_deep_marked.cu"
+ninja -C "$build" engines/libcudafilters.a >/dev/null
+python3 bench/deep_timeline/instrument.py engines/histeq_gpu_deep.cu "$out/histeq_gpu_deep_marked.cu"
 flags=(-DNDEBUG --std=c++17 -O3 -gencode="arch=compute_$arch,code=sm_$arch" --expt-relaxed-constexpr
   -Xcompiler=-ffp-contract=off -I. -Icuda -I"$build" -I"$build/cuda" -Ibench)
 nvcc "${flags[@]}" -x cu -c bench/deep_timeline/timeline.cpp -o "$out/timeline.o"

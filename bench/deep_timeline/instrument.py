@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
-# A copy of cuda/histeq_gpu_deep.cu with %globaltimer marks at the step
+# A copy of engines/histeq_gpu_deep.cu with %globaltimer marks at the step
 # boundaries of the cooperative kernel, for timeline.cpp (see build.sh).
 # -DDIAG_NO_REMOTE leaves out the counters of the cluster's other blocks when
 # a partial is stored, -DDIAG_NO_STORE its global stores, and -DDIAG_HALF_STORE
 # stores half its bytes: wrong results, to time what each costs.
 #
-#   instrument.py cuda/histeq_gpu_deep.cu OUT.cu
+#   instrument.py engines/histeq_gpu_deep.cu OUT.cu
 import sys
 src, dst = sys.argv[1], sys.argv[2]
 s=open(src).read()
