@@ -12,6 +12,7 @@
 #include <cudafilters/histeq_cpu.h>
 #include <cudafilters/nlm_cpu.h>
 #include <cudafilters/sharpen_cpu.h>
+#include "cpu_isa.h"
 #include "thread_pool.h"
 
 #include <atomic>
@@ -111,7 +112,7 @@ int main(int argc, char **argv) {
 
   Reporter rep("cpu", opt.json);
   const int threads = parallel_threads();
-  const std::string model = cpu_model(), isa(nlm_cpu_instruction_set());
+  const std::string model = cpu_model(), isa(cpu_instruction_set());
   std::printf("CPU: %s, %u hardware threads, pool of %d threads, NLM instruction set %s\n", model.c_str(),
               std::thread::hardware_concurrency(), threads, isa.c_str());
   if (opt.json)
@@ -154,18 +155,18 @@ int main(int argc, char **argv) {
   for (const Size &sz : kNlmSizes) {
     Frames f(sz);
     f.dump(dump);
-    NlmParams p;  // h 10, patch 7, search 21, box
+    NlmCpu nlm;  // h 10, patch 7, search 21, box
     const int iters = std::max(3, opt.frames / (sz.width > 1000 ? 30 : 10));
     rep.row("nlm_cpu (h 10, patch 7, search 21)", sz,
-            time_host(iters, [&](int i) { nlm_cpu(f.src(i), f.dst(), p); }, 2), 0);
+            time_host(iters, [&](int i) { nlm.process(f.src(i), f.dst()); }, 2), 0);
     f.make_deep();
     rep.row("nlm_cpu 16-bit (h 10, patch 7, search 21)", sz,
-            time_host(iters, [&](int i) { nlm_cpu(f.src16(i), f.dst16(), p); }, 2), 0);
+            time_host(iters, [&](int i) { nlm.process(f.src16(i), f.dst16()); }, 2), 0);
   }
   // Each instruction set this CPU can run, box and Gaussian, at 640x480.
   Frames vga(kNlmSizes[0]);
   for (bool gaussian : {false, true})
-    for (std::string_view isa : nlm_cpu_instruction_sets()) {
+    for (std::string_view isa : cpu_instruction_sets()) {
       NlmParams p;
       p.gaussian = gaussian;
       const std::string what = std::string("nlm_cpu ") + (gaussian ? "Gaussian" : "box") +

@@ -250,10 +250,11 @@ int main(int argc, char **argv) {
                 }), 0);
 
         std::vector<uint8_t> cpu(n);
+        NlmCpu nlm_cpu;
         const std::string what = "CPU implementation (" + std::to_string(std::thread::hardware_concurrency()) + " threads)";
         rep.row(what.c_str(), sz, time_host(3, [&](int i) {
-                  nlm_cpu(ConstPlane(f.host[i % kRotation].data(), sz.width, sz.width, sz.height),
-                          Plane{cpu.data(), size_t(sz.width), sz.width, sz.height}, NlmParams{});
+                  nlm_cpu.process(ConstPlane(f.host[i % kRotation].data(), sz.width, sz.width, sz.height),
+                                  Plane{cpu.data(), size_t(sz.width), sz.width, sz.height});
                 }, 1), 0);
       }
     }

@@ -24,12 +24,13 @@ class ClaheGpu final : public StreamingPlaneFilter {
   ClaheGpu();
 
   // p must be valid (clahe_params_error(p) empty). Takes effect from the
-  // next frame; a new grid starts a new history.
-  void set_params(const ClaheParams &p) { params_ = p; }
-  // The weight on the past, 0 (off: every frame on its own) to 1; each
-  // tile's LUT then comes from its histogram blended with those of earlier
+  // next frame; a new grid starts a new history. With temporal smoothing
+  // each tile's LUT comes from its histogram blended with those of earlier
   // frames, as ClaheCpu computes it.
-  void set_temporal_smoothing(double smoothing) { temporal_.set_smoothing(smoothing); }
+  void set_params(const ClaheParams &p) {
+    params_ = p;
+    temporal_.set_smoothing(p.temporal_smoothing);
+  }
   void reset_history() override { temporal_.restart(); }
 
  protected:

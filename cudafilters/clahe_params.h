@@ -20,6 +20,10 @@ struct ClaheParams {
   double clip_limit = 2.0;
   int tiles_x = 8;  // 1..kClaheMaxTiles
   int tiles_y = 8;  // 1..kClaheMaxTiles
+  // The weight on the past, 0 (off: every frame on its own) to 1: each
+  // tile's LUT then comes from its histogram blended with those of earlier
+  // frames. A new grid starts a new history.
+  double temporal_smoothing = 0.0;
 };
 
 // Empty when the parameters are valid, otherwise what is wrong with them.

@@ -4,6 +4,10 @@
 // docs/engine-api.md describes the API; link with `pkg-config cudafilters`.
 #pragma once
 
+#include "cpu_frame_runner.h"
+#include "cpu_plane_filter.h"
+#include "cpu_window_filter.h"
+#include "cpu_window_runner.h"
 #include "cuda_check.h"
 #include "cuda_memory.h"
 #include "frame_planes.h"

@@ -1,7 +1,10 @@
 // Moves frames that live in host memory through a GpuPlaneFilter: upload,
 // filter, download on one stream, one synchronisation per frame. Owns the
 // device planes and page-locked staging, sized by reserve() and grown only
-// when a frame is larger than any before.
+// when a frame is larger than any before. Where the test suites ask for it
+// (CUDAFILTERS_POISON_OUTPUT), every output it writes, host or device, is
+// filled with a poison byte first, so that samples a filter fails to write
+// show.
 #pragma once
 
 #include "cuda_memory.h"

@@ -2,7 +2,8 @@
 // the frames its windows need on the device, in 2 r + 1 slots reused from
 // frame to frame (DeviceFrameStore), decides when each frame is filtered
 // (FrameWindow), and moves frames in host memory in and out on one stream.
-// Device memory grows only when a frame is larger than any before.
+// Device memory grows only when a frame is larger than any before. Outputs
+// are poisoned first where the test suites ask for it, as GpuFrameRunner's.
 #pragma once
 
 #include "cuda_memory.h"

@@ -7,6 +7,7 @@
 #include "cuda_memory.h"
 #include "detail/equalize_math.h"
 #include "gpu_plane_filter.h"
+#include "histeq_params.h"
 
 #include <array>
 #include <utility>
@@ -38,15 +39,14 @@ class HistEqGpu final : public StreamingPlaneFilter {
   // verifies that this build carries code the current device can run.
   explicit HistEqGpu(Launch launch = Launch::kSinglePass);
 
-  // The weight on the past, 0 (off: every frame on its own) to 1; the LUT
-  // then comes from the histogram blended with those of earlier frames, as
-  // HistEqCpu computes it. Takes effect from the next frame.
-  void set_temporal_smoothing(double smoothing) { temporal_.set_smoothing(smoothing); }
+  // p must be valid (histeq_params_error(p) empty). Takes effect from the
+  // next frame; with temporal smoothing the LUT comes from the histogram
+  // blended with those of earlier frames, as HistEqCpu computes it.
+  void set_params(const HistEqParams &p) {
+    temporal_.set_smoothing(p.temporal_smoothing);
+    significant_bits_ = p.significant_bits;
+  }
   void reset_history() override { temporal_.restart(); }
-  // The levels of deep planes have this many bits (0: the plane's own);
-  // see with_significant_bits. From the next frame; a frame whose plane it
-  // does not fit throws std::invalid_argument.
-  void set_significant_bits(int bits) { significant_bits_ = bits; }
 
  protected:
   // Up to two carried planes (every supported YUV layout) are copied by the

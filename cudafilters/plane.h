@@ -102,11 +102,6 @@ inline Plane writable(ConstPlane p) {
   return Plane(const_cast<uint8_t *>(p.data), p.stride, p.width, p.height, p.samples);
 }
 
-// The byte that outputs are filled with before each frame where tests ask for
-// it (CUDAFILTERS_POISON_OUTPUT), so that samples a filter fails to write
-// show instead of stale data.
-constexpr int kPoisonByte = 0xA5;
-
 // A row of a deep plane as 16-bit words.
 inline const uint16_t *row16(ConstPlane p, int y) {
   return reinterpret_cast<const uint16_t *>(p.data + static_cast<size_t>(y) * p.stride);

@@ -4,37 +4,32 @@
 // kernel, spread over the shared thread pool.
 #pragma once
 
+#include "cpu_plane_filter.h"
 #include "plane.h"
 #include "sharpen_params.h"
 
-#include <cstdint>
-#include <string_view>
-#include <vector>
+#include <memory>
 
 namespace cudafilters {
 
-class SharpenCpu {
+class SharpenCpu final : public CpuPlaneFilter {
  public:
+  SharpenCpu();
+  ~SharpenCpu() override;
+  SharpenCpu(SharpenCpu &&) noexcept;
+  SharpenCpu &operator=(SharpenCpu &&) noexcept;
+
   // p must be valid (sharpen_params_error(p) empty). Takes effect from the
   // next frame.
   void set_params(const SharpenParams &p);
 
   // src and dst are host planes of equal size and sample layout, 8- or
   // 16-bit, that do not overlap.
-  void process(ConstPlane src, Plane dst) const;
-
-  // For tests and benchmarks: process with one of sharpen_cpu_instruction_sets().
-  void process_with(ConstPlane src, Plane dst, std::string_view isa) const;
+  void process(ConstPlane src, Plane dst) override;
 
  private:
-  SharpenParams params_;
-  std::vector<uint32_t> taps_ = sharpen_gaussian_taps(params_.radius);
-  std::vector<uint32_t> deep_taps_ = sharpen_gaussian_taps(params_.radius, true);
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
 };
-
-// The instruction set SharpenCpu runs with on this CPU ("avx512", "avx2" or
-// "baseline"), and all those it can run with. All give identical output.
-std::string_view sharpen_cpu_instruction_set();
-std::vector<std::string_view> sharpen_cpu_instruction_sets();
 
 }  // namespace cudafilters

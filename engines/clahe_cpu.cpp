@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <vector>
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
@@ -372,7 +373,49 @@ constexpr size_t kLutPadding = sizeof(Sample) == 1 ? 3 : 0;
 
 }  // namespace
 
-void ClaheCpu::prepare(int width, int height, SampleLayout samples) {
+struct ClaheCpu::Impl {
+  void process(ConstPlane src, Plane dst);
+  void prepare(int width, int height, SampleLayout samples);
+  template <typename Sample> void build_tile_lut(ConstPlane src, int tile);
+  template <typename Sample> void map_rows(ConstPlane src, Plane dst, int y0, int y1) const;
+  template <typename Sample> void run(ConstPlane src, Plane dst);
+  // The LUTs of a sample type: luts_ or luts16_.
+  template <typename Sample> std::vector<Sample> &luts_of() {
+    if constexpr (sizeof(Sample) == 1) return luts_; else return luts16_;
+  }
+  template <typename Sample> const std::vector<Sample> &luts_of() const {
+    if constexpr (sizeof(Sample) == 1) return luts_; else return luts16_;
+  }
+
+  ClaheParams params_;
+  ClaheGeometry geom_;
+  SampleLayout samples_;
+  std::vector<uint8_t> luts_;        // tiles x 256 (8-bit planes)
+  std::vector<uint16_t> luts16_;     // tiles x levels (deep planes)
+  // Per column of the frame, as OpenCV keeps them: where the two tiles'
+  // LUTs blended across start, and their weights.
+  std::vector<int> column_lo_, column_hi_;
+  std::vector<float> column_w_lo_, column_w_hi_;
+  std::vector<uint64_t> history_;    // tiles x levels, fixed point
+  TemporalHistory temporal_;
+  HistoryMode history_mode_ = HistoryMode::kOff;  // this frame's
+};
+
+ClaheCpu::ClaheCpu() : impl_(std::make_unique<Impl>()) {}
+ClaheCpu::~ClaheCpu() = default;
+ClaheCpu::ClaheCpu(ClaheCpu &&) noexcept = default;
+ClaheCpu &ClaheCpu::operator=(ClaheCpu &&) noexcept = default;
+
+void ClaheCpu::set_params(const ClaheParams &p) {
+  impl_->params_ = p;
+  impl_->temporal_.set_smoothing(p.temporal_smoothing);
+}
+
+void ClaheCpu::reset_history() { impl_->temporal_.restart(); }
+
+void ClaheCpu::process(ConstPlane src, Plane dst) { impl_->process(src, dst); }
+
+void ClaheCpu::Impl::prepare(int width, int height, SampleLayout samples) {
   const ClaheGeometry g =
       clahe_geometry(width, height, params_, samples.deep() ? samples.levels() : kHistBins);
   if (g.width != geom_.width || g.height != geom_.height || g.tiles_x != geom_.tiles_x ||
@@ -407,7 +450,7 @@ void ClaheCpu::prepare(int width, int height, SampleLayout samples) {
 }
 
 template <typename Sample>
-void ClaheCpu::build_tile_lut(ConstPlane src, int tile) {
+void ClaheCpu::Impl::build_tile_lut(ConstPlane src, int tile) {
   const ClaheGeometry &g = geom_;
   const size_t first = static_cast<size_t>(tile) * g.levels;
   // One histogram per thread, reused from tile to tile: 256 KB at 16 bits.
@@ -427,7 +470,7 @@ void ClaheCpu::build_tile_lut(ConstPlane src, int tile) {
 }
 
 template <typename Sample>
-void ClaheCpu::map_rows(ConstPlane src, Plane dst, int y0, int y1) const {
+void ClaheCpu::Impl::map_rows(ConstPlane src, Plane dst, int y0, int y1) const {
   const ClaheGeometry &g = geom_;
   const size_t tile_row = static_cast<size_t>(g.tiles_x) * g.levels;
   const Sample *luts = luts_of<Sample>().data();
@@ -442,7 +485,7 @@ void ClaheCpu::map_rows(ConstPlane src, Plane dst, int y0, int y1) const {
 }
 
 template <typename Sample>
-void ClaheCpu::run(ConstPlane src, Plane dst) {
+void ClaheCpu::Impl::run(ConstPlane src, Plane dst) {
   const bool split = static_cast<int64_t>(src.width) * src.height >= kParallelPixels;
   const int tiles = geom_.tiles();
   if (split) {
@@ -458,7 +501,7 @@ void ClaheCpu::run(ConstPlane src, Plane dst) {
   });
 }
 
-void ClaheCpu::process(ConstPlane src, Plane dst) {
+void ClaheCpu::Impl::process(ConstPlane src, Plane dst) {
   if (src.samples != dst.samples || src.width != dst.width || src.height != dst.height)
     throw std::invalid_argument("source and output planes differ in size or layout");
   if (!src.samples.valid()) throw std::invalid_argument("invalid sample layout");

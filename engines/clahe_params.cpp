@@ -12,6 +12,8 @@ std::string clahe_params_error(const ClaheParams &p) {
     return "clip-limit must be a number from 0 to " + std::to_string(int(kClaheMaxClipLimit));
   if (p.tiles_x < 1 || p.tiles_x > kClaheMaxTiles || p.tiles_y < 1 || p.tiles_y > kClaheMaxTiles)
     return "tiles-x and tiles-y must be from 1 to " + std::to_string(kClaheMaxTiles);
+  if (!(p.temporal_smoothing >= 0 && p.temporal_smoothing <= 1))
+    return "temporal-smoothing must be a number from 0 to 1";
   return {};
 }
 

@@ -1,6 +1,7 @@
 #include <cudafilters/gpu_frame_runner.h>
 
 #include "host_transfer.h"
+#include "poison.h"
 
 #include <algorithm>
 #include <chrono>
@@ -112,6 +113,7 @@ void GpuFrameRunner::process_host(GpuPlaneFilter &filter, ConstPlane src, Plane 
                                   FrameLevels *levels) {
   if (src.samples != dst.samples || src.width != dst.width || src.height != dst.height)
     throw std::invalid_argument("source and output planes differ in size or layout");
+  if (poison_outputs_) poison_host_plane(dst);
   reserve(src.width, src.height, src.samples.bytes);
   switch_to(stream_.get());
   const HostResidence in = locate(src), out = locate(dst);

@@ -1,6 +1,7 @@
 #include <cudafilters/gpu_window_runner.h>
 
 #include "host_transfer.h"
+#include "poison.h"
 
 #include <stdexcept>
 
@@ -109,6 +110,7 @@ void GpuWindowRunner::filter_next(GpuWindowFilter &filter, const FramePlanesOut 
 
 void GpuWindowRunner::output_host(GpuWindowFilter &filter, const FramePlanesOut &dst,
                                   FrameLevels *levels) {
+  if (poison_outputs_) poison_host_frame(dst);
   const FrameBytes host(dst.as_const());
   // The frames may have come from the device (push_device), which stages
   // nothing.

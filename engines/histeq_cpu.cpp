@@ -3,6 +3,7 @@
 #include "cpu_histogram.h"
 
 #include <stdexcept>
+#include <vector>
 
 namespace cudafilters {
 
@@ -47,7 +48,31 @@ void equalize_hist_cpu(ConstPlane src, Plane dst) {
   map_plane(src, dst, lut);
 }
 
-void HistEqCpu::process(ConstPlane src, Plane dst) {
+struct HistEqCpu::Impl {
+  void process(ConstPlane src, Plane dst);
+
+  TemporalHistory temporal_;
+  int significant_bits_ = 0;
+  std::vector<uint64_t> history_;
+  std::vector<uint32_t> hist_, scratch_;
+  std::vector<uint16_t> lut16_;
+};
+
+HistEqCpu::HistEqCpu() : impl_(std::make_unique<Impl>()) {}
+HistEqCpu::~HistEqCpu() = default;
+HistEqCpu::HistEqCpu(HistEqCpu &&) noexcept = default;
+HistEqCpu &HistEqCpu::operator=(HistEqCpu &&) noexcept = default;
+
+void HistEqCpu::set_params(const HistEqParams &p) {
+  impl_->temporal_.set_smoothing(p.temporal_smoothing);
+  impl_->significant_bits_ = p.significant_bits;
+}
+
+void HistEqCpu::reset_history() { impl_->temporal_.restart(); }
+
+void HistEqCpu::process(ConstPlane src, Plane dst) { impl_->process(src, dst); }
+
+void HistEqCpu::Impl::process(ConstPlane src, Plane dst) {
   const SampleLayout l = with_significant_bits(src.samples, significant_bits_);
   check_layout(src, dst, l);
   const uint32_t levels = l.levels();

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
-#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 #include <thread>
@@ -108,16 +107,6 @@ void copy_rows(const uint8_t *src, size_t src_stride, uint8_t *dst, size_t dst_s
 }
 
 }  // namespace
-
-bool poison_requested() {
-  const char *v = std::getenv("CUDAFILTERS_POISON_OUTPUT");
-  return v != nullptr && v[0] != '\0' && v[0] != '0';
-}
-
-void poison_device_plane(Plane p, cudaStream_t stream) {
-  CUDAFILTERS_CHECK(
-      cudaMemset2DAsync(p.data, p.stride, kPoisonByte, p.row_bytes(), p.height, stream));
-}
 
 HostResidence locate(ConstPlane plane) {
   HostResidence where;

@@ -10,15 +10,6 @@
 
 namespace cudafilters {
 
-// Whether the test suites ask, through the environment
-// (CUDAFILTERS_POISON_OUTPUT), for outputs to be filled with kPoisonByte
-// (plane.h) before every frame.
-bool poison_requested();
-
-// Fills a device plane's samples (row_bytes() of each row) with kPoisonByte,
-// on `stream`.
-void poison_device_plane(Plane p, cudaStream_t stream);
-
 // Returns once the work before `event` is done, without keeping a CPU core
 // spinning on long waits (see host_transfer.cpp).
 void wait_for(cudaEvent_t event);

@@ -434,23 +434,31 @@ constexpr int kMaxWindow = 2 * kNlmMaxTemporalRadius + 1;
 
 }  // namespace
 
-std::string_view nlm_cpu_instruction_set() { return cpu_instruction_set(); }
-
-std::vector<std::string_view> nlm_cpu_instruction_sets() { return cpu_instruction_sets(); }
-
-void nlm_cpu(ConstPlane src, Plane dst, const NlmParams &p) {
-  nlm_cpu_with(src, dst, p, nlm_cpu_instruction_set());
-}
-
 void nlm_cpu_with(ConstPlane src, Plane dst, const NlmParams &p, std::string_view isa) {
   const ChannelJob<1> job{&src, 1, 0, 1, &dst, nlm_weight_coeffs(p)};
   denoise_channels<1>(job, p, isa);
 }
 
-void nlm_cpu_frames(const FramePlanes *window, int count, int center, const FramePlanesOut &dst,
-                    const NlmParams &p) {
-  check_window(window, count, center, dst, kMaxWindow, "nlm_cpu_frames");
-  const std::string_view isa = nlm_cpu_instruction_set();
+struct NlmCpu::Impl {
+  NlmParams params;
+};
+
+NlmCpu::NlmCpu() : impl_(std::make_unique<Impl>()) {}
+NlmCpu::~NlmCpu() = default;
+NlmCpu::NlmCpu(NlmCpu &&) noexcept = default;
+NlmCpu &NlmCpu::operator=(NlmCpu &&) noexcept = default;
+
+void NlmCpu::set_params(const NlmParams &p) { impl_->params = p; }
+
+void NlmCpu::process(ConstPlane src, Plane dst) {
+  nlm_cpu_with(src, dst, impl_->params, cpu_instruction_set());
+}
+
+void NlmCpu::process_window(const FramePlanes *window, int count, int center,
+                            const FramePlanesOut &dst) {
+  const NlmParams &p = impl_->params;
+  check_window(window, count, center, dst, kMaxWindow, "NlmCpu");
+  const std::string_view isa = cpu_instruction_set();
   std::array<ConstPlane, 2 * kMaxWindow> src;  // per frame: luma, or U and V
   for (int f = 0; f < count; ++f) src[f] = window[f].luma;
   denoise_channels<1>(ChannelJob<1>{src.data(), count, center, 1, &dst.luma, nlm_weight_coeffs(p)},

@@ -9,6 +9,9 @@
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
 
 namespace cudafilters {
 namespace {
@@ -228,9 +231,18 @@ Variant variant(std::string_view isa) {
   throw std::invalid_argument("unknown instruction set " + std::string(isa));
 }
 
-}  // namespace
+// The engine's state and work: SharpenCpu's, and sharpen_cpu_with's with
+// an instruction set of the caller's.
+struct Sharpener {
+  void set_params(const SharpenParams &p);
+  void process_with(ConstPlane src, Plane dst, std::string_view isa) const;
 
-void SharpenCpu::set_params(const SharpenParams &p) {
+  SharpenParams params_;
+  std::vector<uint32_t> taps_ = sharpen_gaussian_taps(params_.radius);
+  std::vector<uint32_t> deep_taps_ = sharpen_gaussian_taps(params_.radius, true);
+};
+
+void Sharpener::set_params(const SharpenParams &p) {
   if (p.radius != params_.radius) {
     taps_ = sharpen_gaussian_taps(p.radius);
     deep_taps_ = sharpen_gaussian_taps(p.radius, true);
@@ -238,11 +250,7 @@ void SharpenCpu::set_params(const SharpenParams &p) {
   params_ = p;
 }
 
-void SharpenCpu::process(ConstPlane src, Plane dst) const {
-  process_with(src, dst, sharpen_cpu_instruction_set());
-}
-
-void SharpenCpu::process_with(ConstPlane src, Plane dst, std::string_view isa) const {
+void Sharpener::process_with(ConstPlane src, Plane dst, std::string_view isa) const {
   const Variant v = variant(isa);
   const int bands = (src.height + kBandRows - 1) / kBandRows;
   if (params_.kernel == SharpenKernel::kLaplacian3x3) {
@@ -260,8 +268,25 @@ void SharpenCpu::process_with(ConstPlane src, Plane dst, std::string_view isa) c
   });
 }
 
-std::string_view sharpen_cpu_instruction_set() { return cpu_instruction_set(); }
+}  // namespace
 
-std::vector<std::string_view> sharpen_cpu_instruction_sets() { return cpu_instruction_sets(); }
+struct SharpenCpu::Impl : Sharpener {};
+
+SharpenCpu::SharpenCpu() : impl_(std::make_unique<Impl>()) {}
+SharpenCpu::~SharpenCpu() = default;
+SharpenCpu::SharpenCpu(SharpenCpu &&) noexcept = default;
+SharpenCpu &SharpenCpu::operator=(SharpenCpu &&) noexcept = default;
+
+void SharpenCpu::set_params(const SharpenParams &p) { impl_->set_params(p); }
+
+void SharpenCpu::process(ConstPlane src, Plane dst) {
+  impl_->process_with(src, dst, cpu_instruction_set());
+}
+
+void sharpen_cpu_with(const SharpenParams &p, ConstPlane src, Plane dst, std::string_view isa) {
+  Sharpener s;
+  s.set_params(p);
+  s.process_with(src, dst, isa);
+}
 
 }  // namespace cudafilters

@@ -83,8 +83,11 @@ cudafilters::NlmParams denoise_params() {
 
 Image filter_on_cpu(const Image &in) {
   Image equalized = in, out = in;
-  cudafilters::equalize_hist_cpu(in.view(), equalized.view());
-  cudafilters::nlm_cpu(equalized.view(), out.view(), denoise_params());
+  cudafilters::HistEqCpu equalize;
+  cudafilters::NlmCpu denoise;
+  denoise.set_params(denoise_params());
+  equalize.process(in.view(), equalized.view());
+  denoise.process(equalized.view(), out.view());
   return out;
 }
 

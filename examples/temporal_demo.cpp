@@ -1,10 +1,11 @@
 // Temporal, colour non-local means with the engines, without GStreamer: a
 // short NV12 clip of a moving disc with noise is denoised frame by frame,
 // each frame from a window of the frames around it (FrameWindow decides
-// which frames are kept and when each can be filtered). On the CPU the
-// frames are kept in a HostFrameStore and denoised by nlm_cpu_frames; on
-// the GPU (where there is one) GpuWindowRunner keeps them on the device and
-// NlmGpu denoises them, checked against the CPU. Prints the PSNR against the
+// which frames are kept and when each can be filtered). On the CPU
+// CpuWindowRunner keeps the frames in host memory and NlmCpu denoises them;
+// on the GPU (where there is one) GpuWindowRunner keeps them on the device
+// and NlmGpu denoises them, checked against the CPU: the same loop, with the
+// engine and runner of each side. Prints the PSNR against the
 // clean clip for the noisy frames and for temporal radius 0 and 1.
 //
 //   temporal_demo [--frames N] [--width W] [--height H] [--cpu]
@@ -110,19 +111,13 @@ Clip run_clip(const Clip &noisy, const cudafilters::FrameWindow &window, Take ta
 }
 
 Clip denoise_on_cpu(const Clip &noisy, int radius) {
-  const cudafilters::NlmParams p = denoise_params(radius);
-  cudafilters::FrameWindow window;
-  window.reset(radius);
-  cudafilters::HostFrameStore frames;
+  cudafilters::NlmCpu denoise;
+  denoise.set_params(denoise_params(radius));
+  cudafilters::CpuWindowRunner runner;
+  runner.reset(radius);
   return run_clip(
-      noisy, window, [&](const cudafilters::FramePlanes &f) { frames.store(window.push(), f); },
-      [&](const cudafilters::FramePlanesOut &dst) {
-        const cudafilters::FrameWindow::Window w = window.next();
-        cudafilters::FramePlanes held[2 * cudafilters::FrameWindow::kMaxRadius + 1];
-        for (int i = 0; i < w.count; ++i) held[i] = frames.view(w.slots[i]);
-        cudafilters::nlm_cpu_frames(held, w.count, w.center, dst, p);
-        window.pop();
-      });
+      noisy, runner.window(), [&](const cudafilters::FramePlanes &f) { runner.push(f); },
+      [&](const cudafilters::FramePlanesOut &dst) { runner.output(denoise, dst); });
 }
 
 Clip denoise_on_gpu(const Clip &noisy, int radius) {

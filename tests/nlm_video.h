@@ -120,8 +120,10 @@ engine_nlm (const std::vector<PlanarFrame> & frames, int first, int last,
   for (int i = first; i <= last; ++i)
     window.push_back (planes_of (frames[i]));
   PlanarFrame out = frames[center];
-  cudafilters::nlm_cpu_frames (window.data (), int (window.size ()),
-      center - first, planes_out_of (out), s.params ());
+  cudafilters::NlmCpu nlm;
+  nlm.set_params (s.params ());
+  nlm.process_window (window.data (), int (window.size ()), center - first,
+      planes_out_of (out));
   return out;
 }
 

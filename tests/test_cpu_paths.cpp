@@ -1,12 +1,17 @@
 /* The CPU paths below the elements: every instruction-set variant of the
  * NLM filter against the others and the brute-force reference, the shared
- * histogram and table look-up against plain loops, and eight pipelines
- * filtering at once on the shared thread pool. */
+ * histogram and table look-up against plain loops, the CPU runners, and
+ * eight pipelines filtering at once on the shared thread pool. */
+#include <cudafilters/cpu_frame_runner.h>
+#include <cudafilters/cpu_window_runner.h>
 #include <cudafilters/frame_window.h>
+#include <cudafilters/histeq_cpu.h>
 #include "cpu_histogram.h"
 #include <cudafilters/clahe_cpu.h>
 #include <cudafilters/nlm_cpu.h>
+#include "cpu_isa.h"
 #include "nlm_reference.h"
+#include "poison.h"
 #include "thread_pool.h"
 
 #include <dirent.h>
@@ -69,9 +74,9 @@ nlm_with (const Image & img, const NlmSettings & s, std::string_view isa)
  * mid-tile. */
 GST_START_TEST (test_nlm_instruction_sets)
 {
-  const auto sets = cudafilters::nlm_cpu_instruction_sets ();
+  const auto sets = cudafilters::cpu_instruction_sets ();
   GST_INFO ("instruction sets: %zu, default %s", sets.size (),
-      std::string (cudafilters::nlm_cpu_instruction_set ()).c_str ());
+      std::string (cudafilters::cpu_instruction_set ()).c_str ());
   std::mt19937 rng (5);
   const Image large = quick () ? noisy_step_image (rng, 137, 37, 15.0) :
       noisy_step_image (rng, 301, 157, 15.0);
@@ -79,7 +84,7 @@ GST_START_TEST (test_nlm_instruction_sets)
       noisy_step_image (rng, 41, 29, 15.0);
   for (const auto & s : kNlmParamSets) {
     const Image want = reference_nlm (small, s);
-    const Image fused_large = nlm_with (large, s, cudafilters::nlm_cpu_instruction_set ());
+    const Image fused_large = nlm_with (large, s, cudafilters::cpu_instruction_set ());
     for (const auto isa : sets) {
       const std::string what = std::string (isa) + " " + s.launch ("cpu");
       assert_images_close (nlm_with (small, s, isa), want, 1, what.c_str ());
@@ -94,7 +99,7 @@ GST_START_TEST (test_nlm_instruction_sets)
 }
 GST_END_TEST;
 
-/* nlm_cpu_frames refuses windows it cannot read: none, more frames than
+/* NlmCpu::process_window refuses windows it cannot read: none, more frames than
  * the largest radius gives, a centre outside the window, frames of another
  * size, chroma on some frames only, and chroma of another size. */
 GST_START_TEST (test_nlm_frames_refuse_bad_windows)
@@ -107,9 +112,11 @@ GST_START_TEST (test_nlm_frames_refuse_bad_windows)
   dst.luma = cudafilters::Plane (out.pixels.data (), 16, 16, 8);
   const cudafilters::NlmParams p = NlmSettings {10, 3, 5}.params ();
   std::vector<cudafilters::FramePlanes> eight (8, fa);
+  cudafilters::NlmCpu nlm;
+  nlm.set_params (p);
   auto refused = [&](const cudafilters::FramePlanes * w, int count, int center) {
     try {
-      cudafilters::nlm_cpu_frames (w, count, center, dst, p);
+      nlm.process_window (w, count, center, dst);
     } catch (const std::invalid_argument &) {
       return true;
     }
@@ -133,6 +140,129 @@ GST_START_TEST (test_nlm_frames_refuse_bad_windows)
   fail_if (refused (chroma_sizes, 1, 0), "one frame with chroma");
   dst.u = dst.v = cudafilters::Plane ();
   fail_if (refused (eight.data (), 7, 6), "7 frames, the last denoised");
+}
+GST_END_TEST;
+
+/* CpuFrameRunner poisons the output first where the suites ask for it (the
+ * tests run with CUDAFILTERS_POISON_OUTPUT), runs the filter, and counts the
+ * levels of its input and output. */
+GST_START_TEST (test_cpu_frame_runner)
+{
+  struct Untouched : cudafilters::CpuPlaneFilter {
+    void process (cudafilters::ConstPlane, cudafilters::Plane) override {}
+  };
+  std::mt19937 rng (8);
+  const Image img = random_image (rng, 37, 11);
+  PaddedPlane dst (img.width, img.height, 3, 0x11);
+  cudafilters::CpuFrameRunner runner;
+  Untouched none;
+  runner.process (none, PaddedPlane (img, 3, 0).cplane (), dst.plane ());
+  for (uint8_t v : dst.image ().pixels)
+    fail_unless_equals_int (v, cudafilters::kPoisonByte);
+  dst.assert_padding (0x11, "poisoned output");
+
+  cudafilters::HistEqCpu equalize;
+  cudafilters::FrameLevels levels;
+  runner.process (equalize, PaddedPlane (img, 3, 0).cplane (), dst.plane (), &levels);
+  Image want (img.width, img.height);
+  cudafilters::equalize_hist_cpu (PaddedPlane (img, 3, 0).cplane (),
+      cudafilters::Plane {want.pixels.data (), size_t (want.width), want.width, want.height});
+  assert_images_equal (dst.image (), want, "equalized through the runner");
+  uint32_t in[cudafilters::kHistBins], out[cudafilters::kHistBins];
+  cudafilters::count_levels_cpu (PaddedPlane (img, 3, 0).cplane (), in);
+  cudafilters::count_levels_cpu (dst.cplane (), out);
+  fail_unless (std::equal (in, in + cudafilters::kHistBins, levels.input), "input levels");
+  fail_unless (std::equal (out, out + cudafilters::kHistBins, levels.output), "output levels");
+}
+GST_END_TEST;
+
+/* CpuWindowRunner hands the filter the window FrameWindow gives, of the
+ * frames pushed (copies: the caller's planes may change), poisons the output
+ * first, counts the levels of the centre frame's luma and of the output, and
+ * moves on also when the filter throws. A frame whose copy fails is not held. */
+GST_START_TEST (test_cpu_window_runner)
+{
+  /* Writes the first luma sample of each frame of its window into the output
+   * row 0, and checks the rest of the output is poisoned. */
+  struct Recorder : cudafilters::CpuWindowFilter {
+    bool fail = false;
+    void process_window (const cudafilters::FramePlanes * w, int count,
+        int center, const cudafilters::FramePlanesOut & dst) override {
+      for (int y = 0; y < dst.luma.height; ++y)
+        for (int x = 0; x < dst.luma.width; ++x)
+          fail_unless_equals_int (dst.luma.data[size_t (y) * dst.luma.stride + x],
+              cudafilters::kPoisonByte);
+      if (fail)
+        throw std::runtime_error ("failed");
+      for (int x = 0; x < dst.luma.width; ++x)
+        dst.luma.data[x] = x < count ? w[x].luma.data[0] : 0;
+      dst.luma.data[dst.luma.width - 1] = uint8_t (center);
+    }
+  };
+  const int w = 8, h = 2;
+  std::vector<uint8_t> in (size_t (w) * h), out (size_t (w) * h);
+  cudafilters::FramePlanes frame;
+  frame.luma = cudafilters::ConstPlane (in.data (), w, w, h);
+  cudafilters::FramePlanesOut dst;
+  dst.luma = cudafilters::Plane (out.data (), w, w, h);
+  cudafilters::CpuWindowRunner runner;
+  runner.reset (1);
+  Recorder filter;
+  auto push = [&](uint8_t first) {
+    std::fill (in.begin (), in.end (), first);
+    runner.push (frame);
+    std::fill (in.begin (), in.end (), 0xEE);
+  };
+  push (10);
+  fail_if (runner.window ().ready (false), "one frame, radius 1");
+  push (20);
+  fail_unless (runner.window ().ready (false));
+  cudafilters::FrameLevels levels;
+  runner.output (filter, dst, &levels);
+  fail_unless_equals_int (out[0], 10);
+  fail_unless_equals_int (out[1], 20);
+  fail_unless_equals_int (out[w - 1], 0);
+  uint32_t want[cudafilters::kHistBins];
+  std::vector<uint8_t> centre (size_t (w) * h, 10);
+  cudafilters::count_levels_cpu (cudafilters::ConstPlane (centre.data (), w, w, h), want);
+  fail_unless (std::equal (want, want + cudafilters::kHistBins, levels.input), "input levels");
+  cudafilters::count_levels_cpu (cudafilters::ConstPlane (out.data (), w, w, h), want);
+  fail_unless (std::equal (want, want + cudafilters::kHistBins, levels.output), "output levels");
+
+  /* A frame whose copy fails (chroma 3 samples apart) leaves the window as
+   * it was. */
+  cudafilters::FramePlanes bad = frame;
+  bad.u = bad.v = cudafilters::ConstPlane (in.data (), w, w / 2, h / 2);
+  bad.chroma_step = 3;
+  bool threw = false;
+  try {
+    runner.push (bad);
+  } catch (const std::invalid_argument &) {
+    threw = true;
+  }
+  fail_unless (threw, "a frame of chroma 3 samples apart was taken");
+  fail_if (runner.window ().ready (false), "the failed frame counts");
+  push (30);
+  runner.output (filter, dst);
+  fail_unless_equals_int (out[0], 10);
+  fail_unless_equals_int (out[1], 20);
+  fail_unless_equals_int (out[2], 30);
+  fail_unless_equals_int (out[w - 1], 1);
+
+  /* A filter that throws: the window moves on all the same. */
+  filter.fail = true;
+  fail_unless (runner.window ().ready (true));
+  threw = false;
+  try {
+    runner.output (filter, dst);
+  } catch (const std::runtime_error &) {
+    threw = true;
+  }
+  fail_unless (threw, "the filter's failure did not reach the caller");
+  fail_if (runner.window ().waiting (), "the failed frame still waits");
+  push (40);
+  runner.drop_next ();
+  fail_if (runner.window ().waiting (), "a dropped frame still waits");
 }
 GST_END_TEST;
 
@@ -341,6 +471,8 @@ cpu_paths_suite (void)
   tcase_add_test (tc, test_nlm_instruction_sets);
   tcase_add_test (tc, test_nlm_frames_refuse_bad_windows);
   tcase_add_test (tc, test_frame_window_drops_a_failed_frame);
+  tcase_add_test (tc, test_cpu_frame_runner);
+  tcase_add_test (tc, test_cpu_window_runner);
   tcase_add_test (tc, test_histogram_and_mapping);
   tcase_add_test (tc, test_eight_pipelines_at_once);
   tcase_add_test (tc, test_clahe_clip_beyond_int);

@@ -438,12 +438,13 @@ for_each_deep_setup (unsigned seed, std::initializer_list<DeepLayout> layouts,
       std::mt19937 rng (seed);
       HistEqGpu eq (mode);
       HistEqCpu cpu;
-      eq.set_temporal_smoothing (smoothing);
-      cpu.set_temporal_smoothing (smoothing);
+      HistEqParams params;
+      params.temporal_smoothing = smoothing;
       GpuFrameRunner runner;
       for (const DeepLayout & l : layouts) {
-        eq.set_significant_bits (l.significant);
-        cpu.set_significant_bits (l.significant);
+        params.significant_bits = l.significant;
+        eq.set_params (params);
+        cpu.set_params (params);
         const int bits = l.significant ? l.significant : l.bits;
         char what[96];
         snprintf (what, sizeof what, "launch mode %d, smoothing %.2f, %d of "
@@ -581,8 +582,10 @@ GST_START_TEST (test_refused_cooperative_launch_falls_back)
         set_cooperative_grid_cap (-1);
         HistEqGpu eq (HistEqGpu::Launch::kSinglePass);
         HistEqCpu cpu;
-        eq.set_temporal_smoothing (smoothing);
-        cpu.set_temporal_smoothing (smoothing);
+        HistEqParams params;
+        params.temporal_smoothing = smoothing;
+        eq.set_params (params);
+        cpu.set_params (params);
         GpuFrameRunner runner;
         const bool deep = d.bits > 8;
         const SampleLayout samples = deep ? SampleLayout { 2, d.bits, d.shift } :
@@ -671,8 +674,10 @@ GST_START_TEST (test_instances_keep_kernel_limits)
     HistEqCpu cpu[2];
     GpuFrameRunner runner;
     for (int i = 0; i < 2; ++i) {
-      gpu[i].set_significant_bits (pair[i].significant);
-      cpu[i].set_significant_bits (pair[i].significant);
+      HistEqParams params;
+      params.significant_bits = pair[i].significant;
+      gpu[i].set_params (params);
+      cpu[i].set_params (params);
     }
     for (int frame = 0; frame < 4; ++frame) {
       const Instance & in = pair[frame % 2];
@@ -862,7 +867,7 @@ assert_bytes_close (const std::vector<uint8_t> & got,
         "%s: byte %zu is %d, the CPU has %d", what.c_str (), i, got[i], want[i]);
 }
 
-/* Whole frames through NlmGpu::enqueue_window against nlm_cpu_frames: I420
+/* Whole frames through NlmGpu::enqueue_window against NlmCpu: I420
  * and NV12, odd sizes, one frame and temporal windows (the frame denoised
  * at the start, middle and end), chroma denoised or copied, box and
  * Gaussian patches, with and without noise-sigma. Within one level; outputs
@@ -909,7 +914,9 @@ GST_START_TEST (test_nlm_frames_match_cpu)
           nlm.enqueue_window (dev.data (), count, center, gpu.device_out (), 0);
           CUDAFILTERS_CHECK (cudaDeviceSynchronize ());
           gpu.download ();
-          nlm_cpu_frames (host.data (), count, center, cpu.host_out (), p);
+          NlmCpu reference;
+          reference.set_params (p);
+          reference.process_window (host.data (), count, center, cpu.host_out ());
           const std::string what = std::string (nv12 ? "NV12 " : "I420 ") +
               std::to_string (sz[0]) + "x" + std::to_string (sz[1]) +
               " patch " + std::to_string (c.patch) + " search " +
@@ -979,7 +986,7 @@ GST_START_TEST (test_window_runner_device_in_host_out)
 GST_END_TEST;
 
 /* NlmGpu::enqueue_window refuses, before it queues anything, the windows
- * nlm_cpu_frames refuses: none, more than 7 frames, a centre outside the
+ * NlmCpu::process_window refuses: none, more than 7 frames, a centre outside the
  * window, frames of another size, chroma on some frames only, and chroma of
  * another size. */
 GST_START_TEST (test_nlm_window_refuses_bad_frames)

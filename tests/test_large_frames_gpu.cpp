@@ -30,6 +30,8 @@
 #include <cudafilters/sharpen_cpu.h>
 #include <cudafilters/sharpen_gpu.h>
 
+#include "poison.h"
+
 using namespace cudafilters;
 
 namespace {
@@ -425,9 +427,11 @@ GST_START_TEST (test_nlm_largest_frames)
           const int top = std::max (0, y0 - margin);
           const int bottom = std::min (f.height, y0 + band + margin);
           HostPlane crop_out (f.luma.row, bottom - top);
-          nlm_cpu (ConstPlane (f.luma.at (top), f.luma.row, f.width, bottom - top,
-                  f.samples), Plane (crop_out.bytes.get (), crop_out.row, f.width,
-                  bottom - top, f.samples), p);
+          NlmCpu cpu;
+          cpu.set_params (p);
+          cpu.process (ConstPlane (f.luma.at (top), f.luma.row, f.width,
+                  bottom - top, f.samples), Plane (crop_out.bytes.get (),
+                  crop_out.row, f.width, bottom - top, f.samples));
           for (int y = y0; y < y0 + band; ++y)
             for (int x = 0; x < f.width; ++x) {
               const int g = sample (got, y, x, f.samples);

@@ -352,7 +352,9 @@ GST_START_TEST (test_chroma_strength_zero_is_luma_only)
     p.h = 12;
     p.patch_size = 5;
     p.search_size = 11;
-    cudafilters::nlm_cpu (planes_of (in).luma, planes_out_of (want).luma, p);
+    cudafilters::NlmCpu nlm;
+    nlm.set_params (p);
+    nlm.process (planes_of (in).luma, planes_out_of (want).luma);
     for (size_t k = 0; k < in.planes.size (); ++k)
       assert_images_equal (out.planes[k], want.planes[k],
           gst_video_format_to_string (fmt));

@@ -3,7 +3,7 @@
  * scripts/check-against-opencv.py): runs everywhere, no GPU needed. */
 #include "sharpen_reference.h"
 
-#include <cudafilters/sharpen_cpu.h>
+#include "cpu_isa.h"
 
 using namespace test;
 
@@ -130,14 +130,12 @@ GST_START_TEST (test_instruction_sets_agree)
     p.amount = s.amount;
     p.radius = s.radius;
     p.threshold = s.threshold;
-    cudafilters::SharpenCpu cpu;
-    cpu.set_params (p);
     Image first (img.width, img.height);
-    for (std::string_view isa : cudafilters::sharpen_cpu_instruction_sets ()) {
+    for (std::string_view isa : cudafilters::cpu_instruction_sets ()) {
       Image out (img.width, img.height);
-      cpu.process_with ({img.pixels.data (), size_t (img.width), img.width,
-              img.height}, {out.pixels.data (), size_t (out.width), out.width,
-              out.height}, isa);
+      cudafilters::sharpen_cpu_with (p, {img.pixels.data (), size_t (img.width),
+              img.width, img.height}, {out.pixels.data (), size_t (out.width),
+              out.width, out.height}, isa);
       if (isa == "baseline")
         first = out;
       else
@@ -151,9 +149,9 @@ GST_START_TEST (test_instruction_sets_agree)
     const Image16 words = words_of_levels (thermal_like_image (rng, 333, 97,
             12), 4);
     Image16 first16 (words.width, words.height);
-    for (std::string_view isa : cudafilters::sharpen_cpu_instruction_sets ()) {
+    for (std::string_view isa : cudafilters::cpu_instruction_sets ()) {
       Image16 out (words.width, words.height);
-      cpu.process_with ({(const uint8_t *) words.pixels.data (),
+      cudafilters::sharpen_cpu_with (p, {(const uint8_t *) words.pixels.data (),
               size_t (2 * words.width), words.width, words.height, layout},
           {(uint8_t *) out.pixels.data (), size_t (2 * out.width), out.width,
               out.height, layout}, isa);

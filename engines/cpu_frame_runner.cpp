@@ -1,0 +1,19 @@
+#include <cudafilters/cpu_frame_runner.h>
+
+#include "poison.h"
+
+namespace cudafilters {
+
+CpuFrameRunner::CpuFrameRunner() : poison_outputs_(poison_requested()) {}
+
+void CpuFrameRunner::process(CpuPlaneFilter &filter, ConstPlane src, Plane dst,
+                             FrameLevels *levels) {
+  if (poison_outputs_) poison_host_plane(dst);
+  filter.process(src, dst);
+  if (levels) {
+    count_levels_cpu(src, levels->input);
+    count_levels_cpu(dst, levels->output);
+  }
+}
+
+}  // namespace cudafilters

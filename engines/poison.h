@@ -1,0 +1,28 @@
+// Outputs filled with a known byte before every frame where the test suites
+// ask for it (CUDAFILTERS_POISON_OUTPUT), so that samples a filter fails to
+// write show instead of stale data. The runners (CpuFrameRunner,
+// CpuWindowRunner, GpuFrameRunner, GpuWindowRunner) do it for every output
+// they are given. Private to the engine library and its tests.
+#pragma once
+
+#include <cudafilters/frame_planes.h>
+#include <cudafilters/plane.h>
+
+#include <cuda_runtime.h>
+
+namespace cudafilters {
+
+constexpr int kPoisonByte = 0xA5;
+
+// Whether the environment asks for it: CUDAFILTERS_POISON_OUTPUT set, and
+// neither empty nor "0".
+bool poison_requested();
+
+// Fills a host plane's samples (row_bytes() of each row) with kPoisonByte.
+void poison_host_plane(Plane p);
+// The same for every plane of a host frame.
+void poison_host_frame(const FramePlanesOut &f);
+// The same for a device plane, on `stream`.
+void poison_device_plane(Plane p, cudaStream_t stream);
+
+}  // namespace cudafilters
