@@ -12,6 +12,7 @@
 #include <cudafilters/histeq_cpu.h>
 #include <cudafilters/histeq_gpu.h>
 #include "bench_util.h"
+#include "histeq_gpu_launch.h"
 
 #include <algorithm>
 #include <chrono>
@@ -46,7 +47,7 @@ void bench_deep(Reporter &rep, const Size &sz, int iters, cudaStream_t stream, i
   Stats kern = time_gpu(stream, iters, [&](int i) { eq.enqueue(in(i), out_plane, stream); });
   rep.row((what + " kernels only (GPU time)").c_str(), sz, kern, 4.0 * n);
   // As on GPUs without cooperative launch: a launch per step.
-  HistEqGpu eq_steps(HistEqGpu::Launch::kTwoPass);
+  HistEqGpu eq_steps(HistEqLaunch::kTwoPass);
   Stats steps = time_gpu(stream, iters, [&](int i) { eq_steps.enqueue(in(i), out_plane, stream); });
   rep.row((what + " kernels only, a launch per step").c_str(), sz, steps, 4.0 * n);
   Stats with_chroma = time_gpu(stream, iters, [&](int i) {
@@ -101,7 +102,7 @@ int main(int argc, char **argv) {
       // The launch modes side by side in the same run, so what each gains is
       // measured on the same machine.
       HistEqGpu eq;
-      HistEqGpu eq_two(HistEqGpu::Launch::kTwoPass);
+      HistEqGpu eq_two(HistEqLaunch::kTwoPass);
       auto luma_in = [&](int i) {
         const DevicePlane &in = dev_in[i % kRotation];
         return ConstPlane(in.data(), in.pitch(), sz.width, sz.height);

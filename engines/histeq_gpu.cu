@@ -1,234 +1,34 @@
+// HistEqGpu's host side: its device state, and the launch planning of every
+// depth (grids, shared memory, cooperative launches and their fall-backs);
+// the kernels lie in histeq_kernels_8bit.cu, histeq_kernels_12bit.cu and
+// histeq_kernels_16bit.cu (histeq_kernels.h).
 #include <cudafilters/histeq_gpu.h>
 
+#include <cudafilters/cuda_memory.h>
 #include <cudafilters/detail/equalize_math.h>
+
+#include "histeq_gpu_launch.h"
+#include "histeq_kernels.h"
 #include "plane_kernels.cuh"
 
-#include <cooperative_groups.h>
-#include <cub/block/block_reduce.cuh>
-#include <cub/block/block_scan.cuh>
-#include <cuda/functional>
-
 #include <algorithm>
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <stdexcept>
+#include <utility>
 
 namespace cudafilters {
 
-struct HistEqState {
-  // Two-pass: hist is counted by the histogram kernel and cleared by the
-  // last block, after it built the LUT.
-  unsigned int hist[kHistBins];
-  unsigned int blocks_done;
-  // Single pass: frames alternate between two histograms; each frame clears
-  // the one the next frame counts into, which nobody reads meanwhile.
-  unsigned int pass_hist[2][kHistBins];
-  // Temporal smoothing: the blended histogram, fixed point. A frame reads
-  // one and writes the other, so blocks that still read the past never see
-  // it overwritten.
-  unsigned long long history[2][kHistBins];
-};
-
-// How a frame's histogram meets the history of earlier frames.
-struct HistEqHistory {
-  HistoryMode mode;
-  uint32_t weight;  // on the past, 1/65536 units
-  const unsigned long long *past;
-  unsigned long long *next;
-};
+using namespace histeq;
+using namespace kernels;
 
 namespace {
 
-using namespace kernels;
-using History = HistEqHistory;
-
-// One thread per bin when a block builds the LUT.
-constexpr int kThreads = kHistBins;
-constexpr int kWarps = kThreads / 32;
-
-// OpenCV's equalization rule for this thread's bin (one thread per bin),
-// from the frame's count `h` or, with smoothing, from the blended histogram
-// (which the writer block stores for the next frame): the prefix sum with
-// CUB, then equalized_level. Every thread of the block must call it.
-__device__ uint8_t block_equalized_level(unsigned int h, const History &history, bool writer) {
-  using Reduce = cub::BlockReduce<int, kThreads>;
-  using Scan = cub::BlockScan<unsigned long long, kThreads>;
-  __shared__ union {
-    typename Reduce::TempStorage reduce;
-    typename Scan::TempStorage scan;
-  } tmp;
-  __shared__ int first;
-  __shared__ unsigned long long first_count;
-
-  const int bin = threadIdx.x;
-  unsigned long long v = h;
-  if (history.mode != HistoryMode::kOff) {
-    // The past was written by an earlier launch or another block: read it
-    // through L2 (not at all for a fresh history).
-    const unsigned long long past =
-        history.mode == HistoryMode::kBlend ? __ldcg(&history.past[bin]) : 0;
-    v = next_history_bin(history.mode, past, h, history.weight);
-    if (writer) history.next[bin] = v;
-  }
-  const int lowest = Reduce(tmp.reduce).Reduce(v != 0 ? bin : kHistBins, cuda::minimum<>{});
-  if (bin == 0) first = lowest;
-  __syncthreads();
-  if (bin == first) first_count = v;
-  unsigned long long cdf = 0, total = 0;
-  Scan(tmp.scan).InclusiveSum(v, cdf, total);
-  __syncthreads();
-  return equalized_level(bin, first, first_count, total, cdf,
-                         history.mode == HistoryMode::kOff ? 1.f : kHistoryUnit);
-}
-
-// Runs in the last block to finish: the LUT from the finished histogram,
-// which it then clears for the next frame.
-__device__ void build_lut_and_reset(HistEqState *state, const History &history, uint8_t *lut) {
-  const int bin = threadIdx.x;
-  // Other blocks' atomics landed in L2; read past L1.
-  lut[bin] = block_equalized_level(__ldcg(&state->hist[bin]), history, true);
-  state->hist[bin] = 0;
-  if (bin == 0) state->blocks_done = 0;
-}
-
-// The source plane as the counting pass reads it. With a stash, the source
-// is host memory read over the bus, and the pass keeps a device copy of every
-// pixel it reads, so that mapping reads device memory instead of the bus.
-struct Source {
-  const uint8_t *data;
-  size_t pitch;
-  uint8_t *stash;  // null: mapping reads data again
-  size_t stash_pitch;
-};
-
-// Counts the plane into a per-warp shared histogram; returns, for this
-// thread's bin, the block's count.
-__device__ __forceinline__ unsigned int count_block(const Source src, const Split &s) {
-  // One sub-histogram per warp keeps shared-memory atomics from colliding
-  // across warps on images dominated by a few levels.
-  __shared__ unsigned int sub[kWarps][kHistBins];
-  for (int i = threadIdx.x; i < kWarps * kHistBins; i += blockDim.x) (&sub[0][0])[i] = 0;
-  __syncthreads();
-
-  unsigned int *mine = sub[threadIdx.x / 32];
-  for_each_pixel_group(
-      s,
-      [&](int y, int x) {
-        const uint4 v = __ldg(reinterpret_cast<const uint4 *>(src.data + y * src.pitch) + x);
-        if (src.stash) reinterpret_cast<uint4 *>(src.stash + y * src.stash_pitch)[x] = v;
-        count_word(mine, v.x);
-        count_word(mine, v.y);
-        count_word(mine, v.z);
-        count_word(mine, v.w);
-      },
-      [&](int y, int x) {
-        const uint8_t v = src.data[y * src.pitch + x];
-        if (src.stash) src.stash[y * src.stash_pitch + x] = v;
-        count_byte(mine, v);
-      });
-  __syncthreads();
-
-  unsigned int count = 0;
-  for (int w = 0; w < kWarps; ++w) count += sub[w][threadIdx.x];
-  return count;
-}
-
-__device__ __forceinline__ unsigned int map_word(const uint8_t *t, unsigned int w) {
-  return t[w & 0xFFu] | (t[(w >> 8) & 0xFFu] << 8) | (t[(w >> 16) & 0xFFu] << 16) |
-         (static_cast<unsigned int>(t[w >> 24]) << 24);
-}
-
-// kWrittenThisGrid: the source was written by other blocks of the running
-// grid, so it is read through L2 rather than the read-only path, which is
-// only defined for data that stays constant for the whole kernel.
-template <bool kWrittenThisGrid = false>
-__device__ __forceinline__ void map_plane(const uint8_t *__restrict__ src, size_t src_pitch,
-                                          uint8_t *__restrict__ dst, size_t dst_pitch,
-                                          const Split &s, const uint8_t *table) {
-  for_each_pixel_group(
-      s,
-      [&](int y, int x) {
-        const uint4 *p = reinterpret_cast<const uint4 *>(src + y * src_pitch) + x;
-        const uint4 v = kWrittenThisGrid ? __ldcg(p) : __ldg(p);
-        uint4 o;
-        o.x = map_word(table, v.x);
-        o.y = map_word(table, v.y);
-        o.z = map_word(table, v.z);
-        o.w = map_word(table, v.w);
-        reinterpret_cast<uint4 *>(dst + y * dst_pitch)[x] = o;
-      },
-      [&](int y, int x) {
-        const uint8_t *p = src + y * src_pitch + x;
-        dst[y * dst_pitch + x] = table[kWrittenThisGrid ? __ldcg(p) : *p];
-      });
-}
-
-__global__ void __launch_bounds__(kThreads)
-    histogram_lut_kernel(Source src, Split s, HistEqState *__restrict__ state, History history,
-                         uint8_t *__restrict__ lut) {
-  allow_dependent_launch();
-  const unsigned int count = count_block(src, s);
-  if (count != 0) atomicAdd(&state->hist[threadIdx.x], count);
-
-  // Last block to finish builds the LUT (no second launch, no host trip).
-  // Every thread's merge must be visible device-wide (fence) and finished
-  // (barrier) before the block counts itself done; otherwise the last block
-  // can read a histogram that still misses some of another block's bins.
-  __threadfence();
-  __syncthreads();
-  __shared__ bool is_last;
-  if (threadIdx.x == 0) is_last = atomicAdd(&state->blocks_done, 1u) == gridDim.x - 1;
-  __syncthreads();
-  if (is_last) build_lut_and_reset(state, history, lut);
-}
-
-__global__ void __launch_bounds__(kThreads)
-    apply_lut_kernel(const uint8_t *__restrict__ src, size_t src_pitch, uint8_t *__restrict__ dst,
-                     size_t dst_pitch, Split s, const uint8_t *lut, CopyJobs carried) {
-  // Carried planes do not need the LUT: they are copied while the histogram
-  // kernel may still be running.
-  copy_planes(carried);
-
-  wait_for_prerequisite_grid();
-  __shared__ uint8_t table[kHistBins];
-  // The LUT may have been written during this grid's lifetime: read it
-  // through L2 so no stale line in L1 can serve it.
-  table[threadIdx.x] = __ldcg(lut + threadIdx.x);
-  __syncthreads();
-  map_plane(src, src_pitch, dst, dst_pitch, s, table);
-}
-
-// The whole frame in one cooperative launch: every block counts its share,
-// merges it into the frame's histogram, copies its share of the carried
-// planes, waits at the grid barrier, builds the LUT itself (256 bins: cheaper
-// than a second barrier) and maps its share. No launch gap and no tail of a
-// lone LUT block between counting and mapping.
-__global__ void __launch_bounds__(kThreads)
-    equalize_single_pass_kernel(Source src, uint8_t *__restrict__ dst, size_t dst_pitch,
-                                Split count_split, Split map_split,
-                                HistEqState *__restrict__ state, int parity, History history,
-                                CopyJobs carried) {
-  unsigned int *hist = state->pass_hist[parity];
-  if (blockIdx.x == 0) state->pass_hist[parity ^ 1][threadIdx.x] = 0;
-  const unsigned int count = count_block(src, count_split);
-  if (count != 0) atomicAdd(&hist[threadIdx.x], count);
-  copy_planes(carried);
-
-  // The barrier orders every block's merge before any block's read.
-  cooperative_groups::this_grid().sync();
-  __shared__ uint8_t table[kHistBins];
-  table[threadIdx.x] = block_equalized_level(__ldcg(&hist[threadIdx.x]), history, blockIdx.x == 0);
-  __syncthreads();
-  if (src.stash)
-    map_plane<true>(src.stash, src.stash_pitch, dst, dst_pitch, map_split, table);
-  else
-    map_plane(src.data, src.pitch, dst, dst_pitch, map_split, table);
-}
-
-// Blocks of kThreads for `items` work items (up to 2^31, work_items), from
+// Blocks of kThreads8Bit for `items` work items (up to 2^31, work_items), from
 // one to `cap`.
 int blocks_for(int64_t items, int cap) {
-  const int64_t needed = (items + kThreads - 1) / kThreads;
+  const int64_t needed = (items + kThreads8Bit - 1) / kThreads8Bit;
   return needed < 1 ? 1 : needed < cap ? static_cast<int>(needed) : cap;
 }
 
@@ -260,25 +60,132 @@ size_t kernel_bytes(ConstPlane src, const CarriedPlanes &carried) {
 
 }  // namespace
 
-HistEqGpu::HistEqGpu(Launch launch) : state_(1), lut_(kHistBins) {
+struct HistEqGpu::Impl {
+  explicit Impl(HistEqLaunch launch);
+
+  void enqueue_frame(ConstPlane src, const Plane *stash, Plane dst, const CarriedPlanes &carried,
+                     cudaStream_t stream);
+  // How the next 8-bit frame uses the history; advances it.
+  History next_history(ConstPlane src);
+  // Deep planes.
+  void enqueue_deep(ConstPlane src, const Plane *stash, Plane dst, const CarriedPlanes &carried,
+                    cudaStream_t stream);
+  void reserve_deep(uint32_t levels, bool with_history);
+  // For a shared-memory size: the blocks of the 16-bit kernel that fit at
+  // once, alone and in thread-block clusters.
+  void prepare_deep_launch(size_t shared, cudaStream_t stream);
+  // Blocks per cluster that count a plane of `items` groups of samples.
+  int deep_cluster_blocks(int items) const;
+  // Partial histograms of a plane of `items` groups, counted by clusters of
+  // `cluster` blocks.
+  int deep_partial_count(int items, int cluster) const;
+  // Planes of up to 4096 levels: this frame's histogram and the next
+  // frame's (which this frame clears), alternating.
+  std::pair<uint32_t *, uint32_t *> next_histograms_12bit(cudaStream_t stream);
+  // The grid of the 12-bit kernel for a shared-memory size and a plane of
+  // `items` groups of samples.
+  int grid_12bit(size_t shared, int items);
+
+  DeviceArray<State8Bit> state_;
+  DeviceArray<uint8_t> lut_;
+  int sm_count_ = 1;
+  // Most blocks per SM of the single-pass kernel (0: it cannot run).
+  int single_pass_blocks_per_sm_ = 0;
+  bool single_pass_ = false;
+  // Cooperative launches the device refused for this instance, its grid
+  // more than it holds at once (under MPS with an active-thread percentage,
+  // in a green context): the 8-bit single pass, the 12-bit kernel (planes of
+  // up to 4096 levels), the 16-bit kernel. Frames from then on take the
+  // launches without a grid barrier, with the same output.
+  bool single_pass_refused_ = false;
+  bool refused_12bit_ = false;
+  bool deep_refused_ = false;
+  bool dependent_launch_ = false;
+  // Which of the two single-pass histograms the next frame counts into.
+  int parity_ = 0;
+  // The histograms are cleared by the kernels that consume them; a fresh
+  // instance, or one whose last frame failed half-way, clears them before the
+  // next frame.
+  bool state_dirty_ = true;
+  TemporalHistory temporal_;
+  // Which of the two history buffers holds the past.
+  int history_parity_ = 0;
+
+  int significant_bits_ = 0;
+  // Deep planes: the partial histograms of the counting blocks, the frame's
+  // histogram, per-tile sums and first occupied bins, the LUT of output
+  // words, and two smoothed histograms; grown, never shrunk.
+  DeviceArray<uint32_t> deep_partials_;
+  DeviceArray<uint32_t> deep_hist_;
+  DeviceArray<unsigned long long> deep_tile_sum_;
+  DeviceArray<uint32_t> deep_tile_first_;
+  // A tile's flag holds the epoch of the last frame whose tile sum is
+  // stored; the epoch advances every frame, never to 0.
+  DeviceArray<uint32_t> deep_tile_flag_;
+  bool deep_flags_cleared_ = false;
+  uint32_t deep_epoch_ = 0;
+  DeviceArray<uint16_t> deep_lut_;
+  DeviceArray<unsigned long long> deep_history_;
+  uint32_t deep_levels_ = 0;        // allocated
+  uint32_t deep_frame_levels_ = 0;  // of the last frame
+  uint32_t deep_history_levels_ = 0;
+  int deep_history_parity_ = 0;
+  bool deep_state_dirty_ = true;
+  size_t deep_shared_bytes_ = 0;
+  int deep_resident_blocks_ = 1;
+  // Blocks resident at once in clusters of 2^i blocks (0 where none fit or
+  // a cooperative launch cannot use clusters).
+  std::array<int, 4> deep_cluster_resident_{};
+  // Planes of up to 4096 levels: two histograms, the next frame's cleared by
+  // the frame before.
+  DeviceArray<uint32_t> hist_12bit_;
+  int parity_12bit_ = 0;
+  bool hist_12bit_cleared_ = false;
+  size_t shared_bytes_12bit_ = 0;
+  int resident_blocks_12bit_ = 0;
+};
+
+HistEqGpu::HistEqGpu() : HistEqGpu(HistEqLaunch::kSinglePass) {}
+
+HistEqGpu::HistEqGpu(const LaunchMode &mode) : impl_(std::make_unique<Impl>(mode.launch)) {}
+
+HistEqGpu::~HistEqGpu() = default;
+HistEqGpu::HistEqGpu(HistEqGpu &&) noexcept = default;
+HistEqGpu &HistEqGpu::operator=(HistEqGpu &&) noexcept = default;
+
+void HistEqGpu::set_params(const HistEqParams &p) {
+  impl_->temporal_.set_smoothing(p.temporal_smoothing);
+  impl_->significant_bits_ = p.significant_bits;
+}
+
+void HistEqGpu::reset_history() { impl_->temporal_.restart(); }
+
+void HistEqGpu::enqueue_frame(ConstPlane src, const Plane *stash, Plane dst,
+                              const CarriedPlanes &carried, cudaStream_t stream) {
+  impl_->enqueue_frame(src, stash, dst, carried, stream);
+}
+
+HistEqGpu::Impl::Impl(HistEqLaunch launch) : state_(1), lut_(kHistBins) {
+  const Kernels8Bit k = kernel_addresses_8bit();
   cudaFuncAttributes attr{};
-  CUDAFILTERS_CHECK(cudaFuncGetAttributes(&attr, histogram_lut_kernel));
-  CUDAFILTERS_CHECK(cudaFuncGetAttributes(&attr, apply_lut_kernel));
-  CUDAFILTERS_CHECK(cudaFuncGetAttributes(&attr, equalize_single_pass_kernel));
+  CUDAFILTERS_CHECK(cudaFuncGetAttributes(&attr, k.histogram_lut));
+  CUDAFILTERS_CHECK(cudaFuncGetAttributes(&attr, k.apply_lut));
+  CUDAFILTERS_CHECK(cudaFuncGetAttributes(&attr, k.single_pass));
   int device = 0, cooperative = 0, resident = 0;
   CUDAFILTERS_CHECK(cudaGetDevice(&device));
   CUDAFILTERS_CHECK(cudaDeviceGetAttribute(&sm_count_, cudaDevAttrMultiProcessorCount, device));
   CUDAFILTERS_CHECK(cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, device));
   CUDAFILTERS_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-      &resident, equalize_single_pass_kernel, kThreads, 0));
+      &resident, k.single_pass, kThreads8Bit, 0));
   // A cooperative grid must fit on the GPU at once. Four blocks per SM keep
   // enough loads in flight for an 8K frame; more only add merges.
   single_pass_blocks_per_sm_ = std::min(resident, 4);
-  single_pass_ = launch == Launch::kSinglePass && cooperative != 0 && single_pass_blocks_per_sm_ > 0;
-  dependent_launch_ = launch != Launch::kTwoPassSerial && device_has_dependent_launch();
+  single_pass_ =
+      launch == HistEqLaunch::kSinglePass && cooperative != 0 && single_pass_blocks_per_sm_ > 0;
+  dependent_launch_ = launch != HistEqLaunch::kTwoPassSerial && device_has_dependent_launch();
 }
 
-HistEqHistory HistEqGpu::next_history(ConstPlane src) {
+History HistEqGpu::Impl::next_history(ConstPlane src) {
   HistoryShape shape;
   shape.width = src.width;
   shape.height = src.height;
@@ -286,15 +193,15 @@ HistEqHistory HistEqGpu::next_history(ConstPlane src) {
   if (h.mode == HistoryMode::kOff) return h;
   // Device addresses, computed without dereferencing the device pointer.
   auto *histories = reinterpret_cast<unsigned long long *>(
-      reinterpret_cast<char *>(state_.get()) + offsetof(HistEqState, history));
+      reinterpret_cast<char *>(state_.get()) + offsetof(State8Bit, history));
   h.past = histories + history_parity_ * kHistBins;
   h.next = histories + (history_parity_ ^ 1) * kHistBins;
   history_parity_ ^= 1;
   return h;
 }
 
-void HistEqGpu::enqueue_frame(ConstPlane src, const Plane *stash, Plane dst,
-                              const CarriedPlanes &carried, cudaStream_t stream) {
+void HistEqGpu::Impl::enqueue_frame(ConstPlane src, const Plane *stash, Plane dst,
+                                    const CarriedPlanes &carried, cudaStream_t stream) {
   if (src.samples.deep()) {
     enqueue_deep(src, stash, dst, carried, stream);
     return;
@@ -302,7 +209,7 @@ void HistEqGpu::enqueue_frame(ConstPlane src, const Plane *stash, Plane dst,
   if (with_significant_bits(src.samples, significant_bits_).bits != 8)
     throw std::invalid_argument("significant bits do not fit the plane's samples");
   if (state_dirty_) {
-    CUDAFILTERS_CHECK(cudaMemsetAsync(state_.get(), 0, sizeof(HistEqState), stream));
+    CUDAFILTERS_CHECK(cudaMemsetAsync(state_.get(), 0, sizeof(State8Bit), stream));
     parity_ = 0;
     history_parity_ = 0;
     temporal_.restart();
@@ -313,8 +220,8 @@ void HistEqGpu::enqueue_frame(ConstPlane src, const Plane *stash, Plane dst,
 
   // Counting vectorizes when the source (and the stash it fills) allow;
   // mapping, when what it reads (source or stash) and the output allow.
-  const Source source{src.data, src.stride, stash ? stash->data : nullptr,
-                      stash ? stash->stride : 0};
+  const Source8Bit source{src.data, src.stride, stash ? stash->data : nullptr,
+                          stash ? stash->stride : 0};
   const ConstPlane map_src = stash ? ConstPlane(stash->data, stash->stride, src.width, src.height)
                                    : src;
   const Split count_split = make_split(
@@ -333,10 +240,10 @@ void HistEqGpu::enqueue_frame(ConstPlane src, const Plane *stash, Plane dst,
     const cudaLaunchConfig_t config =
         launch_config(single_pass_grid(kernel_bytes(src, carried), items, sm_count_,
                                        single_pass_blocks_per_sm_),
-                      kThreads, stream, &cooperative);
+                      kThreads8Bit, stream, &cooperative);
     single_pass = cooperative_launched(
-        launch_cooperative(config, equalize_single_pass_kernel, source, dst.data, dst.stride,
-                           count_split, map_split, state_.get(), parity_, history, jobs),
+        launch_single_pass_8bit(config, source, dst.data, dst.stride, count_split, map_split,
+                                state_.get(), parity_, history, jobs),
         "equalize_single_pass_kernel");
     // Refused, the grid is more than the device holds at once (MPS, a green
     // context): this frame and every later one take the two passes. They
@@ -350,20 +257,289 @@ void HistEqGpu::enqueue_frame(ConstPlane src, const Plane *stash, Plane dst,
   if (!single_pass) {
     // Two blocks per SM: enough loads in flight, few global merges of the
     // per-block histograms.
-    histogram_lut_kernel<<<blocks_for(work_items(count_split), 2 * sm_count_), kThreads, 0,
-                           stream>>>(source, count_split, state_.get(), history, lut_.get());
-    check_launch("histogram_lut_kernel");
+    launch_histogram_lut_8bit(blocks_for(work_items(count_split), 2 * sm_count_), stream, source,
+                              count_split, state_.get(), history, lut_.get());
 
     cudaLaunchAttribute overlap = dependent_launch_attribute();
-    const cudaLaunchConfig_t config = launch_config(blocks_for(items, 8 * sm_count_), kThreads,
+    const cudaLaunchConfig_t config = launch_config(blocks_for(items, 8 * sm_count_), kThreads8Bit,
                                                     stream, dependent_launch_ ? &overlap : nullptr);
-    CUDAFILTERS_CHECK(cudaLaunchKernelEx(&config, apply_lut_kernel, map_src.data, map_src.stride,
-                                         dst.data, dst.stride, map_split,
-                                         static_cast<const uint8_t *>(lut_.get()), jobs));
+    CUDAFILTERS_CHECK(launch_apply_lut_8bit(config, map_src.data, map_src.stride, dst.data,
+                                            dst.stride, map_split,
+                                            static_cast<const uint8_t *>(lut_.get()), jobs));
   }
   state_dirty_ = false;
 
-  copy_planes(carried, kMaxCarried, stream);
+  GpuPlaneFilter::copy_planes(carried, kMaxCarried, stream);
 }
+
+void HistEqGpu::Impl::prepare_deep_launch(size_t shared, cudaStream_t stream) {
+  const void *kernel = equalize_16bit_kernel_address();
+  raise_dynamic_shared_limit(kernel, shared);
+  int resident = 0;
+  CUDAFILTERS_CHECK(
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, kernel, kDeepThreads, shared));
+  if (resident < 1)
+    throw CudaError("deep histogram: no block fits in shared memory", cudaErrorInvalidConfiguration);
+  deep_resident_blocks_ = resident * sm_count_;
+  deep_shared_bytes_ = shared;
+  deep_cluster_resident_ = {deep_resident_blocks_, 0, 0, 0};
+  if (!device_has_dependent_launch()) return;
+  for (int i = 1; i < static_cast<int>(deep_cluster_resident_.size()); ++i) {
+    const int blocks = 1 << i;
+    cudaLaunchAttribute attrs[2] = {cluster_attribute(blocks), {}};
+    attrs[1].id = cudaLaunchAttributeCooperative;
+    attrs[1].val.cooperative = 1;
+    cudaLaunchConfig_t config = launch_config(blocks, kDeepThreads, stream, attrs, shared, 1);
+    int clusters = 0;
+    if (cudaOccupancyMaxActiveClusters(&clusters, kernel, &config) != cudaSuccess) {
+      (void)cudaGetLastError();
+      clusters = 0;
+    }
+    if (clusters < 1) continue;
+    if (single_pass_ && !deep_refused_) {
+      // A cooperative launch in clusters, of no steps: where the two do not
+      // combine, counting keeps to single blocks.
+      config = launch_config(clusters * blocks, kDeepThreads, stream, attrs, shared, 2);
+      if (launch_equalize_16bit(config, true, Frame16Bit{}, 0u) != cudaSuccess) {
+        (void)cudaGetLastError();
+        continue;
+      }
+    }
+    deep_cluster_resident_[i] = clusters * blocks;
+  }
+}
+
+int HistEqGpu::Impl::deep_cluster_blocks(int items) const {
+  // The largest cluster that keeps nearly every resident block counting
+  // and still has a partial per cluster, never one that counts more
+  // samples than its packed counters hold.
+  const int needed = (items + kMaxGroupsPerBlock - 1) / kMaxGroupsPerBlock;
+  int best = 1;
+  for (int i = 1; i < static_cast<int>(deep_cluster_resident_.size()); ++i) {
+    const int resident = deep_cluster_resident_[i];
+    if (resident >= deep_resident_blocks_ - deep_resident_blocks_ / 16 && resident >> i >= needed)
+      best = 1 << i;
+  }
+  return best;
+}
+
+int HistEqGpu::Impl::deep_partial_count(int items, int cluster) const {
+  // Enough partials that none counts more samples than its packed counters
+  // hold, and at least one per resident cluster, so that every SM counts.
+  // The sums then read them all (17 MB for 132 partials of 2^16 levels);
+  // clusters divide that by their size.
+  const int needed = (items + kMaxGroupsPerBlock - 1) / kMaxGroupsPerBlock;
+  int log2 = 0;
+  while ((1 << log2) < cluster) ++log2;
+  const int clusters = std::max(deep_cluster_resident_[log2] / cluster, 1);
+  return std::max({1, needed, std::min(clusters, items)});
+}
+
+std::pair<uint32_t *, uint32_t *> HistEqGpu::Impl::next_histograms_12bit(cudaStream_t stream) {
+  if (hist_12bit_.size() == 0) hist_12bit_ = DeviceArray<uint32_t>(2 * kMaxLevels12Bit);
+  if (!hist_12bit_cleared_) {
+    CUDAFILTERS_CHECK(
+        cudaMemsetAsync(hist_12bit_.get(), 0, hist_12bit_.size() * sizeof(uint32_t), stream));
+    hist_12bit_cleared_ = true;
+    parity_12bit_ = 0;
+  }
+  uint32_t *now = hist_12bit_.get() + parity_12bit_ * kMaxLevels12Bit;
+  parity_12bit_ ^= 1;
+  return {now, hist_12bit_.get() + parity_12bit_ * kMaxLevels12Bit};
+}
+
+int HistEqGpu::Impl::grid_12bit(size_t shared, int items) {
+  if (shared != shared_bytes_12bit_) {
+    const void *kernel = equalize_12bit_kernel_address();
+    raise_dynamic_shared_limit(kernel, shared);
+    int resident = 0;
+    CUDAFILTERS_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, kernel,
+                                                                    kDeepThreads, shared));
+    if (resident < 1)
+      throw CudaError("12-bit histogram: no block fits", cudaErrorInvalidConfiguration);
+    resident_blocks_12bit_ = resident * sm_count_;
+    shared_bytes_12bit_ = shared;
+  }
+  // Every resident block: at 1080p 10-bit on the H100, 132 blocks took 11.8
+  // us a frame, 99 blocks 12.7 us and 66 blocks 13.1 us.
+  return std::min(resident_blocks_12bit_, std::max(1, (items + kDeepThreads - 1) / kDeepThreads));
+}
+
+void HistEqGpu::Impl::reserve_deep(uint32_t levels, bool with_history) {
+  if (deep_levels_ < levels) {
+    deep_hist_ = DeviceArray<uint32_t>(levels);
+    deep_lut_ = DeviceArray<uint16_t>(levels);
+    const size_t tiles = (levels + kTileLevels - 1) / kTileLevels;
+    deep_tile_sum_ = DeviceArray<unsigned long long>(tiles);
+    deep_tile_first_ = DeviceArray<uint32_t>(tiles);
+    deep_tile_flag_ = DeviceArray<uint32_t>(tiles);
+    deep_flags_cleared_ = false;
+    deep_levels_ = levels;
+    deep_history_levels_ = 0;
+    deep_state_dirty_ = true;
+  }
+  if (with_history && deep_history_levels_ < levels) {
+    deep_history_ = DeviceArray<unsigned long long>(2 * static_cast<size_t>(levels));
+    deep_history_levels_ = levels;
+  }
+}
+
+void HistEqGpu::Impl::enqueue_deep(ConstPlane src, const Plane *stash, Plane dst,
+                                   const CarriedPlanes &carried, cudaStream_t stream) {
+  const SampleLayout layout = with_significant_bits(src.samples, significant_bits_);
+  if (!layout.valid())
+    throw std::invalid_argument("significant bits do not fit the plane's samples");
+  const DeepLevels l{layout.shift, layout.levels()};
+
+  reserve_deep(l.levels, temporal_.weight() != 0);
+  // The history is laid out by level count: a frame of another count
+  // starts a new one.
+  if (l.levels != deep_frame_levels_) deep_state_dirty_ = true;
+  deep_frame_levels_ = l.levels;
+  if (deep_state_dirty_) {
+    deep_history_parity_ = 0;
+    temporal_.restart();
+    hist_12bit_cleared_ = false;
+  }
+  HistoryShape shape;
+  shape.width = src.width;
+  shape.height = src.height;
+  shape.levels = l.levels;
+  History history{temporal_.next_frame(shape), temporal_.weight(), nullptr, nullptr};
+  if (history.mode != HistoryMode::kOff) {
+    history.past = deep_history_.get() + deep_history_parity_ * static_cast<size_t>(l.levels);
+    history.next = deep_history_.get() + (deep_history_parity_ ^ 1) * static_cast<size_t>(l.levels);
+    deep_history_parity_ ^= 1;
+  }
+  // Until every launch is queued the history may be left half-advanced.
+  deep_state_dirty_ = true;
+
+  const bool src_vec = aligned16(src.data, src.stride) &&
+                       (!stash || aligned16(stash->data, stash->stride));
+  const DeepPlane count_src = deep_plane(src, src_vec);
+  const ConstPlane map_from =
+      stash ? ConstPlane(stash->data, stash->stride, src.width, src.height, src.samples) : src;
+  const DeepPlane map_src =
+      deep_plane(map_from, aligned16(map_from.data, map_from.stride) &&
+                               aligned16(dst.data, dst.stride));
+
+  DeepFrameIo io{};
+  io.count_src = count_src;
+  io.stash = stash ? stash->data : nullptr;
+  io.stash_pitch = stash ? stash->stride : 0;
+  io.map_src = map_src;
+  io.dst = dst.data;
+  io.dst_pitch = dst.stride;
+  io.l = l;
+  io.history = history;
+  int64_t map_items = static_cast<int64_t>(map_src.height) * map_src.groups_per_row;
+  io.carried = carried_jobs(carried, map_items);
+  const int items = count_src.height * count_src.groups_per_row;
+
+  if (single_pass_ && !refused_12bit_ && l.levels <= kMaxLevels12Bit) {
+    Frame12Bit m{};
+    static_cast<DeepFrameIo &>(m) = io;
+    const std::pair<uint32_t *, uint32_t *> hists = next_histograms_12bit(stream);
+    m.hist = hists.first;
+    m.next_hist = hists.second;
+    const size_t shared = copies_12bit(l.levels) * l.levels * sizeof(unsigned int);
+    if (launch_equalize_12bit(m, grid_12bit(shared, items), shared, stream)) {
+      deep_state_dirty_ = false;
+      GpuPlaneFilter::copy_planes(carried, kMaxCarried, stream);
+      return;
+    }
+    // Refused (more blocks than the device holds at once: MPS, a green
+    // context): this frame and every later one go by the deep kernel below,
+    // which meets the same history. The histogram this launch would have
+    // cleared is left as it was: cleared again before any further use.
+    refused_12bit_ = true;
+    hist_12bit_cleared_ = false;
+  }
+
+  const size_t words = deep_words(l.levels);
+  // The counters, and no less than the sums' scratch (a few significant
+  // bits have small counters).
+  const size_t shared = std::max(words * deep_copies(l.levels) * sizeof(unsigned int),
+                                 kSumSlices * kTileLevels * sizeof(unsigned int));
+  if (shared != deep_shared_bytes_) prepare_deep_launch(shared, stream);
+  if (!deep_flags_cleared_) {
+    CUDAFILTERS_CHECK(cudaMemsetAsync(deep_tile_flag_.get(), 0,
+                                      deep_tile_flag_.size() * sizeof(uint32_t), stream));
+    deep_flags_cleared_ = true;
+  }
+  if (++deep_epoch_ == 0) deep_epoch_ = 1;
+
+  Frame16Bit f{};
+  static_cast<DeepFrameIo &>(f) = io;
+  f.tile_flag = deep_tile_flag_.get();
+  f.epoch = deep_epoch_;
+  // Clusters only where a partial is large (one copy of the counters, 2^15
+  // levels and more): merging many copies through distributed shared memory
+  // cost more than it saved (10-bit 1080p, 23.8 to 27.1 us).
+  const int cluster = deep_copies(l.levels) == 1 ? deep_cluster_blocks(items) : 1;
+  f.partial_count = deep_partial_count(items, cluster);
+  f.groups_per_partial = (items + f.partial_count - 1) / f.partial_count;
+  const size_t partial_words = static_cast<size_t>(f.partial_count) * words;
+  if (deep_partials_.size() < partial_words) deep_partials_ = DeviceArray<uint32_t>(partial_words);
+  f.partials = deep_partials_.get();
+  f.hist = deep_hist_.get();
+  f.tile_sum = deep_tile_sum_.get();
+  f.tile_first = deep_tile_first_.get();
+  f.lut = deep_lut_.get();
+
+  const int tiles = static_cast<int>((l.levels + kTileLevels - 1) / kTileLevels);
+  uint32_t steps = 1u << kCount | 1u << kSum | 1u << kLut | 1u << kMap;
+  if (history.mode != HistoryMode::kOff) steps |= 1u << kBlend;
+  // Counting runs in clusters where they pay; the attributes name them only
+  // then, as devices before compute capability 9.0 have none.
+  const cudaLaunchAttribute cluster_attr = cluster_attribute(cluster);
+  const unsigned cluster_attrs = cluster > 1 ? 1 : 0;
+  bool cooperative = false;
+  if (single_pass_ && !deep_refused_) {
+    cudaLaunchAttribute attrs[2] = {cluster_attr, {}};
+    attrs[cluster_attrs].id = cudaLaunchAttributeCooperative;
+    attrs[cluster_attrs].val.cooperative = 1;
+    const int log2 = __builtin_ctz(static_cast<unsigned>(cluster));
+    const int grid = cluster > 1 ? deep_cluster_resident_[log2] : deep_resident_blocks_;
+    // Every tile has a resident block of its own: the LUT follows the sums
+    // in the same step. Its blocks wait for each other's tile sums, which
+    // only a cooperative launch guarantees to end.
+    f.fuse_lut = history.mode == HistoryMode::kOff && tiles <= grid;
+    const cudaLaunchConfig_t config =
+        launch_config(grid, kDeepThreads, stream, attrs, shared, cluster_attrs + 1);
+    cooperative = cooperative_launched(
+        launch_equalize_16bit(config, true, f,
+                           f.fuse_lut ? steps & ~(1u << kLut) : steps),
+        "equalize_16bit_kernel");
+    // Refused (more blocks than the device holds at once: MPS, a green
+    // context): this frame and every later one take a launch per step, the
+    // LUT a step of its own. The steps keep the same state between frames.
+    if (!cooperative) {
+      deep_refused_ = true;
+      f.fuse_lut = false;
+    }
+  }
+  if (!cooperative) {
+    cudaLaunchAttribute attrs[1] = {cluster_attr};
+    for (uint32_t step = 0; step < kSteps; ++step) {
+      if (!(steps & (1u << step))) continue;
+      int blocks = tiles;
+      if (step == kCount) blocks = f.partial_count * cluster;
+      // Every block of the mapping loads the LUT: no more than fit at once.
+      if (step == kMap)
+        blocks = static_cast<int>(std::min<int64_t>(
+            (map_items + kDeepThreads - 1) / kDeepThreads, deep_resident_blocks_));
+      // Counting, the sums and the mapping use the shared memory.
+      const bool uses_shared = step == kCount || step == kSum || step == kMap;
+      const cudaLaunchConfig_t config =
+          launch_config(std::max(blocks, 1), kDeepThreads, stream, attrs,
+                        uses_shared ? shared : 0, step == kCount ? cluster_attrs : 0);
+      CUDAFILTERS_CHECK(launch_equalize_16bit(config, false, f, 1u << step));
+    }
+  }
+  deep_state_dirty_ = false;
+  GpuPlaneFilter::copy_planes(carried, kMaxCarried, stream);
+}
+
 
 }  // namespace cudafilters

@@ -28,6 +28,7 @@
 #include <initializer_list>
 
 #include "cooperative_launch.h"
+#include "histeq_gpu_launch.h"
 
 using namespace cudafilters;
 
@@ -147,8 +148,8 @@ GST_START_TEST (test_runner_streams_pinned_frames)
   std::mt19937 rng (9);
   const int sizes[][2] = { {1, 1}, {16, 1}, {7, 3}, {33, 17}, {1920, 1080},
     {1921, 1081}, {4099, 2161} };
-  for (HistEqGpu::Launch mode : {HistEqGpu::Launch::kSinglePass,
-          HistEqGpu::Launch::kTwoPass, HistEqGpu::Launch::kTwoPassSerial}) {
+  for (HistEqLaunch mode : {HistEqLaunch::kSinglePass,
+          HistEqLaunch::kTwoPass, HistEqLaunch::kTwoPassSerial}) {
     HistEqGpu eq (mode);
     GpuFrameRunner runner;
     GpuFrameRunner copying (GpuFrameRunner::HostPath::kCopies);
@@ -249,8 +250,8 @@ GST_START_TEST (test_device_frames_carry_planes)
 {
   std::mt19937 rng (11);
   const int sizes[][2] = { {1, 1}, {2, 2}, {33, 7}, {1920, 1080}, {1281, 721} };
-  for (HistEqGpu::Launch mode : {HistEqGpu::Launch::kSinglePass,
-          HistEqGpu::Launch::kTwoPass, HistEqGpu::Launch::kTwoPassSerial}) {
+  for (HistEqLaunch mode : {HistEqLaunch::kSinglePass,
+          HistEqLaunch::kTwoPass, HistEqLaunch::kTwoPassSerial}) {
     const int overlap = static_cast<int> (mode);
     HistEqGpu eq (mode);
     GpuFrameRunner runner;
@@ -433,8 +434,8 @@ for_each_deep_setup (unsigned seed, std::initializer_list<DeepLayout> layouts,
     Run run)
 {
   for (double smoothing : {0.0, 0.75}) {
-    for (HistEqGpu::Launch mode : {HistEqGpu::Launch::kSinglePass,
-            HistEqGpu::Launch::kTwoPass, HistEqGpu::Launch::kTwoPassSerial}) {
+    for (HistEqLaunch mode : {HistEqLaunch::kSinglePass,
+            HistEqLaunch::kTwoPass, HistEqLaunch::kTwoPassSerial}) {
       std::mt19937 rng (seed);
       HistEqGpu eq (mode);
       HistEqCpu cpu;
@@ -580,7 +581,7 @@ GST_START_TEST (test_refused_cooperative_launch_falls_back)
     for (const Depth & d : depths)
       for (int refuse_from : {0, 2}) {
         set_cooperative_grid_cap (-1);
-        HistEqGpu eq (HistEqGpu::Launch::kSinglePass);
+        HistEqGpu eq (HistEqLaunch::kSinglePass);
         HistEqCpu cpu;
         HistEqParams params;
         params.temporal_smoothing = smoothing;

@@ -13,14 +13,16 @@ arch=${ARCH:-90}
 out=$build/deep_timeline
 mkdir -p "$out"
 ninja -C "$build" engines/libcudafilters.a >/dev/null
-python3 bench/deep_timeline/instrument.py engines/histeq_gpu_deep.cu "$out/histeq_gpu_deep_marked.cu"
+python3 bench/deep_timeline/instrument.py engines/histeq_kernels_16bit.cu \
+  "$out/histeq_kernels_16bit_marked.cu"
 flags=(-DNDEBUG --std=c++17 -O3 -gencode="arch=compute_$arch,code=sm_$arch" --expt-relaxed-constexpr
-  -Xcompiler=-ffp-contract=off -I. -Icuda -I"$build" -I"$build/cuda" -Ibench)
+  -Xcompiler=-ffp-contract=off -I. -Iengines -Ibench)
 nvcc "${flags[@]}" -x cu -c bench/deep_timeline/timeline.cpp -o "$out/timeline.o"
 for variant in "" NO_REMOTE NO_STORE HALF_STORE; do
   name=timeline${variant:+_${variant,,}}
-  nvcc "${flags[@]}" ${variant:+-DDIAG_$variant} -c "$out/histeq_gpu_deep_marked.cu" -o "$out/$name-kernel.o"
-  nvcc -o "$out/$name" "$out/timeline.o" "$out/$name-kernel.o" "$build/cuda/libcudafilters.a" \
+  nvcc "${flags[@]}" ${variant:+-DDIAG_$variant} -c "$out/histeq_kernels_16bit_marked.cu" \
+    -o "$out/$name-kernel.o"
+  nvcc -o "$out/$name" "$out/timeline.o" "$out/$name-kernel.o" "$build/engines/libcudafilters.a" \
     -lrt -ldl -Xcompiler=-pthread
 done
 ls "$out"

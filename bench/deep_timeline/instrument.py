@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
-# A copy of engines/histeq_gpu_deep.cu with %globaltimer marks at the step
-# boundaries of the cooperative kernel, for timeline.cpp (see build.sh).
+# A copy of engines/histeq_kernels_16bit.cu (the kernel of deep planes of up
+# to 2^16 levels) with %globaltimer marks at the step boundaries of the
+# cooperative kernel, for timeline.cpp (see build.sh).
 # -DDIAG_NO_REMOTE leaves out the counters of the cluster's other blocks when
 # a partial is stored, -DDIAG_NO_STORE its global stores, and -DDIAG_HALF_STORE
 # stores half its bytes: wrong results, to time what each costs.
 #
-#   instrument.py engines/histeq_gpu_deep.cu OUT.cu
+#   instrument.py engines/histeq_kernels_16bit.cu OUT.cu
 import sys
 src, dst = sys.argv[1], sys.argv[2]
 s=open(src).read()
@@ -14,6 +15,7 @@ def rep(a,b,cnt=1):
     assert s.count(a)==cnt, (a[:90], s.count(a))
     s=s.replace(a,b)
 rep("""namespace cudafilters {
+namespace histeq {
 
 namespace {
 ""","""namespace cudafilters {
@@ -26,6 +28,7 @@ void deep_timeline_clear() {
   static unsigned long long z[256 * 16] = {};
   CUDAFILTERS_CHECK(cudaMemcpyToSymbol(g_tl, z, sizeof(z)));
 }
+namespace histeq {
 
 namespace {
 """)
@@ -81,10 +84,8 @@ rep("""    lut[i] = f.lut[i];
   __syncthreads();""","""    lut[i] = f.lut[i];
   __syncthreads();
   TL(12);""")
-rep("""                         return static_cast<uint32_t>(lut[sample_level(word, f.l.shift, max_level)]);
-                       });
-}""","""                         return static_cast<uint32_t>(lut[sample_level(word, f.l.shift, max_level)]);
-                       });
+rep("""  map_with_lut(f.map_src, f.stash != nullptr, f.dst, f.dst_pitch, f.l, lut);
+}""","""  map_with_lut(f.map_src, f.stash != nullptr, f.dst, f.dst_pitch, f.l, lut);
   __syncthreads();
   TL(13);
 }""")
