@@ -1,8 +1,8 @@
-// ClaheGpu on deep planes (16-bit words, up to 2^16 levels), bit-identical to
-// ClaheCpu and so, on 16-bit planes, to OpenCV's CLAHE on CV_16UC1 (65536
-// bins per tile).
+// ClaheGpu's kernels for deep planes (16-bit words, 10 to 16 bits, up to
+// 2^16 levels; clahe_kernels.h), bit-identical to ClaheCpu and so, on 16-bit
+// planes, to OpenCV's CLAHE on CV_16UC1 (65536 bins per tile).
 //
-// The 8-bit path (clahe_gpu.cu) keeps per-warp histograms and builds each
+// The 8-bit kernels (clahe_kernels_8bit.cu) keep per-warp histograms and builds each
 // tile's 256-entry LUT in one block; a 2^16-bin tile histogram fits in
 // shared memory only as packed 16-bit counters (128 KB), so a chunk of a
 // tile counts at most 65535 samples. Two ways to the LUTs:
@@ -20,59 +20,24 @@
 //     scan and the LUT entries.
 // Then the mapping: every pixel blends the four nearest tiles' LUT entries,
 // gathered from L2 (each LUT is 128 KB) rather than shared memory.
-#include <cudafilters/clahe_gpu.h>
-
-#include "plane_kernels.cuh"
+#include "clahe_kernels.h"
 
 #include <cub/block/block_reduce.cuh>
 #include <cub/block/block_scan.cuh>
 #include <cooperative_groups.h>
 
-#include <algorithm>
-#include <stdexcept>
+#include <cstddef>
+#include <cstdint>
 #include <type_traits>
 
 namespace cudafilters {
+namespace clahe {
 
 namespace {
 
 using namespace kernels;
 
-constexpr int kThreads = 1024;
-// Samples of one chunk: no packed 16-bit counter can overflow.
-constexpr int kMaxChunkSamples = 65535;
-// Samples per work item of the mapping: one 16-byte vector.
-constexpr int kGroup = 8;
-
-struct DeepGrid {
-  int width, height;
-  int tiles_x, tiles_y;
-  int tile_width, tile_height;
-  uint32_t levels;
-  int shift;
-  int clip;
-  float lut_scale;
-  float inv_tile_width, inv_tile_height;
-  int chunks;         // counting blocks per tile
-  int chunk_rows;     // rows each counts
-  bool vector_count;  // rows may be read as 16-byte vectors (count_chunk_vectors)
-};
-
-struct DeepHistoryRef {
-  HistoryMode mode;
-  uint32_t weight;
-  unsigned long long *bins;  // tiles x levels: read, then overwritten
-};
-
-// The source as the counting kernel reads it; with a stash it is host memory
-// read over the bus, and every frame sample is also written to the stash,
-// which the mapping then reads instead.
-struct DeepSource {
-  const uint8_t *data;
-  size_t pitch;
-  uint8_t *stash;
-  size_t stash_pitch;
-};
+constexpr int kThreads = kDeepThreads;
 
 __device__ __forceinline__ const uint16_t *words_row(const uint8_t *base, size_t pitch, int y) {
   return reinterpret_cast<const uint16_t *>(base + static_cast<size_t>(y) * pitch);
@@ -80,7 +45,7 @@ __device__ __forceinline__ const uint16_t *words_row(const uint8_t *base, size_t
 
 // Counts chunk `chunk` of tile `tile` of the frame extended by reflection
 // into packed counters: a warp per row, its lanes along the row.
-__device__ void count_chunk(const DeepSource &src, const DeepGrid &g, int tile, int chunk,
+__device__ void count_chunk(const Source &src, const DeepGrid &g, int tile, int chunk,
                             unsigned int *packed) {
   const int tx = tile % g.tiles_x, ty = tile / g.tiles_x;
   const int x0 = tx * g.tile_width;
@@ -123,7 +88,7 @@ __device__ void count_chunk(const DeepSource &src, const DeepGrid &g, int tile, 
 // One block per chunk of a tile: its histogram, stored as 16-bit counts
 // (partials[(tile * chunks + chunk) * levels + level]).
 __global__ void __launch_bounds__(kThreads)
-    deep_clahe_count_kernel(DeepSource src, DeepGrid g, uint32_t *__restrict__ partials) {
+    deep_clahe_count_kernel(Source src, DeepGrid g, uint32_t *__restrict__ partials) {
   extern __shared__ unsigned int packed[];
   const int tile = blockIdx.x / g.chunks, chunk = blockIdx.x % g.chunks;
   const uint32_t words = max(g.levels / 2, 1u);
@@ -135,32 +100,10 @@ __global__ void __launch_bounds__(kThreads)
   for (uint32_t w = threadIdx.x; w < words; w += kThreads) out[w] = packed[w];
 }
 
-// Threads, bins per thread and bins per block of the LUT kernels: small
-// blocks keep their 64-bit sums in registers.
-constexpr int kLutThreads = 256;
-constexpr uint32_t kRun = 8;
-constexpr uint32_t kBlockBins = kRun * kLutThreads;
-
-__host__ __device__ inline int runs_per_tile(uint32_t levels) {
-  return static_cast<int>((levels + kBlockBins - 1) / kBlockBins);
-}
-
-// What clipping removes from (excess) and keeps of one run of a tile.
-struct RunSums {
-  unsigned long long excess, kept;
-};
-
 struct RunSumsAdd {
   __device__ RunSums operator()(const RunSums &a, const RunSums &b) const {
     return RunSums{a.excess + b.excess, a.kept + b.kept};
   }
-};
-
-// The LUT kernels' view of a frame.
-struct DeepLuts {
-  const uint32_t *partials;  // count kernel's output, 16-bit counts
-  RunSums *runs;             // tiles x runs_per_tile
-  uint16_t *luts;            // tiles x levels
 };
 
 // This thread's run of bins: the first, and how many (0 past the levels).
@@ -202,7 +145,7 @@ __device__ void run_counts(const DeepGrid &g, const uint32_t *partials, int tile
 // past, stored as the next history) and what clipping removes and keeps.
 template <bool kSmooth>
 __global__ void __launch_bounds__(kLutThreads)
-    deep_clahe_runs_kernel(DeepGrid g, DeepHistoryRef h, DeepLuts d) {
+    deep_clahe_runs_kernel(DeepGrid g, History h, DeepLuts d) {
   using Reduce = cub::BlockReduce<RunSums, kLutThreads>;
   __shared__ typename Reduce::TempStorage tmp;
   const int runs = runs_per_tile(g.levels);
@@ -264,7 +207,7 @@ __device__ __forceinline__ unsigned long long warp_sum(unsigned long long v) {
 // LUT entries.
 template <bool kSmooth>
 __global__ void __launch_bounds__(kLutThreads)
-    deep_clahe_lut_kernel(DeepGrid g, DeepHistoryRef h, DeepLuts d) {
+    deep_clahe_lut_kernel(DeepGrid g, History h, DeepLuts d) {
   using Scan = cub::BlockScan<unsigned long long, kLutThreads>;
   __shared__ typename Scan::TempStorage tmp;
   __shared__ Redistribution spread;
@@ -357,7 +300,7 @@ __global__ void __launch_bounds__(kLutThreads)
 // thread. Needs rows that start 16-byte aligned, tiles a multiple of 8
 // samples wide and no stash; a vector past the frame's right edge is read
 // sample by sample, by reflection.
-__device__ void count_chunk_vectors(const DeepSource &src, const DeepGrid &g, int tile, int chunk,
+__device__ void count_chunk_vectors(const Source &src, const DeepGrid &g, int tile, int chunk,
                                     unsigned int *packed) {
   const int tx = tile % g.tiles_x, ty = tile / g.tiles_x;
   const int x0 = tx * g.tile_width;
@@ -433,19 +376,11 @@ __device__ __forceinline__ void own_counts(const unsigned int *packed, uint32_t 
 }
 
 // A cluster's tile: counting, the clip, and the LUT of the slice of bins
-// this block owns (the groups of 8 bins [first, last)). Without smoothing
-// the bins and their sums are whole counts below 2^32 and are kept in 32
-// bits, which nearly halves the LUT's instructions; with smoothing they are
-// 48.16 fixed point in 64 bits, in half-size blocks that leave room for
-// them in registers.
-template <bool kSmooth>
-constexpr int tile_threads() {
-  return kSmooth ? kThreads / 2 : kThreads;
-}
-
+// this block owns (the groups of 8 bins [first, last)), in blocks of
+// tile_threads<kSmooth>() threads.
 template <bool kSmooth>
 __global__ void __launch_bounds__(tile_threads<kSmooth>(), 1)
-    deep_clahe_tile_kernel(DeepSource src, DeepGrid g, DeepHistoryRef h,
+    deep_clahe_tile_kernel(Source src, DeepGrid g, History h,
                            uint16_t *__restrict__ luts) {
   constexpr int kBlock = tile_threads<kSmooth>();
   extern __shared__ uint4 shared_vectors[];
@@ -592,15 +527,6 @@ __global__ void __launch_bounds__(tile_threads<kSmooth>(), 1)
   BlockCluster::sync();
 }
 
-struct DeepMap {
-  const uint8_t *src;  // the source, or the stash when streaming
-  size_t src_pitch;
-  uint8_t *dst;
-  size_t dst_pitch;
-  int groups_per_row;
-  bool vec;
-};
-
 __device__ __forceinline__ uint32_t blend_sample(const DeepGrid &g, const uint16_t *top,
                                                  const uint16_t *bottom, const TileBlend &by,
                                                  int x, uint32_t word) {
@@ -613,13 +539,6 @@ __device__ __forceinline__ uint32_t blend_sample(const DeepGrid &g, const uint16
                            __ldg(bottom + hi), bx.w_lo, bx.w_hi, by.w_lo, by.w_hi, max_level)
          << g.shift;
 }
-
-// Regions of the frame a block maps at a time: kRegionGroups groups across
-// and kThreads / kRegionGroups rows down, so that a block's pixels blend few
-// tiles and their levels stay close, and its LUT gathers hit L1 more often
-// than along whole rows.
-constexpr int kRegionGroups = 8;
-constexpr int kRegionRows = kThreads / kRegionGroups;
 
 // One thread per group of kGroup samples of a row: the blend of the four
 // nearest tiles' LUT entries.
@@ -657,12 +576,10 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-int ceil_div(int a, int b) { return (a + b - 1) / b; }
-
 template <bool kSmooth>
-void launch_deep_tiles(const DeepSource &source, const DeepGrid &g, const DeepHistoryRef &history,
-                       uint16_t *luts, int tiles, int cluster, bool clusters, size_t shared,
-                       cudaStream_t stream) {
+void launch_tiles(const Source &source, const DeepGrid &g, const History &history,
+                  uint16_t *luts, int tiles, int cluster, bool clusters, size_t shared,
+                  cudaStream_t stream) {
   cudaLaunchAttribute dims = cluster_attribute(cluster);
   cudaLaunchConfig_t config = launch_config(tiles * cluster, tile_threads<kSmooth>(), stream,
                                             clusters ? &dims : nullptr, shared);
@@ -670,9 +587,24 @@ void launch_deep_tiles(const DeepSource &source, const DeepGrid &g, const DeepHi
       cudaLaunchKernelEx(&config, deep_clahe_tile_kernel<kSmooth>, source, g, history, luts));
 }
 
-// Steps 1 to 3 as three kernels: chunks counted into global memory, the
-// runs' sums, and the LUTs.
-void launch_deep_chunks(const DeepSource &source, const DeepGrid &g, const DeepHistoryRef &history,
+}  // namespace
+
+DeepKernels deep_kernel_addresses() {
+  return DeepKernels{reinterpret_cast<const void *>(deep_clahe_count_kernel),
+                     reinterpret_cast<const void *>(deep_clahe_tile_kernel<false>),
+                     reinterpret_cast<const void *>(deep_clahe_tile_kernel<true>)};
+}
+
+void launch_deep_tiles(const Source &source, const DeepGrid &g, const History &history,
+                       uint16_t *luts, int tiles, int cluster, bool clusters, size_t shared,
+                       cudaStream_t stream) {
+  if (history.mode == HistoryMode::kOff)
+    launch_tiles<false>(source, g, history, luts, tiles, cluster, clusters, shared, stream);
+  else
+    launch_tiles<true>(source, g, history, luts, tiles, cluster, clusters, shared, stream);
+}
+
+void launch_deep_chunks(const Source &source, const DeepGrid &g, const History &history,
                         uint32_t *partials, const DeepLuts &luts, int chunk_blocks,
                         int run_blocks, size_t shared, cudaStream_t stream) {
   deep_clahe_count_kernel<<<chunk_blocks, kThreads, shared, stream>>>(source, g, partials);
@@ -689,139 +621,11 @@ void launch_deep_chunks(const DeepSource &source, const DeepGrid &g, const DeepH
   check_launch("deep_clahe_lut_kernel");
 }
 
-}  // namespace
-
-void ClaheGpu::prepare_deep_kernels() {
-  const int counters = (1 << 15) * static_cast<int>(sizeof(unsigned int));
-  CUDAFILTERS_CHECK(cudaFuncSetAttribute(deep_clahe_count_kernel,
-                                         cudaFuncAttributeMaxDynamicSharedMemorySize, counters));
-  CUDAFILTERS_CHECK(cudaFuncSetAttribute(deep_clahe_tile_kernel<false>,
-                                         cudaFuncAttributeMaxDynamicSharedMemorySize, counters));
-  CUDAFILTERS_CHECK(cudaFuncSetAttribute(deep_clahe_tile_kernel<true>,
-                                         cudaFuncAttributeMaxDynamicSharedMemorySize, counters));
-  // The largest cluster of 16-bit tile blocks the device can hold at once;
-  // 1 (no clusters) before compute capability 9.0.
-  max_tile_cluster_ = 1;
-  if (device_has_dependent_launch()) {
-    for (int c : {8, 4, 2}) {
-      cudaLaunchAttribute dims = cluster_attribute(c);
-      cudaLaunchConfig_t config = launch_config(c, tile_threads<true>(), nullptr, &dims, counters);
-      int clusters = 0;
-      CUDAFILTERS_CHECK(
-          cudaOccupancyMaxActiveClusters(&clusters, deep_clahe_tile_kernel<true>, &config));
-      if (clusters > 0) {
-        max_tile_cluster_ = c;
-        break;
-      }
-    }
-    use_clusters_ = true;
-  }
-  deep_kernels_ready_ = true;
-}
-
-// Blocks per tile for the tile-per-cluster kernel: enough chunks that no
-// counter overflows, doubled while every block still has an SM of its own;
-// 0 where a tile needs more chunks than a cluster holds.
-int ClaheGpu::tile_cluster_blocks(int tiles, int chunks) const {
-  if (chunks > max_tile_cluster_) return 0;
-  int blocks = chunks;
-  while (2 * blocks <= max_tile_cluster_ && 2 * blocks * tiles <= sm_count_) blocks *= 2;
-  return blocks;
-}
-
-void ClaheGpu::enqueue_deep(ConstPlane src, const Plane *stash, Plane dst,
-                            const CarriedPlanes &carried, cudaStream_t stream) {
-  const SampleLayout layout = src.samples;
-  if (!layout.valid() || layout != dst.samples)
-    throw std::invalid_argument("source and output planes differ in layout");
-  check_plane_bytes(static_cast<int64_t>(src.row_bytes()), src.height);
-  const ClaheGeometry geom = clahe_geometry(src.width, src.height, params_, layout.levels());
-  if (geom.tile_width > kMaxChunkSamples)
-    throw std::invalid_argument("deep CLAHE tiles must be at most 65535 samples wide");
-
-  const size_t shared = std::max<size_t>(layout.levels() / 2, 1) * sizeof(unsigned int);
-  if (!deep_kernels_ready_) prepare_deep_kernels();
-
-  DeepGrid g{};
-  g.width = geom.width;
-  g.height = geom.height;
-  g.tiles_x = geom.tiles_x;
-  g.tiles_y = geom.tiles_y;
-  g.tile_width = geom.tile_width;
-  g.tile_height = geom.tile_height;
-  g.levels = geom.levels;
-  g.shift = layout.shift;
-  g.clip = geom.clip;
-  g.lut_scale = geom.lut_scale;
-  g.inv_tile_width = geom.inv_tile_width;
-  g.inv_tile_height = geom.inv_tile_height;
-  g.chunk_rows = std::min(geom.tile_height, std::max(1, kMaxChunkSamples / geom.tile_width));
-  g.chunks = ceil_div(geom.tile_height, g.chunk_rows);
-  const int cluster = tile_cluster_blocks(geom.tiles(), g.chunks);
-  if (cluster) {
-    // Fewer rows per chunk never overflow a counter.
-    g.chunks = cluster;
-    g.chunk_rows = ceil_div(geom.tile_height, cluster);
-  }
-  g.vector_count = !stash && geom.tile_width % kGroup == 0 && aligned16(src.data, src.stride);
-
-  const size_t tile_bins = static_cast<size_t>(geom.tiles()) * geom.levels;
-  const int run_blocks = geom.tiles() * runs_per_tile(geom.levels);
-  if (deep_luts_.size() < tile_bins) deep_luts_ = DeviceArray<uint16_t>(tile_bins);
-  if (!cluster && deep_partials_.size() < tile_bins * g.chunks)
-    deep_partials_ = DeviceArray<uint16_t>(tile_bins * g.chunks);
-  if (!cluster && deep_runs_.size() < 2 * static_cast<size_t>(run_blocks))
-    deep_runs_ = DeviceArray<unsigned long long>(2 * static_cast<size_t>(run_blocks));
-
-  HistoryShape shape;
-  shape.width = geom.width;
-  shape.height = geom.height;
-  shape.tiles_x = geom.tiles_x;
-  shape.tiles_y = geom.tiles_y;
-  shape.levels = geom.levels;
-  if (deep_state_dirty_) temporal_.restart();
-  if (temporal_.weight() != 0 && deep_history_.size() < tile_bins) {
-    deep_history_ = DeviceArray<unsigned long long>(tile_bins);
-    temporal_.restart();
-  }
-  const DeepHistoryRef history{temporal_.next_frame(shape), temporal_.weight(),
-                               deep_history_.get()};
-  const DeepSource source{src.data, src.stride, stash ? stash->data : nullptr,
-                          stash ? stash->stride : 0};
-  const DeepLuts luts{reinterpret_cast<const uint32_t *>(deep_partials_.get()),
-                      reinterpret_cast<RunSums *>(deep_runs_.get()), deep_luts_.get()};
-
-  // Until every launch is queued the history may be left half-advanced.
-  deep_state_dirty_ = true;
-  if (cluster) {
-    if (history.mode == HistoryMode::kOff)
-      launch_deep_tiles<false>(source, g, history, deep_luts_.get(), geom.tiles(), cluster,
-                               use_clusters_, shared, stream);
-    else
-      launch_deep_tiles<true>(source, g, history, deep_luts_.get(), geom.tiles(), cluster,
-                              use_clusters_, shared, stream);
-  } else {
-    launch_deep_chunks(source, g, history, reinterpret_cast<uint32_t *>(deep_partials_.get()), luts,
-                       geom.tiles() * g.chunks, run_blocks, shared, stream);
-  }
-
-  const uint8_t *map_src = stash ? stash->data : src.data;
-  const size_t map_pitch = stash ? stash->stride : src.stride;
-  DeepMap m{map_src, map_pitch, dst.data, dst.stride, ceil_div(src.width, kGroup),
-            aligned16(map_src, map_pitch) && aligned16(dst.data, dst.stride)};
-  // Groups of the plane (fewer than 2^31, see deep_plane in
-  // histeq_gpu_deep.cu) and work items of the carried planes (up to 2^31).
-  int64_t items = static_cast<int64_t>(src.height) * m.groups_per_row;
-  const CopyJobs jobs = carried_jobs(carried, items);
-  const int regions =
-      ceil_div(m.groups_per_row, kRegionGroups) * ceil_div(src.height, kRegionRows);
-  const int item_blocks =
-      static_cast<int>(std::min<int64_t>((items + kThreads - 1) / kThreads, 8 * sm_count_));
-  const int blocks = std::max({1, std::min(regions, 8 * sm_count_), item_blocks});
-  deep_clahe_map_kernel<<<blocks, kThreads, 0, stream>>>(m, g, deep_luts_.get(), jobs);
+void launch_deep_map(int blocks, cudaStream_t stream, const DeepMap &m, const DeepGrid &g,
+                     const uint16_t *luts, const CopyJobs &carried) {
+  deep_clahe_map_kernel<<<blocks, kThreads, 0, stream>>>(m, g, luts, carried);
   check_launch("deep_clahe_map_kernel");
-  deep_state_dirty_ = false;
-  copy_planes(carried, kMaxCarried, stream);
 }
 
+}  // namespace clahe
 }  // namespace cudafilters
