@@ -1,16 +1,15 @@
 // Sharpening on the GPU, bit-identical to SharpenCpu (and so to OpenCV, see
 // sharpen_params.h) on 8- to 16-bit planes: one kernel per frame on the
-// caller's stream. Each block
-// stages a tile of the source and its halo in shared memory, blurs it
-// separably in exact integers and applies the unsharp formula (or the 3x3
-// kernel); the same launch copies the carried planes.
+// caller's stream. Each block stages a tile of the source and its halo in
+// shared memory, blurs it separably in exact integers and applies the
+// unsharp formula (or the 3x3 kernel); the same launch copies the carried
+// planes.
 #pragma once
 
 #include "gpu_plane_filter.h"
 #include "sharpen_params.h"
 
-#include <cstdint>
-#include <vector>
+#include <memory>
 
 namespace cudafilters {
 
@@ -19,6 +18,9 @@ class SharpenGpu final : public GpuPlaneFilter {
   // Prepares the kernels for the current device; throws CudaError if this
   // build has no code for it.
   SharpenGpu();
+  ~SharpenGpu() override;
+  SharpenGpu(SharpenGpu &&) noexcept;
+  SharpenGpu &operator=(SharpenGpu &&) noexcept;
 
   // p must be valid (sharpen_params_error(p) empty). Takes effect from the
   // next enqueue.
@@ -30,10 +32,8 @@ class SharpenGpu final : public GpuPlaneFilter {
                         cudaStream_t stream) override;
 
  private:
-  SharpenParams params_;
-  std::vector<uint32_t> taps_;       // 8-bit planes
-  std::vector<uint32_t> deep_taps_;  // deeper planes
-  size_t max_shared_ = 0;            // per block, opted in
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
 };
 
 }  // namespace cudafilters

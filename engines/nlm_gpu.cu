@@ -1,12 +1,14 @@
 #include <cudafilters/nlm_gpu.h>
 
 #include <cudafilters/cuda_check.h>
+#include <cudafilters/cuda_memory.h>
 #include <cudafilters/detail/hd_math.h>
 #include <cudafilters/frame_store.h>
 
 #include <cuda_fp16.h>
 
 #include <algorithm>
+#include <memory>
 #include <stdexcept>
 #include <string>
 
@@ -467,11 +469,27 @@ int deep_layout_of(SampleLayout l) { return l.deep() ? (l.bits << 8 | l.shift) :
 
 }  // namespace
 
-NlmGpu::NlmGpu() {
+struct NlmGpu::Impl {
+  // frames[f][c]: channel c of frame f; dst[c] likewise.
+  void enqueue_channels(const ConstPlane *const *frames, int count, int center, const Plane *dst,
+                        int channels, int step, cudaStream_t stream);
+  static void copy_chroma(const FramePlanes &src, const FramePlanesOut &dst, cudaStream_t stream);
+
+  NlmParams params_;
+  size_t max_shared_ = 0;
+  // Chroma runs beside luma on a stream of its own, so that its blocks fill
+  // the multiprocessors luma's last wave leaves idle; events fork it from
+  // the caller's stream and join it back.
+  Stream chroma_stream_;
+  Event fork_{cudaEventDisableTiming};
+  Event join_{cudaEventDisableTiming};
+};
+
+NlmGpu::NlmGpu() : impl_(std::make_unique<Impl>()) {
   int device = 0, optin = 0;
   CUDAFILTERS_CHECK(cudaGetDevice(&device));
   CUDAFILTERS_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-  max_shared_ = size_t(optin);
+  impl_->max_shared_ = size_t(optin);
   for (bool large : {false, true})
     for (int channels : {1, 2})
       for (bool clamp : {false, true}) {
@@ -486,6 +504,12 @@ NlmGpu::NlmGpu() {
       }
 }
 
+NlmGpu::~NlmGpu() = default;
+NlmGpu::NlmGpu(NlmGpu &&) noexcept = default;
+NlmGpu &NlmGpu::operator=(NlmGpu &&) noexcept = default;
+
+void NlmGpu::set_params(const NlmParams &p) { impl_->params_ = p; }
+
 void NlmGpu::enqueue(ConstPlane src, Plane dst, cudaStream_t stream) {
   FramePlanes frame;
   frame.luma = src;
@@ -494,8 +518,9 @@ void NlmGpu::enqueue(ConstPlane src, Plane dst, cudaStream_t stream) {
   enqueue_window(&frame, 1, 0, out, stream);
 }
 
-void NlmGpu::enqueue_channels(const ConstPlane *const *frames, int count, int center,
-                              const Plane *dst, int channels, int step, cudaStream_t stream) {
+void NlmGpu::Impl::enqueue_channels(const ConstPlane *const *frames, int count, int center,
+                                    const Plane *dst, int channels, int step,
+                                    cudaStream_t stream) {
   const NlmParams &p = params_;
   const int rp = p.patch_size / 2, rs = p.search_size / 2;
   const bool large = rp > kSmallMaxRp;
@@ -538,6 +563,7 @@ void NlmGpu::enqueue_channels(const ConstPlane *const *frames, int count, int ce
 void NlmGpu::enqueue_window(const FramePlanes *window, int count, int center,
                             const FramePlanesOut &dst, cudaStream_t stream) {
   check_window(window, count, center, dst, kMaxFrames, "NlmGpu");
+  Impl &m = *impl_;
   ConstPlane luma[kMaxFrames][1], chroma[kMaxFrames][2];
   const ConstPlane *luma_frames[kMaxFrames], *chroma_frames[kMaxFrames];
   for (int f = 0; f < count; ++f) {
@@ -548,22 +574,23 @@ void NlmGpu::enqueue_window(const FramePlanes *window, int count, int center,
     luma_frames[f] = luma[f];
     chroma_frames[f] = chroma[f];
   }
-  if (!dst.has_chroma() || !nlm_denoises_chroma(params_)) {
-    enqueue_channels(luma_frames, count, center, &dst.luma, 1, 1, stream);
-    if (dst.has_chroma()) copy_chroma(window[center], dst, stream);
+  if (!dst.has_chroma() || !nlm_denoises_chroma(m.params_)) {
+    m.enqueue_channels(luma_frames, count, center, &dst.luma, 1, 1, stream);
+    if (dst.has_chroma()) Impl::copy_chroma(window[center], dst, stream);
     return;
   }
-  CUDAFILTERS_CHECK(cudaEventRecord(fork_.get(), stream));
-  CUDAFILTERS_CHECK(cudaStreamWaitEvent(chroma_stream_.get(), fork_.get(), 0));
-  enqueue_channels(luma_frames, count, center, &dst.luma, 1, 1, stream);
+  CUDAFILTERS_CHECK(cudaEventRecord(m.fork_.get(), stream));
+  CUDAFILTERS_CHECK(cudaStreamWaitEvent(m.chroma_stream_.get(), m.fork_.get(), 0));
+  m.enqueue_channels(luma_frames, count, center, &dst.luma, 1, 1, stream);
   const Plane chroma_dst[2] = {dst.u, dst.v};
-  enqueue_channels(chroma_frames, count, center, chroma_dst, 2, dst.chroma_step,
-                   chroma_stream_.get());
-  CUDAFILTERS_CHECK(cudaEventRecord(join_.get(), chroma_stream_.get()));
-  CUDAFILTERS_CHECK(cudaStreamWaitEvent(stream, join_.get(), 0));
+  m.enqueue_channels(chroma_frames, count, center, chroma_dst, 2, dst.chroma_step,
+                     m.chroma_stream_.get());
+  CUDAFILTERS_CHECK(cudaEventRecord(m.join_.get(), m.chroma_stream_.get()));
+  CUDAFILTERS_CHECK(cudaStreamWaitEvent(stream, m.join_.get(), 0));
 }
 
-void NlmGpu::copy_chroma(const FramePlanes &src, const FramePlanesOut &dst, cudaStream_t stream) {
+void NlmGpu::Impl::copy_chroma(const FramePlanes &src, const FramePlanesOut &dst,
+                               cudaStream_t stream) {
   // The chroma planes' rows as bytes (U and V together where they
   // interleave).
   const FrameBytes from(src), to(dst.as_const());

@@ -3,6 +3,7 @@
 #include <cudafilters/detail/hd_math.h>
 
 #include "cpu_isa.h"
+#include "sharpen_state.h"
 #include "thread_pool.h"
 
 #include <algorithm>
@@ -234,35 +235,25 @@ Variant variant(std::string_view isa) {
 // The engine's state and work: SharpenCpu's, and sharpen_cpu_with's with
 // an instruction set of the caller's.
 struct Sharpener {
-  void set_params(const SharpenParams &p);
   void process_with(ConstPlane src, Plane dst, std::string_view isa) const;
 
-  SharpenParams params_;
-  std::vector<uint32_t> taps_ = sharpen_gaussian_taps(params_.radius);
-  std::vector<uint32_t> deep_taps_ = sharpen_gaussian_taps(params_.radius, true);
+  SharpenState state;
 };
-
-void Sharpener::set_params(const SharpenParams &p) {
-  if (p.radius != params_.radius) {
-    taps_ = sharpen_gaussian_taps(p.radius);
-    deep_taps_ = sharpen_gaussian_taps(p.radius, true);
-  }
-  params_ = p;
-}
 
 void Sharpener::process_with(ConstPlane src, Plane dst, std::string_view isa) const {
   const Variant v = variant(isa);
   const int bands = (src.height + kBandRows - 1) / kBandRows;
-  if (params_.kernel == SharpenKernel::kLaplacian3x3) {
+  const SharpenParams &params = state.params;
+  if (params.kernel == SharpenKernel::kLaplacian3x3) {
     parallel_for(bands, [&](int b) {
       v.laplacian(src, dst, b * kBandRows, std::min(src.height, (b + 1) * kBandRows));
     });
     return;
   }
-  const std::vector<uint32_t> &taps = src.samples.deep() ? deep_taps_ : taps_;
+  const std::vector<uint32_t> &taps = state.taps_for(src.samples);
   UnsharpArgs args{src, dst, taps.data(), static_cast<int>(taps.size()),
-                   unsharp_weights(params_.amount),
-                   sharpen_threshold_levels(params_.threshold, src.samples)};
+                   unsharp_weights(params.amount),
+                   sharpen_threshold_levels(params.threshold, src.samples)};
   parallel_for(bands, [&](int b) {
     v.unsharp(args, b * kBandRows, std::min(src.height, (b + 1) * kBandRows));
   });
@@ -277,7 +268,7 @@ SharpenCpu::~SharpenCpu() = default;
 SharpenCpu::SharpenCpu(SharpenCpu &&) noexcept = default;
 SharpenCpu &SharpenCpu::operator=(SharpenCpu &&) noexcept = default;
 
-void SharpenCpu::set_params(const SharpenParams &p) { impl_->set_params(p); }
+void SharpenCpu::set_params(const SharpenParams &p) { impl_->state.set(p); }
 
 void SharpenCpu::process(ConstPlane src, Plane dst) {
   impl_->process_with(src, dst, cpu_instruction_set());
@@ -285,7 +276,7 @@ void SharpenCpu::process(ConstPlane src, Plane dst) {
 
 void sharpen_cpu_with(const SharpenParams &p, ConstPlane src, Plane dst, std::string_view isa) {
   Sharpener s;
-  s.set_params(p);
+  s.state.set(p);
   s.process_with(src, dst, isa);
 }
 

@@ -4,8 +4,10 @@
 #include <cudafilters/detail/hd_math.h>
 
 #include "plane_kernels.cuh"
+#include "sharpen_state.h"
 
 #include <algorithm>
+#include <memory>
 #include <stdexcept>
 #include <string>
 
@@ -328,24 +330,25 @@ bool word_aligned(const void *p, size_t pitch) {
 
 }  // namespace
 
-SharpenGpu::SharpenGpu()
-    : taps_(sharpen_gaussian_taps(params_.radius)),
-      deep_taps_(sharpen_gaussian_taps(params_.radius, true)) {
+struct SharpenGpu::Impl {
+  SharpenState state;
+  size_t max_shared = 0;  // per block, opted in
+};
+
+SharpenGpu::SharpenGpu() : impl_(std::make_unique<Impl>()) {
   int device = 0, optin = 0;
   CUDAFILTERS_CHECK(cudaGetDevice(&device));
   CUDAFILTERS_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-  max_shared_ = size_t(optin);
-  prepare_kernels<Bytes>(kSharpenMaxTaps, max_shared_);
-  prepare_kernels<Words>(kSharpenMaxTapsDeep, max_shared_);
+  impl_->max_shared = size_t(optin);
+  prepare_kernels<Bytes>(kSharpenMaxTaps, impl_->max_shared);
+  prepare_kernels<Words>(kSharpenMaxTapsDeep, impl_->max_shared);
 }
 
-void SharpenGpu::set_params(const SharpenParams &p) {
-  if (p.radius != params_.radius) {
-    taps_ = sharpen_gaussian_taps(p.radius);
-    deep_taps_ = sharpen_gaussian_taps(p.radius, true);
-  }
-  params_ = p;
-}
+SharpenGpu::~SharpenGpu() = default;
+SharpenGpu::SharpenGpu(SharpenGpu &&) noexcept = default;
+SharpenGpu &SharpenGpu::operator=(SharpenGpu &&) noexcept = default;
+
+void SharpenGpu::set_params(const SharpenParams &p) { impl_->state.set(p); }
 
 void SharpenGpu::enqueue(ConstPlane src, Plane dst, cudaStream_t stream) {
   enqueue_carrying(src, dst, {}, stream);
@@ -353,10 +356,11 @@ void SharpenGpu::enqueue(ConstPlane src, Plane dst, cudaStream_t stream) {
 
 void SharpenGpu::enqueue_carrying(ConstPlane src, Plane dst, const CarriedPlanes &carried,
                                   cudaStream_t stream) {
-  const bool laplacian = params_.kernel == SharpenKernel::kLaplacian3x3;
+  const SharpenParams &params = impl_->state.params;
+  const bool laplacian = params.kernel == SharpenKernel::kLaplacian3x3;
   const bool deep = src.samples.deep();
   kernels::check_plane_bytes(static_cast<int64_t>(src.row_bytes()), src.height);
-  const std::vector<uint32_t> &taps = deep ? deep_taps_ : taps_;
+  const std::vector<uint32_t> &taps = impl_->state.taps_for(src.samples);
   SharpenArgs a{};
   a.src = src.data;
   a.src_pitch = src.stride;
@@ -368,18 +372,18 @@ void SharpenGpu::enqueue_carrying(ConstPlane src, Plane dst, const CarriedPlanes
   a.src_words = word_aligned(src.data, src.stride);
   a.dst_words = word_aligned(dst.data, dst.stride);
   a.taps = laplacian ? 3 : int(taps.size());
-  const UnsharpWeights w = unsharp_weights(params_.amount);
+  const UnsharpWeights w = unsharp_weights(params.amount);
   a.w_source = w.source;
   a.w_blur = w.blur;
-  a.threshold = sharpen_threshold_levels(params_.threshold, src.samples);
+  a.threshold = sharpen_threshold_levels(params.threshold, src.samples);
   std::copy(taps.begin(), taps.end(), a.tap);
   int64_t copy_items = 0;
   a.carried = kernels::carried_jobs(carried, copy_items);
 
   if (deep)
-    launch<Words>(a, laplacian, max_shared_, stream);
+    launch<Words>(a, laplacian, impl_->max_shared, stream);
   else
-    launch<Bytes>(a, laplacian, max_shared_, stream);
+    launch<Bytes>(a, laplacian, impl_->max_shared, stream);
   copy_planes(carried, kernels::kMaxCarried, stream);
 }
 
