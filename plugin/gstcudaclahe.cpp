@@ -40,9 +40,6 @@
 #include "gstcudaclahe.h"
 #include "gstcudafiltersproperties.h"
 
-#include <new>
-#include <string>
-
 #include <cudafilters/clahe_cpu.h>
 #include <cudafilters/clahe_gpu.h>
 
@@ -58,26 +55,12 @@ enum
   PROP_TEMPORAL_SMOOTHING,
 };
 
-struct GstCudaClaheSettings
-{
-  cudafilters::ClaheParams params;
-  double temporal_smoothing = 0.0;
-};
-
-struct GstCudaClaheState
-{
-  /* Under the object lock; always valid. */
-  GstCudaClaheSettings settings;
-  /* Streaming thread only. */
-  cudafilters::ClaheCpu cpu;
-};
-
 struct _GstCudaClahe
 {
   GstCudaFiltersBase parent;
 
-  /* C++ state: constructed in init, destroyed in finalize. */
-  GstCudaClaheState state;
+  /* Under the object lock; always valid. */
+  cudafilters::ClaheParams params;
 };
 
 #define gst_cuda_clahe_parent_class parent_class
@@ -85,46 +68,21 @@ G_DEFINE_TYPE (GstCudaClahe, gst_cuda_clahe, GST_TYPE_CUDA_FILTERS_BASE);
 GST_ELEMENT_REGISTER_DEFINE (cudaclahe, "cudaclahe", GST_RANK_NONE,
     GST_TYPE_CUDA_CLAHE);
 
-static GstCudaClaheSettings
-snapshot_settings (GstCudaClahe * self)
+static cudafilters::ClaheParams
+snapshot_params (GstCudaClahe * self)
 {
   GST_OBJECT_LOCK (self);
-  GstCudaClaheSettings s = self->state.settings;
+  const cudafilters::ClaheParams p = self->params;
   GST_OBJECT_UNLOCK (self);
-  return s;
+  return p;
 }
 
-static std::unique_ptr<cudafilters::GpuPlaneFilter>
-gst_cuda_clahe_create_gpu_filter (GstCudaFiltersBase *)
-{
-  return std::make_unique<cudafilters::ClaheGpu> ();
-}
-
-static void
-gst_cuda_clahe_configure_gpu_filter (GstCudaFiltersBase * base,
-    cudafilters::GpuPlaneFilter & filter)
-{
-  const GstCudaClaheSettings s = snapshot_settings (GST_CUDA_CLAHE (base));
-  auto &clahe = static_cast<cudafilters::ClaheGpu &> (filter);
-  clahe.set_params (s.params);
-  clahe.set_temporal_smoothing (s.temporal_smoothing);
-}
-
-static void
-gst_cuda_clahe_filter_cpu (GstCudaFiltersBase * base,
-    cudafilters::ConstPlane src, cudafilters::Plane dst)
+static std::unique_ptr<GstCudaFiltersEngine>
+gst_cuda_clahe_create_engine (GstCudaFiltersBase * base)
 {
   GstCudaClahe *self = GST_CUDA_CLAHE (base);
-  const GstCudaClaheSettings s = snapshot_settings (self);
-  self->state.cpu.set_params (s.params);
-  self->state.cpu.set_temporal_smoothing (s.temporal_smoothing);
-  self->state.cpu.process (src, dst);
-}
-
-static void
-gst_cuda_clahe_reset_cpu_history (GstCudaFiltersBase * base)
-{
-  GST_CUDA_CLAHE (base)->state.cpu.reset_history ();
+  return gst_cuda_filters_engine_new<cudafilters::ClaheCpu,
+      cudafilters::ClaheGpu> ([self] { return snapshot_params (self); });
 }
 
 /* Applies one property change if the resulting parameters are valid;
@@ -133,7 +91,7 @@ template < typename Change > static void
 update_params (GstCudaClahe * self, const GParamSpec * pspec, const GValue * value,
     Change change)
 {
-  gst_cuda_filters_update_params (GST_OBJECT (self), self->state.settings.params, pspec, value,
+  gst_cuda_filters_update_params (GST_OBJECT (self), self->params, pspec, value,
       change, [](const cudafilters::ClaheParams & candidate,
           const cudafilters::ClaheParams &) {
         return cudafilters::clahe_params_error (candidate);});
@@ -164,11 +122,12 @@ gst_cuda_clahe_set_property (GObject * object, guint prop_id,
             p.tiles_y = n;});
       break;
     }
-    case PROP_TEMPORAL_SMOOTHING:
-      GST_OBJECT_LOCK (self);
-      self->state.settings.temporal_smoothing = g_value_get_double (value);
-      GST_OBJECT_UNLOCK (self);
+    case PROP_TEMPORAL_SMOOTHING:{
+      const double smoothing = g_value_get_double (value);
+      update_params (self, pspec, value, [smoothing](cudafilters::ClaheParams & p) {
+            p.temporal_smoothing = smoothing;});
       break;
+    }
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -179,32 +138,25 @@ static void
 gst_cuda_clahe_get_property (GObject * object, guint prop_id, GValue * value,
     GParamSpec * pspec)
 {
-  const GstCudaClaheSettings s = snapshot_settings (GST_CUDA_CLAHE (object));
+  const cudafilters::ClaheParams p = snapshot_params (GST_CUDA_CLAHE (object));
 
   switch (prop_id) {
     case PROP_CLIP_LIMIT:
-      g_value_set_double (value, s.params.clip_limit);
+      g_value_set_double (value, p.clip_limit);
       break;
     case PROP_TILES_X:
-      g_value_set_int (value, s.params.tiles_x);
+      g_value_set_int (value, p.tiles_x);
       break;
     case PROP_TILES_Y:
-      g_value_set_int (value, s.params.tiles_y);
+      g_value_set_int (value, p.tiles_y);
       break;
     case PROP_TEMPORAL_SMOOTHING:
-      g_value_set_double (value, s.temporal_smoothing);
+      g_value_set_double (value, p.temporal_smoothing);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
   }
-}
-
-static void
-gst_cuda_clahe_finalize (GObject * object)
-{
-  GST_CUDA_CLAHE (object)->state.~GstCudaClaheState ();
-  G_OBJECT_CLASS (parent_class)->finalize (object);
 }
 
 static void
@@ -220,7 +172,6 @@ gst_cuda_clahe_class_init (GstCudaClaheClass * klass)
 
   gobject_class->set_property = gst_cuda_clahe_set_property;
   gobject_class->get_property = gst_cuda_clahe_get_property;
-  gobject_class->finalize = gst_cuda_clahe_finalize;
 
   g_object_class_install_property (gobject_class, PROP_CLIP_LIMIT,
       g_param_spec_double ("clip-limit", "Clip limit",
@@ -248,10 +199,7 @@ gst_cuda_clahe_class_init (GstCudaClaheClass * klass)
       GST_CUDA_FILTERS_FORMATS ", " GST_CUDA_FILTERS_DEEP_FORMATS,
       GST_CUDA_FILTERS_CUDA_FORMATS ", " GST_CUDA_FILTERS_DEEP_CUDA_FORMATS);
 
-  filter_class->create_gpu_filter = gst_cuda_clahe_create_gpu_filter;
-  filter_class->configure_gpu_filter = gst_cuda_clahe_configure_gpu_filter;
-  filter_class->filter_cpu = gst_cuda_clahe_filter_cpu;
-  filter_class->reset_cpu_history = gst_cuda_clahe_reset_cpu_history;
+  filter_class->create_engine = gst_cuda_clahe_create_engine;
 
   GST_DEBUG_CATEGORY_INIT (gst_cuda_clahe_debug, "cudaclahe", 0,
       "CUDA CLAHE");
@@ -260,5 +208,5 @@ gst_cuda_clahe_class_init (GstCudaClaheClass * klass)
 static void
 gst_cuda_clahe_init (GstCudaClahe * self)
 {
-  new (&self->state) GstCudaClaheState ();
+  self->params = cudafilters::ClaheParams ();
 }

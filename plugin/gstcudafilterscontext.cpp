@@ -11,6 +11,8 @@
 #endif
 #include <cuda_runtime.h>
 
+bool GstCudaFiltersContext::driver_loaded_ = false;
+
 GstCudaFiltersContext::~GstCudaFiltersContext ()
 {
   close ();
@@ -39,7 +41,8 @@ GstCudaFiltersContext::usable (std::string & why) const
 bool
 GstCudaFiltersContext::load_driver ()
 {
-  return gst_cuda_load_library ();
+  driver_loaded_ = gst_cuda_load_library ();
+  return driver_loaded_;
 }
 
 bool
@@ -129,9 +132,9 @@ bool
 GstCudaFiltersContext::load_driver ()
 {
   int count = 0;
-  const bool ok = cudaGetDeviceCount (&count) == cudaSuccess && count > 0;
+  driver_loaded_ = cudaGetDeviceCount (&count) == cudaSuccess && count > 0;
   (void) cudaGetLastError ();
-  return ok;
+  return driver_loaded_;
 }
 
 bool

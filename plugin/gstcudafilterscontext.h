@@ -26,8 +26,10 @@ public:
   GstCudaFiltersContext (const GstCudaFiltersContext &) = delete;
   GstCudaFiltersContext & operator= (const GstCudaFiltersContext &) = delete;
 
-  /* Loads the CUDA driver (once per process); false without one. */
+  /* Loads the CUDA driver (plugin_init, once per process); false without
+   * one. driver_loaded () says how that went. */
   static bool load_driver ();
+  static bool driver_loaded () { return driver_loaded_; }
 
   /* Opens the context of device @device_id (-1: any) for @element: shared
    * with its neighbours where GStreamer's CUDA library is there. */
@@ -61,6 +63,7 @@ public:
 #endif
 
 private:
+  static bool driver_loaded_;
 #ifdef HAVE_GST_CUDA
   GstCudaContext *context_ = nullptr;
 #else

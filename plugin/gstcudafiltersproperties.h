@@ -7,6 +7,11 @@
 
 #include <string>
 
+/* The `temporal-smoothing` property of the equalizing elements: the weight
+ * on the past in the exponential moving average of their histograms, 0 to 1
+ * (default 0: off), live and controllable. */
+GParamSpec *gst_cuda_filters_param_spec_temporal_smoothing (void);
+
 /* Applies @change to a copy of @params under @self's object lock and keeps
  * the result if @check (candidate, current) returns no error. Otherwise the
  * parameters stay as they are, and a warning names the property, the value

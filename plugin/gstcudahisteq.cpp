@@ -34,8 +34,6 @@
 
 #include "gstcudahisteq.h"
 
-#include <new>
-
 #include <cudafilters/histeq_cpu.h>
 #include <cudafilters/histeq_gpu.h>
 
@@ -49,23 +47,12 @@ enum
   PROP_SIGNIFICANT_BITS,
 };
 
-#define DEFAULT_SIGNIFICANT_BITS 0
-
-struct GstCudaHistEqState
-{
-  /* Under the object lock. */
-  double temporal_smoothing = 0.0;
-  int significant_bits = DEFAULT_SIGNIFICANT_BITS;
-  /* Streaming thread only. */
-  cudafilters::HistEqCpu cpu;
-};
-
 struct _GstCudaHistEq
 {
   GstCudaFiltersBase parent;
 
-  /* C++ state: constructed in init, destroyed in finalize. */
-  GstCudaHistEqState state;
+  /* Under the object lock. */
+  cudafilters::HistEqParams params;
 };
 
 #define gst_cuda_hist_eq_parent_class parent_class
@@ -73,22 +60,13 @@ G_DEFINE_TYPE (GstCudaHistEq, gst_cuda_hist_eq, GST_TYPE_CUDA_FILTERS_BASE);
 GST_ELEMENT_REGISTER_DEFINE (cudahisteq, "cudahisteq", GST_RANK_NONE,
     GST_TYPE_CUDA_HIST_EQ);
 
-static double
-snapshot_smoothing (GstCudaHistEq * self)
+static cudafilters::HistEqParams
+snapshot_params (GstCudaHistEq * self)
 {
   GST_OBJECT_LOCK (self);
-  const double s = self->state.temporal_smoothing;
+  const cudafilters::HistEqParams p = self->params;
   GST_OBJECT_UNLOCK (self);
-  return s;
-}
-
-static int
-snapshot_significant_bits (GstCudaHistEq * self)
-{
-  GST_OBJECT_LOCK (self);
-  const int bits = self->state.significant_bits;
-  GST_OBJECT_UNLOCK (self);
-  return bits;
+  return p;
 }
 
 static gboolean
@@ -96,7 +74,7 @@ gst_cuda_hist_eq_check_format (GstCudaFiltersBase * base,
     const GstVideoInfo * info)
 {
   GstCudaHistEq *self = GST_CUDA_HIST_EQ (base);
-  const int bits = snapshot_significant_bits (self);
+  const int bits = snapshot_params (self).significant_bits;
   const cudafilters::SampleLayout format = gst_cuda_filters_sample_layout (info);
   if (cudafilters::with_significant_bits (format, bits).valid ())
     return TRUE;
@@ -108,36 +86,12 @@ gst_cuda_hist_eq_check_format (GstCudaFiltersBase * base,
   return FALSE;
 }
 
-static std::unique_ptr<cudafilters::GpuPlaneFilter>
-gst_cuda_hist_eq_create_gpu_filter (GstCudaFiltersBase *)
-{
-  return std::make_unique<cudafilters::HistEqGpu> ();
-}
-
-static void
-gst_cuda_hist_eq_configure_gpu_filter (GstCudaFiltersBase * base,
-    cudafilters::GpuPlaneFilter & filter)
+static std::unique_ptr<GstCudaFiltersEngine>
+gst_cuda_hist_eq_create_engine (GstCudaFiltersBase * base)
 {
   GstCudaHistEq *self = GST_CUDA_HIST_EQ (base);
-  auto &gpu = static_cast<cudafilters::HistEqGpu &> (filter);
-  gpu.set_temporal_smoothing (snapshot_smoothing (self));
-  gpu.set_significant_bits (snapshot_significant_bits (self));
-}
-
-static void
-gst_cuda_hist_eq_filter_cpu (GstCudaFiltersBase * base,
-    cudafilters::ConstPlane src, cudafilters::Plane dst)
-{
-  GstCudaHistEq *self = GST_CUDA_HIST_EQ (base);
-  self->state.cpu.set_temporal_smoothing (snapshot_smoothing (self));
-  self->state.cpu.set_significant_bits (snapshot_significant_bits (self));
-  self->state.cpu.process (src, dst);
-}
-
-static void
-gst_cuda_hist_eq_reset_cpu_history (GstCudaFiltersBase * base)
-{
-  GST_CUDA_HIST_EQ (base)->state.cpu.reset_history ();
+  return gst_cuda_filters_engine_new<cudafilters::HistEqCpu,
+      cudafilters::HistEqGpu> ([self] { return snapshot_params (self); });
 }
 
 static void
@@ -146,47 +100,38 @@ gst_cuda_hist_eq_set_property (GObject * object, guint prop_id,
 {
   GstCudaHistEq *self = GST_CUDA_HIST_EQ (object);
 
+  GST_OBJECT_LOCK (self);
   switch (prop_id) {
     case PROP_TEMPORAL_SMOOTHING:
-      GST_OBJECT_LOCK (self);
-      self->state.temporal_smoothing = g_value_get_double (value);
-      GST_OBJECT_UNLOCK (self);
+      self->params.temporal_smoothing = g_value_get_double (value);
       break;
     case PROP_SIGNIFICANT_BITS:
-      GST_OBJECT_LOCK (self);
-      self->state.significant_bits = g_value_get_int (value);
-      GST_OBJECT_UNLOCK (self);
+      self->params.significant_bits = g_value_get_int (value);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
   }
+  GST_OBJECT_UNLOCK (self);
 }
 
 static void
 gst_cuda_hist_eq_get_property (GObject * object, guint prop_id,
     GValue * value, GParamSpec * pspec)
 {
-  GstCudaHistEq *self = GST_CUDA_HIST_EQ (object);
+  const cudafilters::HistEqParams p = snapshot_params (GST_CUDA_HIST_EQ (object));
 
   switch (prop_id) {
     case PROP_TEMPORAL_SMOOTHING:
-      g_value_set_double (value, snapshot_smoothing (self));
+      g_value_set_double (value, p.temporal_smoothing);
       break;
     case PROP_SIGNIFICANT_BITS:
-      g_value_set_int (value, snapshot_significant_bits (self));
+      g_value_set_int (value, p.significant_bits);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
   }
-}
-
-static void
-gst_cuda_hist_eq_finalize (GObject * object)
-{
-  GST_CUDA_HIST_EQ (object)->state.~GstCudaHistEqState ();
-  G_OBJECT_CLASS (parent_class)->finalize (object);
 }
 
 static void
@@ -198,7 +143,6 @@ gst_cuda_hist_eq_class_init (GstCudaHistEqClass * klass)
 
   gobject_class->set_property = gst_cuda_hist_eq_set_property;
   gobject_class->get_property = gst_cuda_hist_eq_get_property;
-  gobject_class->finalize = gst_cuda_hist_eq_finalize;
 
   g_object_class_install_property (gobject_class, PROP_TEMPORAL_SMOOTHING,
       gst_cuda_filters_param_spec_temporal_smoothing ());
@@ -209,7 +153,7 @@ gst_cuda_hist_eq_class_init (GstCudaHistEqClass * klass)
           "2^bits levels (14 for 14-bit thermal data in GRAY16_LE). 0 takes "
           "the format's depth. Levels above the range are treated as its "
           "highest. At most the format's depth; 8-bit formats take 0 or 8",
-          0, 16, DEFAULT_SIGNIFICANT_BITS, (GParamFlags) (G_PARAM_READWRITE |
+          0, 16, cudafilters::HistEqParams ().significant_bits, (GParamFlags) (G_PARAM_READWRITE |
               GST_PARAM_MUTABLE_READY | G_PARAM_STATIC_STRINGS)));
 
   gst_element_class_set_static_metadata (element_class,
@@ -221,11 +165,8 @@ gst_cuda_hist_eq_class_init (GstCudaHistEqClass * klass)
       GST_CUDA_FILTERS_FORMATS ", " GST_CUDA_FILTERS_DEEP_FORMATS,
       GST_CUDA_FILTERS_CUDA_FORMATS ", " GST_CUDA_FILTERS_DEEP_CUDA_FORMATS);
 
-  filter_class->create_gpu_filter = gst_cuda_hist_eq_create_gpu_filter;
-  filter_class->configure_gpu_filter = gst_cuda_hist_eq_configure_gpu_filter;
+  filter_class->create_engine = gst_cuda_hist_eq_create_engine;
   filter_class->check_format = gst_cuda_hist_eq_check_format;
-  filter_class->filter_cpu = gst_cuda_hist_eq_filter_cpu;
-  filter_class->reset_cpu_history = gst_cuda_hist_eq_reset_cpu_history;
 
   GST_DEBUG_CATEGORY_INIT (gst_cuda_hist_eq_debug, "cudahisteq", 0,
       "CUDA histogram equalization");
@@ -234,5 +175,5 @@ gst_cuda_hist_eq_class_init (GstCudaHistEqClass * klass)
 static void
 gst_cuda_hist_eq_init (GstCudaHistEq * self)
 {
-  new (&self->state) GstCudaHistEqState ();
+  self->params = cudafilters::HistEqParams ();
 }

@@ -115,33 +115,15 @@ snapshot_params (GstCudaNlm * self)
   return p;
 }
 
-static std::unique_ptr < cudafilters::GpuWindowFilter >
-gst_cuda_nlm_create_gpu_window_filter (GstCudaFiltersBase *)
+/* The radius is the one the element starts with (temporal-radius is
+ * refused while it runs). */
+static std::unique_ptr<GstCudaFiltersEngine>
+gst_cuda_nlm_create_engine (GstCudaFiltersBase * base)
 {
-  return std::make_unique < cudafilters::NlmGpu > ();
-}
-
-static void
-gst_cuda_nlm_configure_gpu_window_filter (GstCudaFiltersBase * base,
-    cudafilters::GpuWindowFilter & filter)
-{
-  static_cast < cudafilters::NlmGpu & >(filter).set_params (snapshot_params
-      (GST_CUDA_NLM (base)));
-}
-
-static void
-gst_cuda_nlm_filter_window_cpu (GstCudaFiltersBase * base,
-    const cudafilters::FramePlanes * window, int count, int center,
-    const cudafilters::FramePlanesOut & dst)
-{
-  cudafilters::nlm_cpu_frames (window, count, center, dst,
-      snapshot_params (GST_CUDA_NLM (base)));
-}
-
-static guint
-gst_cuda_nlm_window_radius (GstCudaFiltersBase * base)
-{
-  return snapshot_params (GST_CUDA_NLM (base)).temporal_radius;
+  GstCudaNlm *self = GST_CUDA_NLM (base);
+  return gst_cuda_filters_engine_new<cudafilters::NlmCpu, cudafilters::NlmGpu> (
+      [self] { return snapshot_params (self); },
+      snapshot_params (self).temporal_radius);
 }
 
 /* Why @candidate cannot replace @current, with the order of changes that
@@ -336,12 +318,7 @@ gst_cuda_nlm_class_init (GstCudaNlmClass * klass)
       GST_CUDA_FILTERS_FORMATS ", " GST_CUDA_FILTERS_DEEP_FORMATS,
       GST_CUDA_FILTERS_CUDA_FORMATS ", " GST_CUDA_FILTERS_DEEP_CUDA_FORMATS);
 
-  filter_class->create_gpu_window_filter =
-      gst_cuda_nlm_create_gpu_window_filter;
-  filter_class->configure_gpu_window_filter =
-      gst_cuda_nlm_configure_gpu_window_filter;
-  filter_class->filter_window_cpu = gst_cuda_nlm_filter_window_cpu;
-  filter_class->window_radius = gst_cuda_nlm_window_radius;
+  filter_class->create_engine = gst_cuda_nlm_create_engine;
 
   GST_DEBUG_CATEGORY_INIT (gst_cuda_nlm_debug, "cudanlm", 0,
       "CUDA non-local means");

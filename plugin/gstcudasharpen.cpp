@@ -61,20 +61,12 @@ enum
   PROP_THRESHOLD,
 };
 
-struct GstCudaSharpenState
-{
-  /* Under the object lock; always valid. */
-  cudafilters::SharpenParams params;
-  /* Streaming thread only. */
-  cudafilters::SharpenCpu cpu;
-};
-
 struct _GstCudaSharpen
 {
   GstCudaFiltersBase parent;
 
-  /* C++ state: constructed in init, destroyed in finalize. */
-  GstCudaSharpenState state;
+  /* Under the object lock; always valid. */
+  cudafilters::SharpenParams params;
 };
 
 #define gst_cuda_sharpen_parent_class parent_class
@@ -106,32 +98,17 @@ static cudafilters::SharpenParams
 snapshot_params (GstCudaSharpen * self)
 {
   GST_OBJECT_LOCK (self);
-  cudafilters::SharpenParams p = self->state.params;
+  cudafilters::SharpenParams p = self->params;
   GST_OBJECT_UNLOCK (self);
   return p;
 }
 
-static std::unique_ptr < cudafilters::GpuPlaneFilter >
-gst_cuda_sharpen_create_gpu_filter (GstCudaFiltersBase *)
-{
-  return std::make_unique < cudafilters::SharpenGpu > ();
-}
-
-static void
-gst_cuda_sharpen_configure_gpu_filter (GstCudaFiltersBase * base,
-    cudafilters::GpuPlaneFilter & filter)
-{
-  static_cast < cudafilters::SharpenGpu & >(filter).set_params
-      (snapshot_params (GST_CUDA_SHARPEN (base)));
-}
-
-static void
-gst_cuda_sharpen_filter_cpu (GstCudaFiltersBase * base,
-    cudafilters::ConstPlane src, cudafilters::Plane dst)
+static std::unique_ptr<GstCudaFiltersEngine>
+gst_cuda_sharpen_create_engine (GstCudaFiltersBase * base)
 {
   GstCudaSharpen *self = GST_CUDA_SHARPEN (base);
-  self->state.cpu.set_params (snapshot_params (self));
-  self->state.cpu.process (src, dst);
+  return gst_cuda_filters_engine_new<cudafilters::SharpenCpu,
+      cudafilters::SharpenGpu> ([self] { return snapshot_params (self); });
 }
 
 /* Applies one property change if the resulting parameters are valid;
@@ -140,7 +117,7 @@ template < typename Change > static void
 update_params (GstCudaSharpen * self, const GParamSpec * pspec, const GValue * value,
     Change change)
 {
-  gst_cuda_filters_update_params (GST_OBJECT (self), self->state.params, pspec, value,
+  gst_cuda_filters_update_params (GST_OBJECT (self), self->params, pspec, value,
       change, [](const cudafilters::SharpenParams & candidate,
           const cudafilters::SharpenParams &) {
         return cudafilters::sharpen_params_error (candidate);});
@@ -210,13 +187,6 @@ gst_cuda_sharpen_get_property (GObject * object, guint prop_id,
 }
 
 static void
-gst_cuda_sharpen_finalize (GObject * object)
-{
-  GST_CUDA_SHARPEN (object)->state.~GstCudaSharpenState ();
-  G_OBJECT_CLASS (parent_class)->finalize (object);
-}
-
-static void
 gst_cuda_sharpen_class_init (GstCudaSharpenClass * klass)
 {
   GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
@@ -229,7 +199,6 @@ gst_cuda_sharpen_class_init (GstCudaSharpenClass * klass)
 
   gobject_class->set_property = gst_cuda_sharpen_set_property;
   gobject_class->get_property = gst_cuda_sharpen_get_property;
-  gobject_class->finalize = gst_cuda_sharpen_finalize;
 
   g_object_class_install_property (gobject_class, PROP_KERNEL,
       g_param_spec_enum ("kernel", "Kernel",
@@ -262,9 +231,7 @@ gst_cuda_sharpen_class_init (GstCudaSharpenClass * klass)
       GST_CUDA_FILTERS_FORMATS ", " GST_CUDA_FILTERS_DEEP_FORMATS,
       GST_CUDA_FILTERS_CUDA_FORMATS ", " GST_CUDA_FILTERS_DEEP_CUDA_FORMATS);
 
-  filter_class->create_gpu_filter = gst_cuda_sharpen_create_gpu_filter;
-  filter_class->configure_gpu_filter = gst_cuda_sharpen_configure_gpu_filter;
-  filter_class->filter_cpu = gst_cuda_sharpen_filter_cpu;
+  filter_class->create_engine = gst_cuda_sharpen_create_engine;
 
   GST_DEBUG_CATEGORY_INIT (gst_cuda_sharpen_debug, "cudasharpen", 0,
       "CUDA sharpen");
@@ -275,5 +242,5 @@ gst_cuda_sharpen_class_init (GstCudaSharpenClass * klass)
 static void
 gst_cuda_sharpen_init (GstCudaSharpen * self)
 {
-  new (&self->state) GstCudaSharpenState ();
+  self->params = cudafilters::SharpenParams ();
 }

@@ -10,7 +10,6 @@
 #include "gstcudafilterscontext.h"
 
 #include "gstcudaclahe.h"
-#include "gstcudafiltersbase.h"
 #include "gstcudahisteq.h"
 #include "gstcudanlm.h"
 #include "gstcudasharpen.h"
@@ -29,7 +28,6 @@ plugin_init (GstPlugin * plugin)
   gboolean loaded = GstCudaFiltersContext::load_driver ();
   if (!loaded)
     GST_WARNING ("CUDA driver library not loaded: elements will use the CPU");
-  gst_cuda_filters_set_cuda_loaded (loaded);
 #ifdef HAVE_GST_CUDA
   if (loaded)
     gst_cuda_memory_init_once ();

@@ -1,0 +1,73 @@
+/* How input frames become output frames: two strategies behind one
+ * interface, chosen by the engine's kind when the element starts.
+ *
+ * One plane (cudafilters::CpuPlaneFilter / GpuPlaneFilter): each input frame
+ * gives one output frame at once, its first (luma or gray) plane filtered
+ * and the others carried over.
+ *
+ * Whole frames in windows (CpuWindowFilter / GpuWindowFilter): with a radius
+ * r, frame n leaves once frame n + r has arrived, with the timestamps,
+ * duration, flags and metas it came with. The flow reports r frames of
+ * latency, filters the last r frames at EOS, and at a caps change, a new
+ * segment, a DISCONT buffer or a move to another CUDA context filters the
+ * frames it holds from the frames before the break only (never across it);
+ * a flush drops them. The frames held stay on the GPU (or in host memory on
+ * the CPU path), in 2 r + 1 slots reused from frame to frame. */
+#pragma once
+
+#include <gst/base/gstbasetransform.h>
+#include <gst/gst.h>
+#include <gst/video/video.h>
+
+#include <atomic>
+#include <memory>
+
+#include "gstcudafiltersengine.h"
+#include "gstcudafiltersgpu.h"
+#include "gstcudafiltersstats.h"
+
+/* The element's streaming state that a flow works with; owned by the
+ * element, which sets it before the first frame. */
+struct GstCudaFiltersStream
+{
+  GstBaseTransform *trans = nullptr;
+  /* The negotiated frames (under the object lock for other threads); finfo
+   * null until the first caps. */
+  GstVideoInfo info = {};
+  /* video/x-raw(memory:CUDAMemory) negotiated: frames stay on the GPU. */
+  bool cuda_caps = false;
+  GstCudaFiltersEngine *engine = nullptr;
+  /* Open where the element runs on the GPU. */
+  GstCudaFiltersGpu *gpu = nullptr;
+  GstCudaFiltersStats stats;
+  /* Under the object lock. */
+  GstCudaFiltersStats::Settings stats_settings;
+  /* The next frame starts a new history (set from flushing threads too). */
+  std::atomic<bool> restart_history { true };
+
+  bool on_gpu () const { return gpu && gpu->is_open (); }
+  /* Whether the frame of @buf posts its statistics. */
+  bool statistics_due (GstBuffer * buf);
+};
+
+class GstCudaFiltersFlow
+{
+public:
+  virtual ~GstCudaFiltersFlow () = default;
+
+  /* @in (owned; null when nothing was queued) enters; *@out is set to the
+   * frame that leaves, or null. */
+  virtual GstFlowReturn generate (GstBuffer * in, GstBuffer ** out) = 0;
+  /* A break in the stream: the frames held leave downstream. */
+  virtual GstFlowReturn drain () { return GST_FLOW_OK; }
+  /* Forgets the frames held (a flush, new frames). */
+  virtual void reset () {}
+  virtual bool holds_frames () const { return false; }
+  /* The latency the flow adds; from any thread, under the object lock,
+   * which guards the caps and durations the streaming thread sets. */
+  virtual GstClockTime latency () const { return 0; }
+};
+
+/* The flow of @stream's engine. */
+std::unique_ptr<GstCudaFiltersFlow> gst_cuda_filters_flow_new (
+    GstCudaFiltersStream & stream);

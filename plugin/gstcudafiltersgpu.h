@@ -1,0 +1,120 @@
+/* The GPU side of an element: its CUDA context, its streams, the runners
+ * that move frames through the engine, and where each frame is queued. It
+ * knows nothing of pads or caps negotiation: the element hands it mapped
+ * frames (the counterpart of nvcodec's GstCudaConverter).
+ *
+ * Every call makes the context current for its duration and throws
+ * cudafilters::CudaError (or std::exception) on failure; the element turns
+ * that into an element error (report_error, once until the next open). */
+#pragma once
+
+#include <gst/gst.h>
+#include <gst/video/video.h>
+
+#include <memory>
+#include <string>
+
+#include "gstcudafilterscontext.h"
+#include "gstcudafiltersengine.h"
+#include "gstcudafiltersframe.h"
+#include "gstcudafiltersstreams.h"
+
+#include <cudafilters/frame_window.h>
+#include <cudafilters/plane_levels.h>
+
+class GstCudaFiltersGpu
+{
+public:
+  /* Test hooks, read from the environment once per element. */
+  struct Options
+  {
+    /* Wait for every frame in CUDA memory before pushing it, as with
+     * GStreamer 1.22 (CUDAFILTERS_HOST_SYNC): the comparison point for tests
+     * and benchmarks. */
+    bool host_sync = false;
+    /* CUDA memory of any other context counts as another device's
+     * (CUDAFILTERS_TEST_OTHER_DEVICE): the cross-device path on one GPU. */
+    bool other_device_for_tests = false;
+    static Options from_environment ();
+  };
+
+  explicit GstCudaFiltersGpu (const Options & options);
+  ~GstCudaFiltersGpu ();
+  GstCudaFiltersGpu (const GstCudaFiltersGpu &) = delete;
+  GstCudaFiltersGpu & operator= (const GstCudaFiltersGpu &) = delete;
+
+  /* Brings up the GPU for @engine: the context of @device_id (-1: any),
+   * shared with @element's neighbours, a new one where the one shared is
+   * lost to a fault; streams, runner, the engine's GPU side, and memory for
+   * frames of @info where caps are set already. On failure leaves nothing
+   * behind and says why. @warning says why a lost shared context was
+   * replaced. */
+  bool open (GstElement * element, gint device_id,
+      GstCudaFiltersEngine & engine, const GstVideoInfo & info,
+      std::string & why, std::string & warning);
+  /* Frees everything in the context and drops it. */
+  void close ();
+  bool is_open () const { return state_ != nullptr; }
+
+  GstCudaFiltersContext & context () { return context_; }
+  GstCudaFiltersStreams & streams ();
+
+  /* Waits for every frame queued; throws if one failed. */
+  void finish ();
+  /* Posts @e on @element as an element error, once until the next open. */
+  void report_error (GstElement * element, const std::exception & e);
+
+  /* Device memory for frames of @info (when caps are set; none before). */
+  void reserve (const GstVideoInfo & info);
+
+  /* Upstream's context that @buffer's CUDA memory lives in, when it is
+   * another than ours on the device @wanted names (-1: any): the element
+   * moves there (adopt), as nvcodec's filters do. */
+  GstCudaContext *context_to_adopt (GstBuffer * buffer, gint wanted) const;
+  /* Moves the GPU state into @theirs, with memory for frames of @info;
+   * false, with why, on failure. */
+  bool adopt (GstCudaContext * theirs, const GstVideoInfo & info,
+      std::string & why);
+  /* Whether @buffer is CUDA memory of another context than ours that we did
+   * not adopt: another device's. */
+  bool on_other_device (GstBuffer * buffer) const;
+
+  /* One-plane filters. Host frames: the kernels read and write pinned
+   * frames directly where the filter allows it, otherwise upload, filter,
+   * download. */
+  void filter_host (cudafilters::ConstPlane src, cudafilters::Plane dst,
+      cudafilters::FrameLevels * levels);
+  /* Frames in CUDA memory: the filter runs on the mapped device planes and
+   * carries the others. Where the memory's streams allow it
+   * (gstcudafiltersstreams.h), and @may_queue, the frame is only queued;
+   * otherwise it is waited for. Returns whether it was queued. */
+  bool filter_device (const GstCudaFiltersFrame & in, GstCudaFiltersFrame & out,
+      GstBuffer * inbuf, GstBuffer * outbuf, cudafilters::FrameLevels * levels,
+      bool may_queue);
+
+  /* Whole-frame filters: the window of frames held on the device. */
+  void window_reset (int radius);
+  const cudafilters::FrameWindow & window () const;
+  void window_drop_next ();
+  /* Copies the frame of @in (host or device planes) into the window. */
+  void window_push (const cudafilters::FramePlanes & planes, GstBuffer * in,
+      bool on_device);
+  /* Filters the next frame into @dst: host planes, or device planes of
+   * @outbuf. Returns whether it was queued (device, @may_queue). */
+  bool window_output (const cudafilters::FramePlanesOut & dst,
+      GstBuffer * outbuf, bool on_device, cudafilters::FrameLevels * levels,
+      bool may_queue);
+
+private:
+  struct State;
+
+  /* Streams, runners and the engine's GPU side in the open context. */
+  bool create_state (GstCudaFiltersEngine & engine, const GstVideoInfo & info,
+      std::string & why);
+
+  Options options_;
+  GstCudaFiltersContext context_;
+  std::unique_ptr<State> state_;
+  GstCudaFiltersEngine *engine_ = nullptr;
+  bool error_posted_ = false;
+};
