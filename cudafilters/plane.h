@@ -15,6 +15,10 @@
 
 namespace cudafilters {
 
+// The levels of 8-bit samples: the bins of an 8-bit plane's histogram, and
+// of every histogram of plane levels (plane_levels.h).
+constexpr int kHistBins = 256;
+
 // How a plane stores its samples: one byte each (8-bit formats), or one
 // little-endian 16-bit word each, of which `bits` bits from bit `shift` up
 // hold the level. GRAY16_LE and P016_LE: 16 bits at shift 0; I420_10LE: 10

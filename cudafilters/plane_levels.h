@@ -5,7 +5,6 @@
 #pragma once
 
 #include "cuda_memory.h"
-#include "detail/equalize_math.h"
 #include "plane.h"
 
 #include <cuda_runtime.h>

@@ -1,6 +1,7 @@
 #include <cudafilters/clahe_cpu.h>
 
 #include "cpu_histogram.h"
+#include "equalize_math.h"
 #include "thread_pool.h"
 
 #include <algorithm>

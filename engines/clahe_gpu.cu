@@ -5,9 +5,9 @@
 #include <cudafilters/clahe_gpu.h>
 
 #include <cudafilters/cuda_memory.h>
-#include <cudafilters/detail/equalize_math.h>
 
 #include "clahe_kernels.h"
+#include "equalize_math.h"
 #include "plane_kernels.cuh"
 
 #include <algorithm>

@@ -1,6 +1,6 @@
 #include <cudafilters/clahe_params.h>
 
-#include <cudafilters/detail/equalize_math.h>
+#include "equalize_math.h"
 
 #include <algorithm>
 #include <cmath>

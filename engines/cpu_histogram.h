@@ -3,8 +3,9 @@
 // by the CPU paths of every element.
 #pragma once
 
-#include <cudafilters/detail/equalize_math.h>
 #include <cudafilters/plane.h>
+
+#include "equalize_math.h"
 
 #include <cstdint>
 #include <vector>

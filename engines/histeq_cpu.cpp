@@ -1,6 +1,7 @@
 #include <cudafilters/histeq_cpu.h>
 
 #include "cpu_histogram.h"
+#include "equalize_math.h"
 
 #include <stdexcept>
 #include <vector>

@@ -5,8 +5,8 @@
 #include <cudafilters/histeq_gpu.h>
 
 #include <cudafilters/cuda_memory.h>
-#include <cudafilters/detail/equalize_math.h>
 
+#include "equalize_math.h"
 #include "histeq_gpu_launch.h"
 #include "histeq_kernels.h"
 #include "plane_kernels.cuh"

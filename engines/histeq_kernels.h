@@ -12,9 +12,9 @@
 // Included by .cu files only.
 #pragma once
 
-#include <cudafilters/detail/equalize_math.h>
 #include <cudafilters/plane.h>
 
+#include "equalize_math.h"
 #include "plane_kernels.cuh"
 
 #include <cuda_runtime.h>

@@ -2,9 +2,8 @@
 
 #include <cudafilters/frame_store.h>
 
-#include <cudafilters/detail/hd_math.h>
-
 #include "cpu_isa.h"
+#include "hd_math.h"
 #include "thread_pool.h"
 
 #include <algorithm>

@@ -2,8 +2,9 @@
 
 #include <cudafilters/cuda_check.h>
 #include <cudafilters/cuda_memory.h>
-#include <cudafilters/detail/hd_math.h>
 #include <cudafilters/frame_store.h>
+
+#include "hd_math.h"
 
 #include <cuda_fp16.h>
 

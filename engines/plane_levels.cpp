@@ -1,6 +1,7 @@
 #include <cudafilters/plane_levels.h>
 
 #include "cpu_histogram.h"
+#include "equalize_math.h"
 
 #include <algorithm>
 

@@ -1,5 +1,6 @@
 #include <cudafilters/plane_levels.h>
 
+#include "equalize_math.h"
 #include "plane_kernels.cuh"
 
 namespace cudafilters {

@@ -1,8 +1,7 @@
 #include <cudafilters/sharpen_cpu.h>
 
-#include <cudafilters/detail/hd_math.h>
-
 #include "cpu_isa.h"
+#include "hd_math.h"
 #include "sharpen_state.h"
 #include "thread_pool.h"
 

@@ -1,8 +1,8 @@
 #include <cudafilters/sharpen_gpu.h>
 
 #include <cudafilters/cuda_check.h>
-#include <cudafilters/detail/hd_math.h>
 
+#include "hd_math.h"
 #include "plane_kernels.cuh"
 #include "sharpen_state.h"
 

@@ -2,7 +2,7 @@
 // each helper compiles for both, rounding every float operation on its own
 // (no fused multiply-add) and rounding to nearest even, as x86 code does. A
 // result that only differs in how it is rounded then cannot drift between the
-// two paths.
+// two paths. Private to the engine library and its tests.
 #pragma once
 
 #include <cstdint>

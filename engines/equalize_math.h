@@ -3,15 +3,16 @@
 // for CLAHE's clipped tile LUTs and their bilinear blend (cv::CLAHE), and
 // the fixed-point histograms that temporal smoothing blends over frames.
 // docs/cudahisteq.md and docs/cudaclahe.md state the same rules in words.
+// Private to the engine library and its tests.
 #pragma once
+
+#include <cudafilters/plane.h>
 
 #include "hd_math.h"
 
 #include <cstdint>
 
 namespace cudafilters {
-
-constexpr int kHistBins = 256;
 
 // ---------------------------------------------------------------------------
 // Deep samples (SampleLayout): the level a 16-bit word holds, (word >> shift)
