@@ -440,13 +440,7 @@ void ClaheCpu::Impl::prepare(int width, int height, SampleLayout samples) {
     luts16_.resize(entries + kLutPadding<uint16_t>);
   else
     luts_.resize(entries + kLutPadding<uint8_t>);
-  HistoryShape shape;
-  shape.width = width;
-  shape.height = height;
-  shape.tiles_x = g.tiles_x;
-  shape.tiles_y = g.tiles_y;
-  shape.levels = g.levels;
-  history_mode_ = temporal_.next_frame(shape);
+  history_mode_ = temporal_.next_frame(HistoryShape::tiles(g));
   if (history_mode_ != HistoryMode::kOff) history_.resize(entries);
 }
 

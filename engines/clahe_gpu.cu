@@ -160,12 +160,8 @@ void ClaheGpu::Impl::enqueue_frame(ConstPlane src, const Plane *stash, Plane dst
     state_dirty_ = false;
   }
 
-  HistoryShape shape;
-  shape.width = geom.width;
-  shape.height = geom.height;
-  shape.tiles_x = geom.tiles_x;
-  shape.tiles_y = geom.tiles_y;
-  const History history{temporal_.next_frame(shape), temporal_.weight(), history_.get()};
+  const History history{temporal_.next_frame(HistoryShape::tiles(geom)), temporal_.weight(),
+                        history_.get()};
 
   // Counting, device frames: about two bands per SM in all, each counted by
   // a block of its own, all at once. Host frames read over the bus: small
@@ -235,10 +231,9 @@ void ClaheGpu::Impl::prepare_deep_kernels() {
   max_tile_cluster_ = 1;
   if (device_has_dependent_launch()) {
     for (int c : {8, 4, 2}) {
-      cudaLaunchAttribute dims = cluster_attribute(c);
-      cudaLaunchConfig_t config = launch_config(c, tile_threads<true>(), nullptr, &dims, counters);
       int clusters = 0;
-      CUDAFILTERS_CHECK(cudaOccupancyMaxActiveClusters(&clusters, k.tile_smoothed, &config));
+      CUDAFILTERS_CHECK(
+          resident_clusters(k.tile_smoothed, c, tile_threads<true>(), counters, nullptr, &clusters));
       if (clusters > 0) {
         max_tile_cluster_ = c;
         break;
@@ -303,18 +298,13 @@ void ClaheGpu::Impl::enqueue_deep(ConstPlane src, const Plane *stash, Plane dst,
   if (!cluster && deep_runs_.size() < 2 * static_cast<size_t>(run_blocks))
     deep_runs_ = DeviceArray<unsigned long long>(2 * static_cast<size_t>(run_blocks));
 
-  HistoryShape shape;
-  shape.width = geom.width;
-  shape.height = geom.height;
-  shape.tiles_x = geom.tiles_x;
-  shape.tiles_y = geom.tiles_y;
-  shape.levels = geom.levels;
   if (deep_state_dirty_) temporal_.restart();
   if (temporal_.weight() != 0 && deep_history_.size() < tile_bins) {
     deep_history_ = DeviceArray<unsigned long long>(tile_bins);
     temporal_.restart();
   }
-  const History history{temporal_.next_frame(shape), temporal_.weight(), deep_history_.get()};
+  const History history{temporal_.next_frame(HistoryShape::tiles(geom)), temporal_.weight(),
+                        deep_history_.get()};
   const Source source{src.data, src.stride, stash ? stash->data : nullptr,
                       stash ? stash->stride : 0};
   const DeepLuts luts{reinterpret_cast<const uint32_t *>(deep_partials_.get()),

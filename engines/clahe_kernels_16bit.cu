@@ -21,6 +21,7 @@
 // Then the mapping: every pixel blends the four nearest tiles' LUT entries,
 // gathered from L2 (each LUT is 128 KB) rather than shared memory.
 #include "clahe_kernels.h"
+#include "deep_samples.cuh"
 
 #include <cub/block/block_reduce.cuh>
 #include <cub/block/block_scan.cuh>
@@ -43,14 +44,26 @@ __device__ __forceinline__ const uint16_t *words_row(const uint8_t *base, size_t
   return reinterpret_cast<const uint16_t *>(base + static_cast<size_t>(y) * pitch);
 }
 
+// Where chunk `chunk` of tile `tile` lies in the frame extended by
+// reflection: its first column and row, and how many rows it has (none
+// where the tile has fewer chunks).
+struct Chunk {
+  int x0, y0, rows;
+};
+
+__device__ __forceinline__ Chunk chunk_of(const DeepGrid &g, int tile, int chunk) {
+  const int tx = tile % g.tiles_x, ty = tile / g.tiles_x;
+  const int x0 = tx * g.tile_width;
+  const int y0 = ty * g.tile_height + chunk * g.chunk_rows;
+  return Chunk{x0, y0, min(g.chunk_rows, (ty + 1) * g.tile_height - y0)};
+}
+
 // Counts chunk `chunk` of tile `tile` of the frame extended by reflection
 // into packed counters: a warp per row, its lanes along the row.
 __device__ void count_chunk(const Source &src, const DeepGrid &g, int tile, int chunk,
                             unsigned int *packed) {
-  const int tx = tile % g.tiles_x, ty = tile / g.tiles_x;
-  const int x0 = tx * g.tile_width;
-  const int y0 = ty * g.tile_height + chunk * g.chunk_rows;
-  const int rows = min(g.chunk_rows, (ty + 1) * g.tile_height - y0);
+  const Chunk c = chunk_of(g, tile, chunk);
+  const int x0 = c.x0, y0 = c.y0, rows = c.rows;
   const uint32_t max_level = g.levels - 1;
   const int lane = threadIdx.x % 32;
   for (int r = threadIdx.x / 32; r < rows; r += blockDim.x / 32) {
@@ -78,8 +91,7 @@ __device__ void count_chunk(const Source &src, const DeepGrid &g, int tile, int 
 #pragma unroll
       for (int k = 0; k < kBatch; ++k) {
         if (word[k] == 0xFFFFFFFFu) break;
-        const uint32_t level = sample_level(word[k], g.shift, max_level);
-        atomicAdd(&packed[level >> 1], 1u << ((level & 1u) * 16));
+        count_packed(packed, sample_level(word[k], g.shift, max_level));
       }
     }
   }
@@ -128,6 +140,8 @@ __device__ void run_counts(const DeepGrid &g, const uint32_t *partials, int tile
 #pragma unroll 4
   for (int c = 0; c < g.chunks; ++c, p += g.levels) {
     if (r.count == kRun) {
+      // Written out rather than add_halves (deep_samples.cuh): that call,
+      // the same arithmetic, changed the code nvcc makes of the runs kernel.
       const uint4 q = *reinterpret_cast<const uint4 *>(p);
       const uint32_t w[4] = {q.x, q.y, q.z, q.w};
 #pragma unroll
@@ -181,6 +195,15 @@ __global__ void __launch_bounds__(kLutThreads)
 struct Redistribution {
   uint32_t batch, residual, step;
 
+  // Of `whole` pixels clipped from a tile of `levels` bins.
+  __device__ static Redistribution of(unsigned long long whole, uint32_t levels) {
+    Redistribution s;
+    s.batch = static_cast<uint32_t>(whole / levels);
+    s.residual = static_cast<uint32_t>(whole % levels);
+    s.step = s.residual ? max(levels / s.residual, 1u) : 1u;
+    return s;
+  }
+
   __device__ uint32_t residual_bins_below(uint32_t b) const {
     return residual ? min((b + step - 1) / step, residual) : 0u;
   }
@@ -222,10 +245,7 @@ __global__ void __launch_bounds__(kLutThreads)
     const RunSums sums = j < runs ? d.runs[static_cast<size_t>(tile) * runs + j] : RunSums{0, 0};
     const unsigned long long excess = warp_sum(sums.excess);
     const unsigned long long whole = limit ? excess >> frac : 0;
-    Redistribution s;
-    s.batch = static_cast<uint32_t>(whole / g.levels);
-    s.residual = static_cast<uint32_t>(whole % g.levels);
-    s.step = s.residual ? max(g.levels / s.residual, 1u) : 1u;
+    const Redistribution s = Redistribution::of(whole, g.levels);
     const uint32_t first = j * kBlockBins;
     const unsigned long long b = warp_sum(
         j < run ? sums.kept + (s.shares(first, min(kBlockBins, g.levels - first)) << frac) : 0);
@@ -279,8 +299,7 @@ __global__ void __launch_bounds__(kLutThreads)
   }
   uint16_t *lut = d.luts + static_cast<size_t>(tile) * g.levels + r.first;
   if (r.count == kRun) {
-    *reinterpret_cast<uint4 *>(lut) = make_uint4(out[0] | out[1] << 16, out[2] | out[3] << 16,
-                                                 out[4] | out[5] << 16, out[6] | out[7] << 16);
+    *reinterpret_cast<uint4 *>(lut) = pack_halves(out);
   } else {
     for (uint32_t k = 0; k < r.count; ++k) lut[k] = static_cast<uint16_t>(out[k]);
   }
@@ -302,10 +321,8 @@ __global__ void __launch_bounds__(kLutThreads)
 // sample by sample, by reflection.
 __device__ void count_chunk_vectors(const Source &src, const DeepGrid &g, int tile, int chunk,
                                     unsigned int *packed) {
-  const int tx = tile % g.tiles_x, ty = tile / g.tiles_x;
-  const int x0 = tx * g.tile_width;
-  const int y0 = ty * g.tile_height + chunk * g.chunk_rows;
-  const int rows = min(g.chunk_rows, (ty + 1) * g.tile_height - y0);
+  const Chunk c = chunk_of(g, tile, chunk);
+  const int x0 = c.x0, y0 = c.y0, rows = c.rows;
   if (rows <= 0) return;
   const int per_row = g.tile_width / kGroup;
   const int items = rows * per_row;
@@ -335,13 +352,9 @@ __device__ void count_chunk_vectors(const Source &src, const DeepGrid &g, int ti
 #pragma unroll
     for (int k = 0; k < kBatch; ++k) {
       if (base + k * threads >= items) break;
-      const uint32_t w[4] = {q[k].x, q[k].y, q[k].z, q[k].w};
-#pragma unroll
-      for (int j = 0; j < 8; ++j) {
-        const uint32_t level = sample_level((w[j / 2] >> (16 * (j % 2))) & 0xFFFFu, g.shift,
-                                            max_level);
-        atomicAdd(&packed[level >> 1], 1u << ((level & 1u) * 16));
-      }
+      for_each_sample(q[k], [&](uint32_t sample) {
+        count_packed(packed, sample_level(sample, g.shift, max_level));
+      });
     }
   }
 }
@@ -352,27 +365,14 @@ __device__ __forceinline__ void cluster_counts(const unsigned int *packed, unsig
                                                uint32_t group, uint32_t (&n)[kRun]) {
 #pragma unroll
   for (int k = 0; k < kRun; ++k) n[k] = 0;
-  for (unsigned b = 0; b < blocks; ++b) {
-    const uint4 q = reinterpret_cast<const uint4 *>(BlockCluster::of(packed, b))[group];
-    const uint32_t w[4] = {q.x, q.y, q.z, q.w};
-#pragma unroll
-    for (int k = 0; k < 4; ++k) {
-      n[2 * k] += w[k] & 0xFFFFu;
-      n[2 * k + 1] += w[k] >> 16;
-    }
-  }
+  for (unsigned b = 0; b < blocks; ++b)
+    add_halves(reinterpret_cast<const uint4 *>(BlockCluster::of(packed, b))[group], n);
 }
 
 // The counts of bins [8 group, 8 group + 8) in this block's own counters.
 __device__ __forceinline__ void own_counts(const unsigned int *packed, uint32_t group,
                                            uint32_t (&n)[kRun]) {
-  const uint4 q = reinterpret_cast<const uint4 *>(packed)[group];
-  const uint32_t w[4] = {q.x, q.y, q.z, q.w};
-#pragma unroll
-  for (int k = 0; k < 4; ++k) {
-    n[2 * k] = w[k] & 0xFFFFu;
-    n[2 * k + 1] = w[k] >> 16;
-  }
+  unpack_halves(reinterpret_cast<const uint4 *>(packed)[group], n);
 }
 
 // A cluster's tile: counting, the clip, and the LUT of the slice of bins
@@ -438,8 +438,7 @@ __global__ void __launch_bounds__(tile_threads<kSmooth>(), 1)
       n[k] = static_cast<uint32_t>(v - e);
     }
     if (gather_once)
-      reinterpret_cast<uint4 *>(packed)[group] =
-          make_uint4(n[0] | n[1] << 16, n[2] | n[3] << 16, n[4] | n[5] << 16, n[6] | n[7] << 16);
+      reinterpret_cast<uint4 *>(packed)[group] = pack_halves(n);
   }
   const RunSums sums = Reduce(tmp.reduce).Reduce(mine, RunSumsAdd{});
   if (threadIdx.x == 0) slice_sums = sums;
@@ -451,10 +450,7 @@ __global__ void __launch_bounds__(tile_threads<kSmooth>(), 1)
     const RunSums s_j = j < blocks ? *BlockCluster::of(&slice_sums, j) : RunSums{0, 0};
     const unsigned long long excess = warp_sum(s_j.excess);
     const unsigned long long whole = limit ? excess >> frac : 0;
-    Redistribution s;
-    s.batch = static_cast<uint32_t>(whole / g.levels);
-    s.residual = static_cast<uint32_t>(whole % g.levels);
-    s.step = s.residual ? max(g.levels / s.residual, 1u) : 1u;
+    const Redistribution s = Redistribution::of(whole, g.levels);
     const uint32_t j_first = j * groups / blocks * kRun;
     const uint32_t j_last = (j + 1) * groups / blocks * kRun;
     const unsigned long long b =
@@ -518,8 +514,7 @@ __global__ void __launch_bounds__(tile_threads<kSmooth>(), 1)
           out[k] = clahe_lut_value(cdf, g.lut_scale, g.levels - 1);
       }
       reinterpret_cast<uint4 *>(luts + static_cast<size_t>(tile) * g.levels)[group] =
-          make_uint4(out[0] | out[1] << 16, out[2] | out[3] << 16, out[4] | out[5] << 16,
-                     out[6] | out[7] << 16);
+          pack_halves(out);
     }
     __syncthreads();
   }
@@ -560,15 +555,9 @@ __global__ void __launch_bounds__(kThreads)
     const uint16_t *in = words_row(m.src, m.src_pitch, y);
     uint16_t *out = reinterpret_cast<uint16_t *>(m.dst + static_cast<size_t>(y) * m.dst_pitch);
     if (m.vec && x0 + kGroup <= g.width) {
-      const uint4 q = *reinterpret_cast<const uint4 *>(in + x0);
-      uint32_t w[4] = {q.x, q.y, q.z, q.w};
-#pragma unroll
-      for (int k = 0; k < 4; ++k) {
-        const int x = x0 + 2 * k;
-        w[k] = blend_sample(g, top, bottom, by, x, w[k] & 0xFFFFu) |
-               (blend_sample(g, top, bottom, by, x + 1, w[k] >> 16) << 16);
-      }
-      *reinterpret_cast<uint4 *>(out + x0) = make_uint4(w[0], w[1], w[2], w[3]);
+      *reinterpret_cast<uint4 *>(out + x0) = transform_samples(
+          *reinterpret_cast<const uint4 *>(in + x0),
+          [&](uint32_t sample, int i) { return blend_sample(g, top, bottom, by, x0 + i, sample); });
       continue;
     }
     for (int x = x0; x < min(x0 + kGroup, g.width); ++x)

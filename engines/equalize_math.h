@@ -6,6 +6,7 @@
 // Private to the engine library and its tests.
 #pragma once
 
+#include <cudafilters/clahe_params.h>
 #include <cudafilters/plane.h>
 
 #include "hd_math.h"
@@ -73,6 +74,23 @@ struct HistoryShape {
   bool operator==(const HistoryShape &o) const {
     return width == o.width && height == o.height && tiles_x == o.tiles_x &&
            tiles_y == o.tiles_y && levels == o.levels;
+  }
+
+  // One histogram of `levels` bins over a width x height frame (global
+  // equalization).
+  static HistoryShape frame(int width, int height, uint32_t levels) {
+    HistoryShape s;
+    s.width = width;
+    s.height = height;
+    s.levels = levels;
+    return s;
+  }
+  // The tile histograms of a CLAHE frame cut as g.
+  static HistoryShape tiles(const ClaheGeometry &g) {
+    HistoryShape s = frame(g.width, g.height, g.levels);
+    s.tiles_x = g.tiles_x;
+    s.tiles_y = g.tiles_y;
+    return s;
   }
 };
 

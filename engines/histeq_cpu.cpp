@@ -77,11 +77,7 @@ void HistEqCpu::Impl::process(ConstPlane src, Plane dst) {
   const SampleLayout l = with_significant_bits(src.samples, significant_bits_);
   check_layout(src, dst, l);
   const uint32_t levels = l.levels();
-  HistoryShape shape;
-  shape.width = src.width;
-  shape.height = src.height;
-  shape.levels = levels;
-  const HistoryMode mode = temporal_.next_frame(shape);
+  const HistoryMode mode = temporal_.next_frame(HistoryShape::frame(src.width, src.height, levels));
 
   hist_.resize(levels);
   if (l.deep())

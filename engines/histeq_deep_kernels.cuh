@@ -5,6 +5,7 @@
 // memory. Included by those two files only.
 #pragma once
 
+#include "deep_samples.cuh"
 #include "histeq_kernels.h"
 
 #include <cstddef>
@@ -15,20 +16,10 @@ namespace histeq {
 
 namespace {
 
+using kernels::transform_samples;
+
 // Vectors a thread loads before it uses the first (visit_groups).
 constexpr int kBatch = 2;
-
-// f applied to each of the 8 samples of a vector, in place.
-template <typename F>
-__device__ __forceinline__ uint4 transform_vector(uint4 v, F f) {
-  uint32_t w[4] = {v.x, v.y, v.z, v.w};
-#pragma unroll
-  for (int k = 0; k < 4; ++k) {
-    const uint32_t lo = f(w[k] & 0xFFFFu), hi = f(w[k] >> 16);
-    w[k] = lo | (hi << 16);
-  }
-  return make_uint4(w[0], w[1], w[2], w[3]);
-}
 
 // A load of a plane: through the read-only cache, or, for a plane that other
 // blocks of the running grid wrote (kWrittenThisGrid), through L2, as the
@@ -52,7 +43,7 @@ __device__ __forceinline__ void visit_group(const DeepPlane &p, int item, uint8_
   uint16_t *o = out ? reinterpret_cast<uint16_t *>(out + y * out_pitch) : nullptr;
   if (p.vec && x0 + kGroup <= p.width) {
     const uint4 v =
-        transform_vector(load_plane<kWrittenThisGrid>(reinterpret_cast<const uint4 *>(in + x0)), f);
+        transform_samples(load_plane<kWrittenThisGrid>(reinterpret_cast<const uint4 *>(in + x0)), f);
     if (o) *reinterpret_cast<uint4 *>(o + x0) = v;
     return;
   }
@@ -88,7 +79,7 @@ __device__ __forceinline__ void visit_groups(const DeepPlane &p, int begin, int 
     for (int k = 0; k < kBatch; ++k) {
       const int item = first + k * stride;
       if (whole[k]) {
-        const uint4 r = transform_vector(v[k], f);
+        const uint4 r = transform_samples(v[k], f);
         if (out) reinterpret_cast<uint4 *>(out + y[k] * out_pitch)[x0[k] / kGroup] = r;
       } else if (item < end) {
         visit_group<kWrittenThisGrid>(p, item, out, out_pitch, f);

@@ -186,9 +186,7 @@ HistEqGpu::Impl::Impl(HistEqLaunch launch) : state_(1), lut_(kHistBins) {
 }
 
 History HistEqGpu::Impl::next_history(ConstPlane src) {
-  HistoryShape shape;
-  shape.width = src.width;
-  shape.height = src.height;
+  const HistoryShape shape = HistoryShape::frame(src.width, src.height, kHistBins);
   History h{temporal_.next_frame(shape), temporal_.weight(), nullptr, nullptr};
   if (h.mode == HistoryMode::kOff) return h;
   // Device addresses, computed without dereferencing the device pointer.
@@ -286,20 +284,18 @@ void HistEqGpu::Impl::prepare_deep_launch(size_t shared, cudaStream_t stream) {
   if (!device_has_dependent_launch()) return;
   for (int i = 1; i < static_cast<int>(deep_cluster_resident_.size()); ++i) {
     const int blocks = 1 << i;
-    cudaLaunchAttribute attrs[2] = {cluster_attribute(blocks), {}};
-    attrs[1].id = cudaLaunchAttributeCooperative;
-    attrs[1].val.cooperative = 1;
-    cudaLaunchConfig_t config = launch_config(blocks, kDeepThreads, stream, attrs, shared, 1);
     int clusters = 0;
-    if (cudaOccupancyMaxActiveClusters(&clusters, kernel, &config) != cudaSuccess) {
+    if (resident_clusters(kernel, blocks, kDeepThreads, shared, stream, &clusters) != cudaSuccess)
       (void)cudaGetLastError();
-      clusters = 0;
-    }
     if (clusters < 1) continue;
     if (single_pass_ && !deep_refused_) {
       // A cooperative launch in clusters, of no steps: where the two do not
       // combine, counting keeps to single blocks.
-      config = launch_config(clusters * blocks, kDeepThreads, stream, attrs, shared, 2);
+      cudaLaunchAttribute attrs[2] = {cluster_attribute(blocks), {}};
+      attrs[1].id = cudaLaunchAttributeCooperative;
+      attrs[1].val.cooperative = 1;
+      const cudaLaunchConfig_t config =
+          launch_config(clusters * blocks, kDeepThreads, stream, attrs, shared, 2);
       if (launch_equalize_16bit(config, true, Frame16Bit{}, 0u) != cudaSuccess) {
         (void)cudaGetLastError();
         continue;
@@ -401,10 +397,7 @@ void HistEqGpu::Impl::enqueue_deep(ConstPlane src, const Plane *stash, Plane dst
     temporal_.restart();
     hist_12bit_cleared_ = false;
   }
-  HistoryShape shape;
-  shape.width = src.width;
-  shape.height = src.height;
-  shape.levels = l.levels;
+  const HistoryShape shape = HistoryShape::frame(src.width, src.height, l.levels);
   History history{temporal_.next_frame(shape), temporal_.weight(), nullptr, nullptr};
   if (history.mode != HistoryMode::kOff) {
     history.past = deep_history_.get() + deep_history_parity_ * static_cast<size_t>(l.levels);

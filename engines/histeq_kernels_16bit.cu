@@ -150,7 +150,7 @@ __device__ void count_step(const Frame16Bit &f, unsigned int *packed) {
     visit_groups<kBatch>(f.count_src, begin, end, static_cast<int>(blocks * blockDim.x), f.stash,
                          f.stash_pitch, [&](uint32_t word) {
                            const uint32_t level = sample_level(word, f.l.shift, max_level);
-                           atomicAdd(&mine[level >> 1], 1u << ((level & 1u) * 16));
+                           count_packed(mine, level);
                            return word;
                          });
     // Every block's counters are complete before any block reads them, and
@@ -334,15 +334,7 @@ __device__ void sum_step(const Frame16Bit &f, DeepShared &sh, unsigned int *scra
       const uint4 *at = reinterpret_cast<const uint4 *>(f.partials + first_bin / 2);
       const size_t stride = words / 4;
 #pragma unroll 4
-      for (int p = slice; p < f.partial_count; p += kSumSlices) {
-        const uint4 q = at[p * stride];
-        const uint32_t w[4] = {q.x, q.y, q.z, q.w};
-#pragma unroll
-        for (int k = 0; k < 4; ++k) {
-          n[2 * k] += w[k] & 0xFFFFu;
-          n[2 * k + 1] += w[k] >> 16;
-        }
-      }
+      for (int p = slice; p < f.partial_count; p += kSumSlices) add_halves(at[p * stride], n);
     } else if (slice == 0) {
       // Fewer than 8 levels in all (a plane of 1 or 2 significant bits).
       // Unrolled, so that n stays in registers.

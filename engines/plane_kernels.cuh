@@ -301,6 +301,19 @@ inline cudaLaunchAttribute cluster_attribute(int blocks) {
   return a;
 }
 
+// How many thread-block clusters of `blocks` blocks of `threads` threads,
+// each with `shared` bytes of dynamic shared memory, the device holds at
+// once running `kernel` (9.0+), in `clusters` (0 where the query fails).
+// Returns the query's error, which the caller reports or consumes.
+inline cudaError_t resident_clusters(const void *kernel, int blocks, int threads, size_t shared,
+                                     cudaStream_t stream, int *clusters) {
+  cudaLaunchAttribute dims = cluster_attribute(blocks);
+  const cudaLaunchConfig_t config = launch_config(blocks, threads, stream, &dims, shared);
+  const cudaError_t e = cudaOccupancyMaxActiveClusters(clusters, kernel, &config);
+  if (e != cudaSuccess) *clusters = 0;
+  return e;
+}
+
 // Raises the dynamic shared memory a launch of `kernel` may ask for to
 // `bytes`, never lowering it. The limit is the kernel's, for every engine
 // instance in the process: one that set it to what its own frames need
