@@ -1,6 +1,6 @@
 // The engines of gst-cuda-filters, usable without GStreamer: histogram
-// equalization, CLAHE, non-local means and sharpening of 8-bit image planes,
-// each on the CPU and on an NVIDIA GPU with the same arithmetic.
+// equalization, CLAHE, non-local means and sharpening of 8- to 16-bit image
+// planes, each on the CPU and on an NVIDIA GPU with the same arithmetic.
 // docs/engine-api.md describes the API; link with `pkg-config cudafilters`.
 #pragma once
 
