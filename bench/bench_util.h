@@ -7,7 +7,7 @@
 #include <cudafilters/gpu_window_filter.h>
 #include <cudafilters/gpu_plane_filter.h>
 
-#include "../tests/thermal_scene.h"
+#include "../tests/check/common/thermal_scene.h"
 
 #include <algorithm>
 #include <chrono>
