@@ -19,7 +19,7 @@ nproc
 step "gpu suite"
 # robustness-gpu alone: its growth checks read the device's free memory,
 # which the other suites would move.
-meson test -C build --no-rebuild --print-errorlogs engine-gpu cudahisteq-gpu cudaclahe-gpu \
+meson test -C build --no-rebuild --print-errorlogs engines-gpu cudahisteq-gpu cudaclahe-gpu \
   equalize-stream-gpu cudanlm-gpu cuda-memory-gpu cudasharpen-gpu concurrent-gpu host-transfer-gpu \
   2>&1 | tee "$OUT/gpu-suite.log" || status=1
 meson test -C build --no-rebuild --print-errorlogs --logbase robustness robustness-gpu 2>&1 \
@@ -73,7 +73,7 @@ if [ "${SANITIZE:-1}" = 1 ]; then
   (
     export CUDAFILTERS_TEST_SKIP_LARGE=1 CUDAFILTERS_TEST_QUICK=1
     faults=test_device_fault_mid_stream_is_an_error,test_out_of_device_memory_then_restart
-    all="engine-gpu cudahisteq-gpu cudaclahe-gpu equalize-stream-gpu cudanlm-gpu cuda-memory-gpu robustness-gpu"
+    all="engines-gpu cudahisteq-gpu cudaclahe-gpu equalize-stream-gpu cudanlm-gpu cuda-memory-gpu robustness-gpu"
     run_tool() {
       local tool=$1 ignore=$2; shift 2
       local extra=""; [ $tool = memcheck ] && extra="--report-api-errors no"
@@ -88,7 +88,7 @@ if [ "${SANITIZE:-1}" = 1 ]; then
     run_tool memcheck $faults $all &
     run_tool initcheck $faults,test_decode_through_nvh264dec $all &
     run_tool synccheck $faults $all &
-    run_tool racecheck $faults engine-gpu cudahisteq-gpu cudaclahe-gpu &
+    run_tool racecheck $faults engines-gpu cudahisteq-gpu cudaclahe-gpu &
     wait
     CK_FORK=no CUDAFILTERS_POISON_OUTPUT=1 GST_PLUGIN_PATH_1_0="$PWD/build/plugin" \
       GST_CHECKS=test_gpu_matches_brute_force_reference,test_gpu_live_changes,test_gpu_flat_frames_identical,test_gpu_deep_strength_in_8bit_units,test_gpu_temporal_matches_cpu \

@@ -1026,9 +1026,9 @@ GST_START_TEST (test_nlm_window_refuses_bad_frames)
 GST_END_TEST;
 
 static Suite *
-engine_gpu_suite (void)
+engines_gpu_suite (void)
 {
-  Suite *s = suite_create ("engine-gpu");
+  Suite *s = suite_create ("engines-gpu");
   TCase *tc = tcase_create ("gpu");
   tcase_set_timeout (tc, 300);
   suite_add_tcase (s, tc);
@@ -1058,5 +1058,5 @@ main (int argc, char **argv)
     g_print ("no usable CUDA device: skipping the engine GPU suite\n");
     return 77;
   }
-  return gst_check_run_suite (engine_gpu_suite (), "engine-gpu", __FILE__);
+  return gst_check_run_suite (engines_gpu_suite (), "engines-gpu", __FILE__);
 }

@@ -462,9 +462,9 @@ GST_START_TEST (test_clahe_clip_beyond_int)
 GST_END_TEST;
 
 static Suite *
-cpu_paths_suite (void)
+engines_suite (void)
 {
-  Suite *s = suite_create ("cpu-paths");
+  Suite *s = suite_create ("engines");
   TCase *tc = tcase_create ("general");
   tcase_set_timeout (tc, 600);
   suite_add_tcase (s, tc);
@@ -479,4 +479,4 @@ cpu_paths_suite (void)
   return s;
 }
 
-GST_CHECK_MAIN (cpu_paths);
+GST_CHECK_MAIN (engines);
