@@ -17,12 +17,16 @@ nvidia-smi --query-gpu=name,driver_version,memory.total,pcie.link.gen.current,pc
 nproc
 
 step "gpu suite"
-# robustness-gpu alone: its growth checks read the device's free memory,
-# which the other suites would move.
 meson test -C build --no-rebuild --print-errorlogs engines-gpu cudahisteq-gpu cudaclahe-gpu \
   equalize-stream-gpu cudanlm-gpu cuda-memory-gpu cudasharpen-gpu concurrent-gpu host-transfer-gpu \
   2>&1 | tee "$OUT/gpu-suite.log" || status=1
+# robustness-gpu alone: it fills the device's memory, which would fail the
+# suites beside it.
 meson test -C build --no-rebuild --print-errorlogs --logbase robustness robustness-gpu 2>&1 \
+  | tee -a "$OUT/gpu-suite.log" || status=1
+# soak-gpu alone: its growth checks read the device's free memory, which
+# the other suites would move.
+meson test -C build --no-rebuild --print-errorlogs --logbase soak soak-gpu 2>&1 \
   | tee -a "$OUT/gpu-suite.log" || status=1
 # 32768 x 32768 frames through every engine: about 15 GiB of device memory,
 # 10 GiB of host memory and every core, so alone too.
@@ -59,7 +63,8 @@ if [ "${SANITIZE:-1}" = 1 ]; then
   # two tests at a time). Frames above 20000 pixels are skipped in the NLM
   # tests under the sanitizers (minutes each); the load tests run short and
   # skip their memory-growth checks (CUDAFILTERS_TEST_QUICK); the fault tests
-  # provoke CUDA errors on purpose. racecheck tracks every shared-memory
+  # provoke CUDA errors on purpose, and the sixteen pipelines beside gpu-load
+  # would load the GPU for minutes: all three are left out. racecheck tracks every shared-memory
   # access: it takes the engine and cudahisteq suites, and cudanlm's tests on
   # small frames.
   #
@@ -73,7 +78,8 @@ if [ "${SANITIZE:-1}" = 1 ]; then
   (
     export CUDAFILTERS_TEST_SKIP_LARGE=1 CUDAFILTERS_TEST_QUICK=1
     faults=test_device_fault_mid_stream_is_an_error,test_out_of_device_memory_then_restart
-    all="engines-gpu cudahisteq-gpu cudaclahe-gpu equalize-stream-gpu cudanlm-gpu cuda-memory-gpu robustness-gpu"
+    faults=$faults,test_pipelines_share_the_gpu_under_load
+    all="engines-gpu cudahisteq-gpu cudaclahe-gpu equalize-stream-gpu cudanlm-gpu cuda-memory-gpu robustness-gpu soak-gpu concurrent-gpu"
     run_tool() {
       local tool=$1 ignore=$2; shift 2
       local extra=""; [ $tool = memcheck ] && extra="--report-api-errors no"

@@ -9,12 +9,6 @@
 
 using namespace test;
 
-#ifndef TEST_GPU
-#define TEST_GPU 0
-#endif
-
-static const char *const kBackend = TEST_GPU ? "cuda" : "cpu";
-
 /* An element and its independent model: the single-frame reference when
  * smoothing is 0, the smoothed one otherwise. */
 struct Equalizer {

@@ -1,16 +1,10 @@
-/* Every element under bad input, faults and load. Built twice from this file:
+/* Every element under bad input and faults. Built twice from this file:
  * `robustness` runs every case on the CPU backend (everywhere, CI included);
  * `robustness-gpu` runs them on the CUDA backend, adds the GPU faults (out of
  * memory, a device fault mid-stream) and exits 77 (skipped) without a GPU.
- *
- * CUDAFILTERS_TEST_QUICK=1 is for runs under valgrind, AddressSanitizer or
- * compute-sanitizer: it shortens the load cases (1000 state cycles, 100k
- * frames) and skips their memory-growth checks, since those tools keep freed
- * memory (quarantine), may run beside other test processes on the same GPU,
- * and find leaks directly instead. */
-#include "equalize_reference.h"
-#include "nlm_reference.h"
-#include "sharpen_reference.h"
+ * Load (parallel instances, state cycles, soak): pipelines/concurrent.cpp
+ * and pipelines/soak.cpp. */
+#include "elements.h"
 
 #include <gst/app/gstappsink.h>
 #ifdef HAVE_GST_CUDA
@@ -20,75 +14,10 @@
 
 #include <cuda_runtime.h>
 #include <cudafilters/cuda_memory.h>
-#include <unistd.h>
 
-#include <cstdio>
-#include <cstdlib>
 #include <memory>
-#include <thread>
 
 using namespace test;
-
-#ifndef TEST_GPU
-#define TEST_GPU 0
-#endif
-
-static const char *const kBackend = TEST_GPU ? "cuda" : "cpu";
-
-/* Each element with settings quick enough for thousands of frames. All
- * take 8- to 16-bit formats. */
-struct ElementCase {
-  const char *factory;
-  const char *props;
-};
-
-static const ElementCase kElements[] = {
-  {"cudahisteq", ""},
-  {"cudanlm", " strength=15 patch-size=3 search-size=7 chroma-strength=0"},
-  {"cudaclahe", " clip-limit=3 tiles-x=5 tiles-y=3"},
-  {"cudasharpen", " amount=1.5 radius=1.2 threshold=2"},
-};
-
-static const NlmSettings kNlmCase = { 15, 3, 7, 0, false };
-static const SharpenSettings kSharpenCase = { "unsharp", 1.5, 1.2, 2 };
-
-static std::string
-launch_of (const ElementCase & e)
-{
-  return std::string (e.factory) + " backend=" + kBackend + e.props;
-}
-
-/* What the element must output as luma: the independent references. */
-static void
-assert_luma_filtered (const ElementCase & e, const Image & got,
-    const Image & in, const char *what)
-{
-  if (g_str_equal (e.factory, "cudahisteq"))
-    assert_images_equal (got, reference_equalize (in), what);
-  else if (g_str_equal (e.factory, "cudaclahe"))
-    assert_images_equal (got, reference_clahe (in, 3.0, 5, 3), what);
-  else if (g_str_equal (e.factory, "cudasharpen"))
-    assert_images_equal (got, reference_sharpen (in, kSharpenCase), what);
-  else
-    assert_images_close (got, reference_nlm (in, kNlmCase), 1, what);
-}
-
-
-/* Resident set size of this process, in bytes. */
-static size_t
-resident_bytes ()
-{
-  long pages = 0, resident = 0;
-  FILE *f = fopen ("/proc/self/statm", "r");
-  fail_unless (f != nullptr);
-  fail_unless_equals_int (fscanf (f, "%ld %ld", &pages, &resident), 2);
-  fclose (f);
-  return size_t (resident) * size_t (sysconf (_SC_PAGESIZE));
-}
-
-/* Growth allowed between an early and a late sample of a long run. A leak of
- * one buffer or one pool per frame or cycle exceeds it several times. */
-static const size_t kAllowedGrowth = 8u << 20;
 
 /* ---------------------------------------------------------------- input */
 
@@ -722,163 +651,6 @@ GST_END_TEST;
 #endif
 #endif
 
-/* ----------------------------------------------------------------- load */
-
-/* Instances in parallel threads, each with its own harness, give exactly
- * what one instance gives for the same frames. */
-GST_START_TEST (test_parallel_instances_match_one)
-{
-  const int kThreads = 8, kFrames = 6, w = 160, h = 120;
-  std::mt19937 rng (27);
-  for (const ElementCase & e : kElements) {
-    std::vector < PlanarFrame > inputs;
-    for (int i = 0; i < kFrames; ++i)
-      inputs.push_back (frame_with_luma (rng, GST_VIDEO_FORMAT_NV12,
-              noisy_step_image (rng, w, h, 8.0 + i)));
-    const std::string launch = launch_of (e);
-
-    auto run_all = [&](std::vector < Image > &lumas, bool & ok) {
-      ok = true;
-      GstHarness *hh = gst_harness_new_parse (launch.c_str ());
-      gst_harness_set_src_caps_str (hh, video_caps (GST_VIDEO_FORMAT_NV12, w,
-              h).c_str ());
-      for (const PlanarFrame & in : inputs) {
-        GstBuffer *out = gst_harness_push_and_pull (hh, buffer_from_frame (in));
-        if (!out) {
-          ok = false;
-          break;
-        }
-        lumas.push_back (frame_from_buffer (out, in.info).planes[0]);
-        gst_buffer_unref (out);
-      }
-      gst_harness_teardown (hh);
-    };
-
-    std::vector < Image > alone;
-    bool alone_ok = false;
-    run_all (alone, alone_ok);
-    fail_unless (alone_ok);
-
-    std::vector < std::vector < Image >> results (kThreads);
-    std::vector < char >oks (kThreads, 0);
-    std::vector < std::thread > threads;
-    for (int t = 0; t < kThreads; ++t)
-      threads.emplace_back ([&, t] {
-            bool ok = false;
-            run_all (results[t], ok);
-            oks[t] = ok;
-          });
-    for (auto & th : threads)
-      th.join ();
-    for (int t = 0; t < kThreads; ++t) {
-      fail_unless (oks[t], "%s: thread %d got no output", e.factory, t);
-      fail_unless_equals_int (results[t].size (), alone.size ());
-      for (size_t i = 0; i < alone.size (); ++i)
-        assert_images_equal (results[t][i], alone[i], e.factory);
-    }
-  }
-}
-GST_END_TEST;
-
-/* NULL -> PLAYING -> NULL with a frame each time, 1000 times: every run ends
- * in EOS and memory does not grow. On the GPU the pipeline shares one CUDA
- * context, as applications do. */
-GST_START_TEST (test_state_cycles_do_not_grow)
-{
-  const int cycles = quick ()? 60 : 1000;
-  for (const ElementCase & e : kElements) {
-    const std::string launch = "videotestsrc num-buffers=2 pattern=ball ! "
-        "video/x-raw,format=NV12,width=96,height=64 ! " + launch_of (e) +
-        " ! fakesink";
-    GstElement *pipeline = gst_parse_launch (launch.c_str (), NULL);
-    fail_unless (pipeline != NULL);
-#ifdef HAVE_GST_CUDA
-    GstCudaContext *ctx = TEST_GPU ? gst_cuda_context_new (0) : nullptr;
-    if (ctx) {
-      GstContext *shared = gst_context_new_cuda_context (ctx);
-      gst_element_set_context (pipeline, shared);
-      gst_context_unref (shared);
-    }
-#endif
-    GstBus *bus = gst_element_get_bus (pipeline);
-    size_t early = 0;
-    size_t early_free = 0, late_free = 0, total = 0;
-    /* The test's own CUDA runtime (cudaMemGetInfo below) creates a primary
-     * context on first use, tens of MB of host memory: start it before the
-     * first measurement so that it is not counted as growth. */
-    if (TEST_GPU)
-      fail_unless_equals_int (cudaFree (nullptr), 0);
-    for (int i = 0; i < cycles; ++i) {
-      fail_unless (gst_element_set_state (pipeline, GST_STATE_PLAYING) !=
-          GST_STATE_CHANGE_FAILURE);
-      GstMessage *m = gst_bus_timed_pop_filtered (bus, 20 * GST_SECOND,
-          (GstMessageType) (GST_MESSAGE_EOS | GST_MESSAGE_ERROR));
-      fail_unless (m != NULL, "%s: cycle %d did not end", e.factory, i);
-      fail_unless (GST_MESSAGE_TYPE (m) == GST_MESSAGE_EOS,
-          "%s: cycle %d ended in an error", e.factory, i);
-      gst_message_unref (m);
-      fail_unless (gst_element_set_state (pipeline, GST_STATE_NULL) ==
-          GST_STATE_CHANGE_SUCCESS);
-      if (i == cycles / 10) {
-        early = resident_bytes ();
-        if (TEST_GPU)
-          fail_unless_equals_int (cudaMemGetInfo (&early_free, &total), 0);
-      }
-    }
-    const size_t late = resident_bytes ();
-    fail_unless (quick () || late < early + kAllowedGrowth, "%s: resident memory grew "
-        "from %zu to %zu bytes over %d state cycles", e.factory, early, late,
-        cycles);
-    if (TEST_GPU) {
-      fail_unless_equals_int (cudaMemGetInfo (&late_free, &total), 0);
-      fail_unless (quick () || late_free + kAllowedGrowth > early_free, "%s: free device "
-          "memory fell from %zu to %zu", e.factory, early_free, late_free);
-    }
-    gst_element_set_state (pipeline, GST_STATE_NULL);
-    gst_object_unref (pipeline);
-    release_bus (bus);
-#ifdef HAVE_GST_CUDA
-    if (ctx)
-      gst_object_unref (ctx);
-#endif
-  }
-}
-GST_END_TEST;
-
-/* 100k frames through one instance: outputs stay right (checked every
- * 1000th frame) and memory stays flat. */
-GST_START_TEST (test_soak_keeps_memory_flat)
-{
-  const int frames = quick ()? 3000 : 100000;
-  const int w = 48, h = 32;
-  std::mt19937 rng (28);
-  for (const ElementCase & e : kElements) {
-    std::vector < Image > inputs;
-    for (int i = 0; i < 4; ++i)
-      inputs.push_back (random_image (rng, w, h, 10 * i, 100 + 40 * i));
-    BusHarness c (launch_of (e));
-    gst_harness_set_src_caps_str (c.h, gray_caps (w, h).c_str ());
-    size_t early = 0;
-    for (int i = 0; i < frames; ++i) {
-      const Image & in = inputs[i % inputs.size ()];
-      if (i % 1000 == 0) {
-        assert_luma_filtered (e, push_pull (c.h, in), in, "during the soak");
-      } else {
-        GstBuffer *out = gst_harness_push_and_pull (c.h, buffer_from_image (in));
-        fail_unless (out != NULL, "%s: no output for frame %d", e.factory, i);
-        gst_buffer_unref (out);
-      }
-      if (i == frames / 10)
-        early = resident_bytes ();
-    }
-    const size_t late = resident_bytes ();
-    fail_unless (quick () || late < early + kAllowedGrowth, "%s: resident "
-        "memory grew from %zu to %zu bytes over %d frames", e.factory, early, late, frames);
-    fail_unless_equals_int (c.count (GST_MESSAGE_ERROR), 0);
-  }
-}
-GST_END_TEST;
-
 static Suite *
 robustness_suite (void)
 {
@@ -897,13 +669,6 @@ robustness_suite (void)
 #endif
   tcase_add_test (input, test_format_and_size_changes_mid_stream);
   tcase_add_test (input, test_out_of_range_properties_are_refused);
-
-  TCase *load = tcase_create ("load");
-  tcase_set_timeout (load, 1200);
-  suite_add_tcase (s, load);
-  tcase_add_test (load, test_parallel_instances_match_one);
-  tcase_add_test (load, test_state_cycles_do_not_grow);
-  tcase_add_test (load, test_soak_keeps_memory_flat);
 
   /* Faults last: the mid-stream fault leaves one CUDA context lost. */
   TCase *faults = tcase_create ("faults");

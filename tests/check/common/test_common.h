@@ -374,6 +374,40 @@ run_gpu_suite (int argc, char **argv, Suite * (*make_suite) (void),
   return gst_check_run_suite (make_suite (), name, __FILE__);
 }
 
+/* Tests built twice from one source: without TEST_GPU (the cpu suite) the
+ * elements run with backend=cpu; with TEST_GPU=1 (the gpu suite, the test's
+ * name ending in -gpu) with backend=cuda, and the test exits 77 (skipped)
+ * without a usable GPU. */
+#ifndef TEST_GPU
+#define TEST_GPU 0
+#endif
+
+static const char *const kBackend = TEST_GPU ? "cuda" : "cpu";
+
+/* The name of such a test's suite: "name" or "name-gpu". */
+#define TEST_SUITE_NAME(name) (TEST_GPU ? name "-gpu" : name)
+
+/* A launch line of `factory` on this build's backend, then `props`
+ * (" name=value ..."). */
+inline std::string
+on_backend (const std::string & factory, const std::string & props = "")
+{
+  return factory + " backend=" + kBackend + props;
+}
+
+/* main() of a test built twice: its suite (named with TEST_SUITE_NAME) on
+ * the CPU backend, or on the CUDA backend where a GPU is usable (77
+ * otherwise). */
+inline int
+run_suite (int argc, char **argv, Suite * (*make_suite) (void),
+    const char *name)
+{
+  if (TEST_GPU)
+    return run_gpu_suite (argc, argv, make_suite, name);
+  gst_check_init (&argc, &argv);
+  return gst_check_run_suite (make_suite (), name, __FILE__);
+}
+
 /* Chroma planes must come out byte-identical. */
 inline void
 assert_chroma_carried (const PlanarFrame & got, const PlanarFrame & in)

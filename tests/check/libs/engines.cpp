@@ -1,7 +1,7 @@
 /* The CPU paths below the elements: every instruction-set variant of the
  * NLM filter against the others and the brute-force reference, the shared
- * histogram and table look-up against plain loops, the CPU runners, and
- * eight pipelines filtering at once on the shared thread pool. */
+ * histogram and table look-up against plain loops, and the CPU runners.
+ * (Eight pipelines at once on the shared thread pool: pipelines/concurrent.cpp.) */
 #include <cudafilters/cpu_frame_runner.h>
 #include <cudafilters/cpu_window_runner.h>
 #include <cudafilters/frame_window.h>
@@ -12,12 +12,8 @@
 #include "cpu_isa.h"
 #include "nlm_reference.h"
 #include "poison.h"
-#include "thread_pool.h"
-
-#include <dirent.h>
 
 #include <stdexcept>
-#include <thread>
 
 using namespace test;
 
@@ -334,101 +330,6 @@ GST_START_TEST (test_histogram_and_mapping)
 }
 GST_END_TEST;
 
-namespace {
-
-int
-thread_count ()
-{
-  int n = 0;
-  if (DIR * d = opendir ("/proc/self/task")) {
-    while (struct dirent * e = readdir (d))
-      n += e->d_name[0] != '.';
-    closedir (d);
-  }
-  return n;
-}
-
-struct Stream {
-  std::string launch;
-  int width, height, frames;
-};
-
-/* One harness through all of a stream's frames. */
-std::vector<Image>
-run_stream (const Stream & s, const std::vector<Image> & input)
-{
-  GstHarness *h = harness_for (s.launch.c_str (), s.width, s.height);
-  std::vector<Image> out;
-  for (const Image & img : input) {
-    GstBuffer *buf = gst_harness_push_and_pull (h, buffer_from_image (img));
-    if (!buf)
-      break;
-    out.push_back (image_from_buffer (buf, s.width, s.height));
-    gst_buffer_unref (buf);
-  }
-  gst_harness_teardown (h);
-  return out;
-}
-
-}  // namespace
-
-/* Eight pipelines at once on the CPU path, as eight streams in one process
- * run them: the outputs equal those of each pipeline run alone, and the
- * process gains no more threads than one shared pool. */
-GST_START_TEST (test_eight_pipelines_at_once)
-{
-  Stream streams[8] = {
-    {"cudahisteq backend=cpu", 1280, 720, 12},
-    {"cudahisteq backend=cpu temporal-smoothing=0.8", 1920, 1080, 12},
-    {"cudaclahe backend=cpu", 1280, 720, 12},
-    {"cudaclahe backend=cpu tiles-x=4 tiles-y=3 clip-limit=3", 1920, 1080, 8},
-    {"cudanlm backend=cpu patch-size=5 search-size=11", 320, 240, 4},
-    {"cudanlm backend=cpu patch-weighting=gaussian search-size=9", 352, 288, 4},
-    {"cudahisteq backend=cpu ! cudaclahe backend=cpu", 640, 480, 12},
-    {"cudanlm backend=cpu patch-size=3 search-size=7 ! cudahisteq backend=cpu",
-          640, 360, 4},
-  };
-  if (quick ())
-    for (Stream & s : streams) {
-      s.width /= 2;
-      s.height /= 2;
-      s.frames = 2;
-    }
-  std::vector<std::vector<Image>> inputs, alone;
-  std::mt19937 rng (8);
-  for (const Stream & s : streams) {
-    std::vector<Image> frames;
-    for (int i = 0; i < s.frames; ++i)
-      frames.push_back (i % 2 ? natural_image (s.width, s.height) :
-          noisy_step_image (rng, s.width, s.height, 10.0 + i));
-    inputs.push_back (frames);
-    alone.push_back (run_stream (s, frames));
-  }
-
-  const int threads_before = thread_count ();
-  std::vector<std::vector<Image>> together (8);
-  std::vector<std::thread> pipelines;
-  for (int i = 0; i < 8; ++i)
-    pipelines.emplace_back ([&, i] {
-          together[i] = run_stream (streams[i], inputs[i]);
-        });
-  for (auto & t : pipelines)
-    t.join ();
-  const int threads_after = thread_count ();
-
-  for (int i = 0; i < 8; ++i) {
-    fail_unless_equals_int (together[i].size (), alone[i].size ());
-    fail_unless_equals_int (together[i].size (), streams[i].frames);
-    for (size_t f = 0; f < alone[i].size (); ++f)
-      assert_images_equal (together[i][f], alone[i][f], streams[i].launch.c_str ());
-  }
-  /* The pool started with the single runs; eight more would be 8 x nproc. */
-  fail_unless (threads_after <= threads_before + 2,
-      "%d threads after eight pipelines, %d before (pool of %d)",
-      threads_after, threads_before, cudafilters::parallel_threads ());
-}
-GST_END_TEST;
-
 /* OpenCV's clip value, int (clip-limit x tile area / levels), passes INT_MAX
  * on a large tile of a deep layout of few bits: one 4096 x 4096 tile of
  * 1-bit levels at clip-limit 256 makes 2^31. No bin can hold more than the
@@ -474,7 +375,6 @@ engines_suite (void)
   tcase_add_test (tc, test_cpu_frame_runner);
   tcase_add_test (tc, test_cpu_window_runner);
   tcase_add_test (tc, test_histogram_and_mapping);
-  tcase_add_test (tc, test_eight_pipelines_at_once);
   tcase_add_test (tc, test_clahe_clip_beyond_int);
   return s;
 }

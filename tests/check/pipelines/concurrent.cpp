@@ -1,10 +1,23 @@
-/* Many pipelines on one GPU at once, with another process loading it: the
- * cooperative single-pass kernel of cudahisteq (all its blocks resident at
- * once, one grid barrier) must neither stall nor deadlock when other
- * kernels hold the SMs, and every frame must come out as it does when the
- * pipeline runs alone. Exits 77 (skipped) where no GPU is usable. */
-#include "nlm_reference.h"
+/* Many instances and pipelines at once. Built twice from this file:
+ *   concurrent      (cpu suite) every element in eight threads at once,
+ *                   each its own instance, and eight pipelines filtering
+ *                   at once on the CPU path's shared thread pool;
+ *   concurrent-gpu  (gpu suite) the same instances on the CUDA backend, and
+ *                   sixteen pipelines on one GPU at once with another
+ *                   process loading it: the cooperative single-pass kernel
+ *                   of cudahisteq (all its blocks resident at once, one
+ *                   grid barrier) must neither stall nor deadlock when
+ *                   other kernels hold the SMs, and every frame must come
+ *                   out as it does when the pipeline runs alone. Exits 77
+ *                   (skipped) where no GPU is usable. */
+#include "elements.h"
+#include "thread_pool.h"
 
+#include <dirent.h>
+
+#include <thread>
+
+#if TEST_GPU && defined (HAVE_GST_CUDA)
 #include <gio/gio.h>
 #include <gst/app/gstappsink.h>
 #include <gst/app/gstappsrc.h>
@@ -13,9 +26,164 @@
 #include <gst/cuda/gstcudautils.h>
 
 #include <memory>
+#endif
 
 using namespace test;
 
+/* Instances in parallel threads, each with its own harness, give exactly
+ * what one instance gives for the same frames. */
+GST_START_TEST (test_parallel_instances_match_one)
+{
+  const int kThreads = 8, kFrames = 6, w = 160, h = 120;
+  std::mt19937 rng (27);
+  for (const ElementCase & e : kElements) {
+    std::vector < PlanarFrame > inputs;
+    for (int i = 0; i < kFrames; ++i)
+      inputs.push_back (frame_with_luma (rng, GST_VIDEO_FORMAT_NV12,
+              noisy_step_image (rng, w, h, 8.0 + i)));
+    const std::string launch = launch_of (e);
+
+    auto run_all = [&](std::vector < Image > &lumas, bool & ok) {
+      ok = true;
+      GstHarness *hh = gst_harness_new_parse (launch.c_str ());
+      gst_harness_set_src_caps_str (hh, video_caps (GST_VIDEO_FORMAT_NV12, w,
+              h).c_str ());
+      for (const PlanarFrame & in : inputs) {
+        GstBuffer *out = gst_harness_push_and_pull (hh, buffer_from_frame (in));
+        if (!out) {
+          ok = false;
+          break;
+        }
+        lumas.push_back (frame_from_buffer (out, in.info).planes[0]);
+        gst_buffer_unref (out);
+      }
+      gst_harness_teardown (hh);
+    };
+
+    std::vector < Image > alone;
+    bool alone_ok = false;
+    run_all (alone, alone_ok);
+    fail_unless (alone_ok);
+
+    std::vector < std::vector < Image >> results (kThreads);
+    std::vector < char >oks (kThreads, 0);
+    std::vector < std::thread > threads;
+    for (int t = 0; t < kThreads; ++t)
+      threads.emplace_back ([&, t] {
+            bool ok = false;
+            run_all (results[t], ok);
+            oks[t] = ok;
+          });
+    for (auto & th : threads)
+      th.join ();
+    for (int t = 0; t < kThreads; ++t) {
+      fail_unless (oks[t], "%s: thread %d got no output", e.factory, t);
+      fail_unless_equals_int (results[t].size (), alone.size ());
+      for (size_t i = 0; i < alone.size (); ++i)
+        assert_images_equal (results[t][i], alone[i], e.factory);
+    }
+  }
+}
+GST_END_TEST;
+
+#if !TEST_GPU
+namespace {
+
+int
+thread_count ()
+{
+  int n = 0;
+  if (DIR * d = opendir ("/proc/self/task")) {
+    while (struct dirent * e = readdir (d))
+      n += e->d_name[0] != '.';
+    closedir (d);
+  }
+  return n;
+}
+
+struct Stream {
+  std::string launch;
+  int width, height, frames;
+};
+
+/* One harness through all of a stream's frames. */
+std::vector<Image>
+run_stream (const Stream & s, const std::vector<Image> & input)
+{
+  GstHarness *h = harness_for (s.launch.c_str (), s.width, s.height);
+  std::vector<Image> out;
+  for (const Image & img : input) {
+    GstBuffer *buf = gst_harness_push_and_pull (h, buffer_from_image (img));
+    if (!buf)
+      break;
+    out.push_back (image_from_buffer (buf, s.width, s.height));
+    gst_buffer_unref (buf);
+  }
+  gst_harness_teardown (h);
+  return out;
+}
+
+}  // namespace
+
+/* Eight pipelines at once on the CPU path, as eight streams in one process
+ * run them: the outputs equal those of each pipeline run alone, and the
+ * process gains no more threads than one shared pool. */
+GST_START_TEST (test_eight_pipelines_at_once)
+{
+  Stream streams[8] = {
+    {"cudahisteq backend=cpu", 1280, 720, 12},
+    {"cudahisteq backend=cpu temporal-smoothing=0.8", 1920, 1080, 12},
+    {"cudaclahe backend=cpu", 1280, 720, 12},
+    {"cudaclahe backend=cpu tiles-x=4 tiles-y=3 clip-limit=3", 1920, 1080, 8},
+    {"cudanlm backend=cpu patch-size=5 search-size=11", 320, 240, 4},
+    {"cudanlm backend=cpu patch-weighting=gaussian search-size=9", 352, 288, 4},
+    {"cudahisteq backend=cpu ! cudaclahe backend=cpu", 640, 480, 12},
+    {"cudanlm backend=cpu patch-size=3 search-size=7 ! cudahisteq backend=cpu",
+          640, 360, 4},
+  };
+  if (quick ())
+    for (Stream & s : streams) {
+      s.width /= 2;
+      s.height /= 2;
+      s.frames = 2;
+    }
+  std::vector<std::vector<Image>> inputs, alone;
+  std::mt19937 rng (8);
+  for (const Stream & s : streams) {
+    std::vector<Image> frames;
+    for (int i = 0; i < s.frames; ++i)
+      frames.push_back (i % 2 ? natural_image (s.width, s.height) :
+          noisy_step_image (rng, s.width, s.height, 10.0 + i));
+    inputs.push_back (frames);
+    alone.push_back (run_stream (s, frames));
+  }
+
+  const int threads_before = thread_count ();
+  std::vector<std::vector<Image>> together (8);
+  std::vector<std::thread> pipelines;
+  for (int i = 0; i < 8; ++i)
+    pipelines.emplace_back ([&, i] {
+          together[i] = run_stream (streams[i], inputs[i]);
+        });
+  for (auto & t : pipelines)
+    t.join ();
+  const int threads_after = thread_count ();
+
+  for (int i = 0; i < 8; ++i) {
+    fail_unless_equals_int (together[i].size (), alone[i].size ());
+    fail_unless_equals_int (together[i].size (), streams[i].frames);
+    for (size_t f = 0; f < alone[i].size (); ++f)
+      assert_images_equal (together[i][f], alone[i][f], streams[i].launch.c_str ());
+  }
+  /* The pool started with the single runs; eight more would be 8 x nproc. */
+  fail_unless (threads_after <= threads_before + 2,
+      "%d threads after eight pipelines, %d before (pool of %d)",
+      threads_after, threads_before, cudafilters::parallel_threads ());
+}
+GST_END_TEST;
+#endif
+
+#if TEST_GPU && defined (HAVE_GST_CUDA)
 /* Sixteen pipelines: cudahisteq alone in system memory, chained in CUDA
  * memory (no host waits from GStreamer 1.24 on), and beside the long
  * kernels of cudanlm and cudaclahe, which compete for the SMs in the same
@@ -117,7 +285,7 @@ private:
   GstElement *pipeline_;
 };
 
-/* gpu-load (tests/gpu_load.cu), built beside this test, in a process of
+/* gpu-load (gpu_load.cu), built beside this test, in a process of
  * its own; returns once it has filled the GPU. */
 static GSubprocess *
 start_gpu_load (int seconds)
@@ -193,20 +361,28 @@ GST_START_TEST (test_pipelines_share_the_gpu_under_load)
 }
 GST_END_TEST;
 
+#endif
+
 static Suite *
-concurrent_gpu_suite (void)
+concurrent_suite (void)
 {
-  Suite *s = suite_create ("concurrent-gpu");
-  TCase *tc = tcase_create ("gpu");
+  Suite *s = suite_create (TEST_SUITE_NAME ("concurrent"));
+  TCase *tc = tcase_create ("concurrent");
   tcase_set_timeout (tc, 600);
   suite_add_tcase (s, tc);
+  tcase_add_test (tc, test_parallel_instances_match_one);
+#if !TEST_GPU
+  tcase_add_test (tc, test_eight_pipelines_at_once);
+#endif
+#if TEST_GPU && defined (HAVE_GST_CUDA)
   tcase_add_test (tc, test_pipelines_share_the_gpu_under_load);
+#endif
   return s;
 }
 
 int
 main (int argc, char **argv)
 {
-  return test::run_gpu_suite (argc, argv, concurrent_gpu_suite,
-      "concurrent-gpu");
+  return run_suite (argc, argv, concurrent_suite,
+      TEST_SUITE_NAME ("concurrent"));
 }

@@ -1,0 +1,159 @@
+/* Long runs of every element: state cycles of a whole pipeline and a soak
+ * of one instance, outputs checked on the way, memory that must not grow.
+ * Built twice from this file: `soak` on the CPU backend (everywhere, CI
+ * included) and `soak-gpu` on the CUDA backend, which also watches the
+ * device's free memory; it runs alone, since another test allocating on the
+ * GPU meanwhile would look like a leak, and exits 77 (skipped) without a
+ * GPU.
+ *
+ * CUDAFILTERS_TEST_QUICK=1 is for runs under valgrind, AddressSanitizer or
+ * compute-sanitizer: it shortens the runs (1000 state cycles, 100k frames)
+ * and skips their memory-growth checks, since those tools keep freed
+ * memory (quarantine), may run beside other test processes on the same GPU,
+ * and find leaks directly instead. */
+#include "elements.h"
+
+#ifdef HAVE_GST_CUDA
+#include <gst/cuda/cuda-gst.h>
+#include <gst/cuda/gstcudautils.h>
+#endif
+
+#include <cuda_runtime.h>
+#include <unistd.h>
+
+#include <cstdio>
+
+using namespace test;
+
+/* Resident set size of this process, in bytes. */
+static size_t
+resident_bytes ()
+{
+  long pages = 0, resident = 0;
+  FILE *f = fopen ("/proc/self/statm", "r");
+  fail_unless (f != nullptr);
+  fail_unless_equals_int (fscanf (f, "%ld %ld", &pages, &resident), 2);
+  fclose (f);
+  return size_t (resident) * size_t (sysconf (_SC_PAGESIZE));
+}
+
+/* Growth allowed between an early and a late sample of a long run. A leak of
+ * one buffer or one pool per frame or cycle exceeds it several times. */
+static const size_t kAllowedGrowth = 8u << 20;
+
+/* NULL -> PLAYING -> NULL with a frame each time, 1000 times: every run ends
+ * in EOS and memory does not grow. On the GPU the pipeline shares one CUDA
+ * context, as applications do. */
+GST_START_TEST (test_state_cycles_do_not_grow)
+{
+  const int cycles = quick ()? 60 : 1000;
+  for (const ElementCase & e : kElements) {
+    const std::string launch = "videotestsrc num-buffers=2 pattern=ball ! "
+        "video/x-raw,format=NV12,width=96,height=64 ! " + launch_of (e) +
+        " ! fakesink";
+    GstElement *pipeline = gst_parse_launch (launch.c_str (), NULL);
+    fail_unless (pipeline != NULL);
+#ifdef HAVE_GST_CUDA
+    GstCudaContext *ctx = TEST_GPU ? gst_cuda_context_new (0) : nullptr;
+    if (ctx) {
+      GstContext *shared = gst_context_new_cuda_context (ctx);
+      gst_element_set_context (pipeline, shared);
+      gst_context_unref (shared);
+    }
+#endif
+    GstBus *bus = gst_element_get_bus (pipeline);
+    size_t early = 0;
+    size_t early_free = 0, late_free = 0, total = 0;
+    /* The test's own CUDA runtime (cudaMemGetInfo below) creates a primary
+     * context on first use, tens of MB of host memory: start it before the
+     * first measurement so that it is not counted as growth. */
+    if (TEST_GPU)
+      fail_unless_equals_int (cudaFree (nullptr), 0);
+    for (int i = 0; i < cycles; ++i) {
+      fail_unless (gst_element_set_state (pipeline, GST_STATE_PLAYING) !=
+          GST_STATE_CHANGE_FAILURE);
+      GstMessage *m = gst_bus_timed_pop_filtered (bus, 20 * GST_SECOND,
+          (GstMessageType) (GST_MESSAGE_EOS | GST_MESSAGE_ERROR));
+      fail_unless (m != NULL, "%s: cycle %d did not end", e.factory, i);
+      fail_unless (GST_MESSAGE_TYPE (m) == GST_MESSAGE_EOS,
+          "%s: cycle %d ended in an error", e.factory, i);
+      gst_message_unref (m);
+      fail_unless (gst_element_set_state (pipeline, GST_STATE_NULL) ==
+          GST_STATE_CHANGE_SUCCESS);
+      if (i == cycles / 10) {
+        early = resident_bytes ();
+        if (TEST_GPU)
+          fail_unless_equals_int (cudaMemGetInfo (&early_free, &total), 0);
+      }
+    }
+    const size_t late = resident_bytes ();
+    fail_unless (quick () || late < early + kAllowedGrowth, "%s: resident memory grew "
+        "from %zu to %zu bytes over %d state cycles", e.factory, early, late,
+        cycles);
+    if (TEST_GPU) {
+      fail_unless_equals_int (cudaMemGetInfo (&late_free, &total), 0);
+      fail_unless (quick () || late_free + kAllowedGrowth > early_free, "%s: free device "
+          "memory fell from %zu to %zu", e.factory, early_free, late_free);
+    }
+    gst_element_set_state (pipeline, GST_STATE_NULL);
+    gst_object_unref (pipeline);
+    release_bus (bus);
+#ifdef HAVE_GST_CUDA
+    if (ctx)
+      gst_object_unref (ctx);
+#endif
+  }
+}
+GST_END_TEST;
+
+/* 100k frames through one instance: outputs stay right (checked every
+ * 1000th frame) and memory stays flat. */
+GST_START_TEST (test_soak_keeps_memory_flat)
+{
+  const int frames = quick ()? 3000 : 100000;
+  const int w = 48, h = 32;
+  std::mt19937 rng (28);
+  for (const ElementCase & e : kElements) {
+    std::vector < Image > inputs;
+    for (int i = 0; i < 4; ++i)
+      inputs.push_back (random_image (rng, w, h, 10 * i, 100 + 40 * i));
+    BusHarness c (launch_of (e));
+    gst_harness_set_src_caps_str (c.h, gray_caps (w, h).c_str ());
+    size_t early = 0;
+    for (int i = 0; i < frames; ++i) {
+      const Image & in = inputs[i % inputs.size ()];
+      if (i % 1000 == 0) {
+        assert_luma_filtered (e, push_pull (c.h, in), in, "during the soak");
+      } else {
+        GstBuffer *out = gst_harness_push_and_pull (c.h, buffer_from_image (in));
+        fail_unless (out != NULL, "%s: no output for frame %d", e.factory, i);
+        gst_buffer_unref (out);
+      }
+      if (i == frames / 10)
+        early = resident_bytes ();
+    }
+    const size_t late = resident_bytes ();
+    fail_unless (quick () || late < early + kAllowedGrowth, "%s: resident "
+        "memory grew from %zu to %zu bytes over %d frames", e.factory, early, late, frames);
+    fail_unless_equals_int (c.count (GST_MESSAGE_ERROR), 0);
+  }
+}
+GST_END_TEST;
+
+static Suite *
+soak_suite (void)
+{
+  Suite *s = suite_create (TEST_SUITE_NAME ("soak"));
+  TCase *load = tcase_create ("load");
+  tcase_set_timeout (load, 1200);
+  suite_add_tcase (s, load);
+  tcase_add_test (load, test_state_cycles_do_not_grow);
+  tcase_add_test (load, test_soak_keeps_memory_flat);
+  return s;
+}
+
+int
+main (int argc, char **argv)
+{
+  return run_suite (argc, argv, soak_suite, TEST_SUITE_NAME ("soak"));
+}
