@@ -104,17 +104,6 @@ GST_START_TEST (test_gpu_state_cycling)
 }
 GST_END_TEST;
 
-GST_START_TEST (test_gpu_auto_uses_gpu_without_warning)
-{
-  BusHarness bh ("cudahisteq backend=auto");
-  gst_harness_set_src_caps_str (bh.h, gray_caps (99, 33).c_str ());
-  std::mt19937 rng (4);
-  Image img = random_image (rng, 99, 33);
-  assert_images_equal (push_pull (bh.h, img), reference_equalize (img), "auto");
-  fail_unless_equals_int (bh.count (GST_MESSAGE_WARNING), 0);
-}
-GST_END_TEST;
-
 GST_START_TEST (test_gpu_proposed_pinned_pool)
 {
   check_proposed_pinned_pool (kCuda, 1283, 721, reference_equalize);
@@ -232,7 +221,6 @@ cudahisteq_gpu_suite (void)
   tcase_add_test (tc, test_gpu_one_and_two_value_frames);
   tcase_add_test (tc, test_gpu_state_between_frames);
   tcase_add_test (tc, test_gpu_state_cycling);
-  tcase_add_test (tc, test_gpu_auto_uses_gpu_without_warning);
   tcase_add_test (tc, test_gpu_proposed_pinned_pool);
   tcase_add_test (tc, test_gpu_deep_formats);
   tcase_add_test (tc, test_gpu_deep_8k);

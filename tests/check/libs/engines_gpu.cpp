@@ -1,8 +1,9 @@
 /* The GPU engine without GStreamer: every combination of pageable and pinned
  * source and destination through GpuFrameRunner, padded strides, sizes that
  * span several staging chunks, pinned frames streamed by the kernels and the
- * same frames copied; compared with the CPU implementation. Exits 77
- * (skipped) where no GPU is usable. */
+ * same frames copied; compared with the CPU implementation; and owners of
+ * device and page-locked memory whose growth fails keep what they had.
+ * Exits 77 (skipped) where no GPU is usable. */
 #include <gst/check/gstcheck.h>
 
 #include <cuda_runtime.h>
@@ -1025,6 +1026,46 @@ GST_START_TEST (test_nlm_window_refuses_bad_frames)
 }
 GST_END_TEST;
 
+/* An owner of device or page-locked memory whose growth fails keeps what it
+ * had: the same memory, usable, and the same capacity. */
+GST_START_TEST (test_failed_reserve_keeps_memory)
+{
+  const int kHuge = 1 << 30;  /* rows of a GiB: 2^50 bytes in all */
+  cudafilters::DevicePlane plane;
+  plane.reserve (640, 480);
+  uint8_t *const data = plane.data ();
+  const size_t pitch = plane.pitch ();
+  fail_unless (data != nullptr);
+  bool threw = false;
+  try {
+    plane.reserve (kHuge, 1 << 20);
+  } catch (const cudafilters::CudaError &) {
+    threw = true;
+  }
+  fail_unless (threw, "a 2^50-byte device plane was allocated");
+  fail_unless (plane.data () == data && plane.pitch () == pitch);
+  plane.reserve (320, 240);
+  fail_unless (plane.data () == data);
+  fail_unless_equals_int (cudaMemset2D (plane.data (), plane.pitch (), 7, 640,
+          480), cudaSuccess);
+
+  cudafilters::PinnedBuffer pinned;
+  pinned.reserve (4096);
+  uint8_t *const host = pinned.data ();
+  threw = false;
+  try {
+    pinned.reserve (size_t (1) << 50);
+  } catch (const cudafilters::CudaError &) {
+    threw = true;
+  }
+  fail_unless (threw, "2^50 bytes of page-locked memory were allocated");
+  fail_unless (pinned.data () == host);
+  pinned.reserve (1024);
+  fail_unless (pinned.data () == host);
+  memset (pinned.data (), 7, 4096);
+}
+GST_END_TEST;
+
 static Suite *
 engines_gpu_suite (void)
 {
@@ -1046,6 +1087,7 @@ engines_gpu_suite (void)
   tcase_add_test (tc, test_nlm_frames_match_cpu);
   tcase_add_test (tc, test_nlm_window_refuses_bad_frames);
   tcase_add_test (tc, test_window_runner_device_in_host_out);
+  tcase_add_test (tc, test_failed_reserve_keeps_memory);
   return s;
 }
 

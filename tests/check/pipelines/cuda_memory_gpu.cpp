@@ -106,7 +106,7 @@ GST_START_TEST (test_cuda_memory_matches_system_memory)
         /* From 1.24 on GStreamer's CUDA allocator has no room for an
          * odd-height NV21 frame's last chroma row: cudaupload fails, and the
          * elements refuse such caps (test_odd_height_nv21_in_cuda_memory in
-         * test-robustness). */
+         * cudafiltersbase). */
         if (fmt == GST_VIDEO_FORMAT_NV21 && sz[1] % 2 == 1 &&
             (major > 1 || minor >= 24))
           continue;

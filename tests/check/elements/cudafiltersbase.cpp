@@ -1,19 +1,23 @@
-/* Every element under bad input and faults. Built twice from this file:
- * `robustness` runs every case on the CPU backend (everywhere, CI included);
- * `robustness-gpu` runs them on the CUDA backend, adds the GPU faults (out of
- * memory, a device fault mid-stream) and exits 77 (skipped) without a GPU.
- * Load (parallel instances, state cycles, soak): pipelines/concurrent.cpp
- * and pipelines/soak.cpp. */
+/* What the base class (GstCudaFiltersBase) gives every element, checked on
+ * all four alike: bad input (short buffers, video metas), tiny frames,
+ * caps refused, changes mid-stream, the shared properties, the history's
+ * restarts (DISCONT, new segments, flushes and seeks, new caps), the
+ * statistics messages, the GPU's presence and absence, and on the GPU
+ * running out of device memory and device faults. Built twice from this
+ * file: `cudafiltersbase` runs every case on the CPU backend (everywhere, CI
+ * included); `cudafiltersbase-gpu` runs them on the CUDA backend, adds
+ * frames in CUDA memory and the GPU faults, and exits 77 (skipped) without
+ * a GPU. Load (parallel instances, state cycles, soak):
+ * pipelines/concurrent.cpp and pipelines/soak.cpp. */
 #include "elements.h"
+#include "smoothing.h"
 
-#include <gst/app/gstappsink.h>
 #ifdef HAVE_GST_CUDA
 #include <gst/cuda/cuda-gst.h>
 #include <gst/cuda/gstcudautils.h>
 #endif
 
 #include <cuda_runtime.h>
-#include <cudafilters/cuda_memory.h>
 
 #include <memory>
 
@@ -22,7 +26,8 @@ using namespace test;
 /* ---------------------------------------------------------------- input */
 
 /* A buffer smaller than its caps say is an error on the bus, never a read
- * past its end. */
+ * past its end: one byte short, a row of the first plane short, and half
+ * the frame (as many bytes as a GRAY8 frame under GRAY16_LE caps). */
 GST_START_TEST (test_short_buffers_are_errors)
 {
   const GstVideoFormat formats[] = { GST_VIDEO_FORMAT_GRAY8,
@@ -32,15 +37,18 @@ GST_START_TEST (test_short_buffers_are_errors)
   };
   for (const ElementCase & e : kElements)
     for (GstVideoFormat fmt : formats) {
-      BusHarness c (launch_of (e));
-      gst_harness_set_src_caps_str (c.h, video_caps (fmt, 64, 48).c_str ());
       GstVideoInfo info;
       gst_video_info_set_format (&info, fmt, 64, 48);
-      const gsize size = GST_VIDEO_INFO_SIZE (&info) - 1;
-      GstBuffer *buf = gst_buffer_new_allocate (NULL, size, NULL);
-      gst_buffer_memset (buf, 0, 7, size);
-      fail_unless_equals_int (gst_harness_push (c.h, buf), GST_FLOW_ERROR);
-      fail_unless_equals_int (c.count (GST_MESSAGE_ERROR), 1);
+      const gsize full = GST_VIDEO_INFO_SIZE (&info);
+      for (gsize size : {full - 1, full - GST_VIDEO_INFO_PLANE_STRIDE (&info, 0),
+              full / 2}) {
+        BusHarness c (launch_of (e));
+        gst_harness_set_src_caps_str (c.h, video_caps (fmt, 64, 48).c_str ());
+        GstBuffer *buf = gst_buffer_new_allocate (NULL, size, NULL);
+        gst_buffer_memset (buf, 0, 7, size);
+        fail_unless_equals_int (gst_harness_push (c.h, buf), GST_FLOW_ERROR);
+        fail_unless_equals_int (c.count (GST_MESSAGE_ERROR), 1);
+      }
     }
 }
 GST_END_TEST;
@@ -340,8 +348,46 @@ GST_START_TEST (test_format_and_size_changes_mid_stream)
 }
 GST_END_TEST;
 
+#if !TEST_GPU
+/* The properties every element has from the base: their defaults, the
+ * values they take, their specs, and the class every element is in. No
+ * backend is involved: the cpu build runs it. */
+GST_START_TEST (test_properties)
+{
+  for (const ElementCase & c : kElements) {
+    GstElement *e = gst_element_factory_make (c.factory, NULL);
+    gint backend = -1, device = 0;
+    g_object_get (e, "backend", &backend, "cuda-device-id", &device, NULL);
+    fail_unless_equals_int (backend, 0);  /* auto */
+    fail_unless_equals_int (device, -1);
+
+    gst_util_set_object_arg (G_OBJECT (e), "backend", "cpu");
+    g_object_set (e, "cuda-device-id", 3, NULL);
+    g_object_get (e, "backend", &backend, "cuda-device-id", &device, NULL);
+    fail_unless_equals_int (backend, 2);
+    fail_unless_equals_int (device, 3);
+    gst_util_set_object_arg (G_OBJECT (e), "backend", "cuda");
+    g_object_get (e, "backend", &backend, NULL);
+    fail_unless_equals_int (backend, 1);
+
+    GParamSpec *pspec = g_object_class_find_property (G_OBJECT_GET_CLASS (e),
+        "cuda-device-id");
+    fail_unless_equals_int (G_PARAM_SPEC_INT (pspec)->minimum, -1);
+    fail_unless (pspec->flags & GST_PARAM_MUTABLE_READY);
+    fail_unless (g_param_spec_get_blurb (pspec) != NULL);
+    pspec = g_object_class_find_property (G_OBJECT_GET_CLASS (e), "backend");
+    fail_unless (g_param_spec_get_blurb (pspec) != NULL);
+
+    const gchar *klass = gst_element_class_get_metadata (GST_ELEMENT_GET_CLASS (e),
+        GST_ELEMENT_METADATA_KLASS);
+    fail_unless_equals_string (klass, "Filter/Effect/Video/Hardware");
+    gst_object_unref (e);
+  }
+}
+GST_END_TEST;
+
 /* Values outside a property's range are refused by GObject with a warning
- * and leave the property as it was. (cudanlm's own refusals: test_nlm.) */
+ * and leave the property as it was. (cudanlm's own refusals: cudanlm.cpp.) */
 GST_START_TEST (test_out_of_range_properties_are_refused)
 {
   for (const ElementCase & e : kElements) {
@@ -367,48 +413,338 @@ GST_START_TEST (test_out_of_range_properties_are_refused)
 }
 GST_END_TEST;
 
+#endif
+
+/* --------------------------------------------------------------- stream */
+
+/* Restart triggers, each alone: after frames that fill the history, the
+ * next frame maps as if it were the first. Without a trigger it does not
+ * (which shows the check can fail). */
+enum class Trigger { kNone, kDiscont, kSegment, kFlush, kCaps };
+
+static void
+check_restart (const Equalizer & e, Trigger trigger)
+{
+  const int w = 96, h = 64;
+  std::mt19937 rng (10);
+  GstHarness *hh = harness_for (e.launch (0.9).c_str (), w, h);
+  for (int i = 0; i < 5; ++i)
+    push_timed (hh, random_image (rng, w, h, 0, 60 + 30 * i), i);
+
+  switch (trigger) {
+    case Trigger::kSegment:
+    case Trigger::kFlush:{
+      if (trigger == Trigger::kFlush) {
+        fail_unless (gst_harness_push_event (hh, gst_event_new_flush_start ()));
+        fail_unless (gst_harness_push_event (hh, gst_event_new_flush_stop (TRUE)));
+      }
+      GstSegment segment;
+      gst_segment_init (&segment, GST_FORMAT_TIME);
+      fail_unless (gst_harness_push_event (hh, gst_event_new_segment (&segment)));
+      break;
+    }
+    case Trigger::kCaps:
+      gst_harness_set_src_caps_str (hh, ("video/x-raw,format=GRAY8,width=96,"
+              "height=64,framerate=25/1"));
+      break;
+    default:
+      break;
+  }
+  const Image next = random_image (rng, w, h, 100, 250);
+  const Image got = push_timed (hh, next, 5, trigger == Trigger::kDiscont);
+  bool same = got.pixels == e.single (next).pixels;
+  fail_unless (same == (trigger != Trigger::kNone), "%s: trigger %d: the "
+      "history %s", e.factory, int (trigger), same ? "restarted" :
+      "did not restart");
+  gst_harness_teardown (hh);
+}
+
+GST_START_TEST (test_history_restarts)
+{
+  for (const Equalizer & e : kEqualizers)
+    for (Trigger t : {Trigger::kNone, Trigger::kDiscont, Trigger::kSegment,
+            Trigger::kFlush, Trigger::kCaps})
+      check_restart (e, t);
+}
+GST_END_TEST;
+
+/* ------------------------------------------------------------ messages */
+
+struct Levels {
+  guint min, max;
+  double mean;
+};
+
+static Levels
+frame_levels (const Image & img)
+{
+  Levels l { 255, 0, 0 };
+  for (uint8_t p : img.pixels) {
+    l.min = std::min<guint> (l.min, p);
+    l.max = std::max<guint> (l.max, p);
+    l.mean += p;
+  }
+  l.mean /= img.pixels.size ();
+  return l;
+}
+
+static void
+check_levels (const GstStructure * s, const char *prefix, const Levels & want)
+{
+  guint min = 0, max = 0;
+  gdouble mean = -1;
+  const std::string p (prefix);
+  fail_unless (gst_structure_get_uint (s, (p + "-min").c_str (), &min));
+  fail_unless (gst_structure_get_uint (s, (p + "-max").c_str (), &max));
+  fail_unless (gst_structure_get_double (s, (p + "-mean").c_str (), &mean));
+  fail_unless_equals_int (min, want.min);
+  fail_unless_equals_int (max, want.max);
+  fail_unless (std::fabs (mean - want.mean) < 1e-9, "%s-mean %f, expected %f",
+      prefix, mean, want.mean);
+}
+
+/* Checks one element message against the frame it describes. */
+static void
+check_message (GstMessage * m, const char *factory, const Image & in,
+    const Image & out, int i)
+{
+  const GstStructure *s = gst_message_get_structure (m);
+  fail_unless (s != NULL);
+  fail_unless_equals_string (gst_structure_get_name (s), factory);
+
+  const GValue *hist = gst_structure_get_value (s, "histogram");
+  fail_unless (hist != NULL && GST_VALUE_HOLDS_ARRAY (hist));
+  fail_unless_equals_int (gst_value_array_get_size (hist), 256);
+  guint want[256] = { 0 };
+  for (uint8_t p : in.pixels)
+    want[p]++;
+  for (guint b = 0; b < 256; ++b)
+    fail_unless_equals_int (g_value_get_uint (gst_value_array_get_value (hist,
+                b)), want[b]);
+  check_levels (s, "input", frame_levels (in));
+  check_levels (s, "output", frame_levels (out));
+
+  const GstClockTime pts = gst_util_uint64_scale (i, GST_SECOND, 30);
+  guint64 running = 0, stream = 0, ts = 0;
+  fail_unless (gst_structure_get_uint64 (s, "running-time", &running));
+  fail_unless (gst_structure_get_uint64 (s, "stream-time", &stream));
+  fail_unless (gst_structure_get_uint64 (s, "timestamp", &ts));
+  fail_unless_equals_uint64 (running, pts);
+  fail_unless_equals_uint64 (stream, pts);
+  fail_unless_equals_uint64 (ts, pts);
+}
+
+static const char *kMessageElements[] = {
+  "cudahisteq", "cudaclahe", "cudanlm strength=15 patch-size=3 search-size=7",
+};
+
+/* message-interval 0: one message per frame, with the figures of that
+ * frame's input and output. */
+GST_START_TEST (test_messages_every_frame)
+{
+  std::mt19937 rng (12);
+  for (const char *el : kMessageElements) {
+    const std::string factory (el, strcspn (el, " "));
+    BusHarness bh (std::string (el) + " backend=" + kBackend +
+        " post-messages=true message-interval=0");
+    gst_harness_set_src_caps_str (bh.h, gray_caps (131, 77).c_str ());
+    for (int i = 0; i < 4; ++i) {
+      const Image in = random_image (rng, 131, 77, 20 + 10 * i, 120 + 30 * i);
+      const Image out = push_timed (bh.h, in, i);
+      GstMessage *m = gst_bus_pop_filtered (bh.bus, GST_MESSAGE_ELEMENT);
+      fail_unless (m != NULL, "%s: no message for frame %d", el, i);
+      check_message (m, factory.c_str (), in, out, i);
+      gst_message_unref (m);
+      fail_unless_equals_int (bh.count (GST_MESSAGE_ELEMENT), 0);
+    }
+  }
+}
+GST_END_TEST;
+
+/* The default: no messages. With an interval of 100 ms at 30 frames per
+ * second: frames 0, 3, 6 and 9; after a flush the next frame posts. */
+GST_START_TEST (test_message_interval)
+{
+  std::mt19937 rng (13);
+  {
+    BusHarness quiet (std::string ("cudahisteq backend=") + kBackend);
+    gst_harness_set_src_caps_str (quiet.h, gray_caps (40, 30).c_str ());
+    for (int i = 0; i < 3; ++i)
+      push_timed (quiet.h, random_image (rng, 40, 30), i);
+    fail_unless_equals_int (quiet.count (GST_MESSAGE_ELEMENT), 0);
+  }
+  BusHarness bh (std::string ("cudaclahe backend=") + kBackend +
+      " post-messages=true message-interval=100000000");
+  gst_harness_set_src_caps_str (bh.h, gray_caps (40, 30).c_str ());
+  std::vector<int> posted;
+  for (int i = 0; i < 11; ++i) {
+    const Image in = random_image (rng, 40, 30);
+    const Image out = push_timed (bh.h, in, i);
+    if (GstMessage * m = gst_bus_pop_filtered (bh.bus, GST_MESSAGE_ELEMENT)) {
+      check_message (m, "cudaclahe", in, out, i);
+      gst_message_unref (m);
+      posted.push_back (i);
+    }
+  }
+  fail_unless (posted == std::vector<int> ({0, 3, 6, 9}));
+  fail_unless (gst_harness_push_event (bh.h, gst_event_new_flush_start ()));
+  fail_unless (gst_harness_push_event (bh.h, gst_event_new_flush_stop (FALSE)));
+  GstSegment segment;
+  gst_segment_init (&segment, GST_FORMAT_TIME);
+  fail_unless (gst_harness_push_event (bh.h, gst_event_new_segment (&segment)));
+  push_timed (bh.h, random_image (rng, 40, 30), 10);
+  fail_unless_equals_int (bh.count (GST_MESSAGE_ELEMENT), 1);
+
+  /* A segment not in time (appsrc's default is bytes) has no running
+   * time: every frame posts, with the times NONE, and nothing complains. */
+  GstSegment bytes;
+  gst_segment_init (&bytes, GST_FORMAT_BYTES);
+  fail_unless (gst_harness_push_event (bh.h, gst_event_new_segment (&bytes)));
+  for (int i = 0; i < 2; ++i) {
+    push_timed (bh.h, random_image (rng, 40, 30), 11 + i);
+    GstMessage *m = gst_bus_pop_filtered (bh.bus, GST_MESSAGE_ELEMENT);
+    fail_unless (m != NULL, "no message in a bytes segment");
+    guint64 running = 0;
+    fail_unless (gst_structure_get_uint64 (gst_message_get_structure (m),
+            "running-time", &running));
+    fail_unless (running == GST_CLOCK_TIME_NONE);
+    gst_message_unref (m);
+  }
+}
+GST_END_TEST;
+
+#if TEST_GPU
+/* NV12 frames in CUDA memory (cudaupload ! X ! cudadownload): smoothing as
+ * the model, and messages with the figures of the device frames. */
+GST_START_TEST (test_cuda_memory_smoothing_and_messages)
+{
+  const int w = 176, h = 96;
+  for (const Equalizer & e : kEqualizers) {
+    std::mt19937 rng (14);
+    Model model (e, 0.7);
+    const std::string launch = "cudaupload ! " + e.launch (0.7) +
+        " post-messages=true message-interval=0 ! cudadownload";
+    GstElement *bin = gst_parse_bin_from_description (launch.c_str (), TRUE,
+        NULL);
+    fail_unless (bin != NULL);
+    GstBus *bus = gst_bus_new ();
+    gst_element_set_bus (bin, bus);
+    GstHarness *hh = gst_harness_new_with_element (bin, "sink", "src");
+    gst_object_unref (bin);
+    const std::string caps = video_caps (GST_VIDEO_FORMAT_NV12, w, h);
+    gst_harness_set_src_caps_str (hh, caps.c_str ());
+    gst_harness_set_sink_caps_str (hh, caps.c_str ());
+    for (int i = 0; i < 8; ++i) {
+      PlanarFrame in = frame_with_luma (rng, GST_VIDEO_FORMAT_NV12,
+          scene (rng, w, h, i));
+      GstBuffer *buf = buffer_from_frame (in);
+      GST_BUFFER_PTS (buf) = gst_util_uint64_scale (i, GST_SECOND, 30);
+      GstBuffer *out = gst_harness_push_and_pull (hh, buf);
+      fail_unless (out != NULL);
+      PlanarFrame got = frame_from_buffer (out, in.info);
+      gst_buffer_unref (out);
+      assert_images_equal (got.planes[0], model (in.planes[0]), e.factory);
+      assert_chroma_carried (got, in);
+      GstMessage *m = gst_bus_pop_filtered (bus, GST_MESSAGE_ELEMENT);
+      fail_unless (m != NULL, "%s: no message in CUDA memory", e.factory);
+      check_message (m, e.factory, in.planes[0], got.planes[0], i);
+      gst_message_unref (m);
+    }
+    gst_harness_teardown (hh);
+    release_bus (bus);
+  }
+}
+GST_END_TEST;
+#endif
+
 /* --------------------------------------------------------------- faults */
 
-/* Without a usable GPU, backend=auto filters on the CPU after one warning and
- * backend=cuda fails at start with an error; with one, auto warns of
- * nothing and a device that does not exist is a clear error. */
-GST_START_TEST (test_gpu_presence)
+/* backend=auto: frames are filtered either way; without a usable GPU
+ * exactly one warning says so, however many frames follow, and with one
+ * none. */
+GST_START_TEST (test_backend_auto)
 {
   std::mt19937 rng (24);
   const bool have_gpu = gpu_available ();
+  const struct {
+    int w, h, lo, hi;
+  } frames[] = { {40, 30, 0, 255}, {50, 20, 60, 120}, {99, 33, 0, 255} };
   for (const ElementCase & e : kElements) {
-    {
-      BusHarness c (std::string (e.factory) + " backend=auto" + e.props);
-      gst_harness_set_src_caps_str (c.h, gray_caps (40, 30).c_str ());
-      Image img = random_image (rng, 40, 30);
+    BusHarness c (std::string (e.factory) + " backend=auto" + e.props);
+    for (const auto & f : frames) {
+      gst_harness_set_src_caps_str (c.h, gray_caps (f.w, f.h).c_str ());
+      Image img = random_image (rng, f.w, f.h, f.lo, f.hi);
       assert_luma_filtered (e, push_pull (c.h, img), img, "backend=auto");
-      fail_unless_equals_int (c.count (GST_MESSAGE_WARNING), have_gpu ? 0 : 1);
-      fail_unless_equals_int (c.count (GST_MESSAGE_ERROR), 0);
     }
-    /* backend=cuda: without a GPU, any device; with one, a device that does
-     * not exist. Either way start fails with an error that says why. */
-    GstElement *el = gst_element_factory_make (e.factory, NULL);
-    gst_util_set_object_arg (G_OBJECT (el), "backend", "cuda");
-    if (have_gpu)
-      g_object_set (el, "cuda-device-id", 1000, NULL);
-    GstBus *bus = gst_bus_new ();
-    gst_element_set_bus (el, bus);
-    fail_unless_equals_int (gst_element_set_state (el, GST_STATE_PLAYING),
-        GST_STATE_CHANGE_FAILURE);
-    GstMessage *m = gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR);
-    fail_unless (m != NULL, "%s backend=cuda: no error on the bus", e.factory);
+    fail_unless_equals_int (c.count (GST_MESSAGE_WARNING), have_gpu ? 0 : 1);
+    fail_unless_equals_int (c.count (GST_MESSAGE_ERROR), 0);
+  }
+}
+GST_END_TEST;
+
+/* `e` with backend=cuda (and `device` unless -1) taken to `state`: what
+ * the state change returned, and the error on the bus, if any. */
+static GstStateChangeReturn
+start_on_cuda (const ElementCase & e, int device, GstState state,
+    GError ** err, gchar ** debug)
+{
+  GstElement *el = gst_element_factory_make (e.factory, NULL);
+  gst_util_set_object_arg (G_OBJECT (el), "backend", "cuda");
+  if (device != -1)
+    g_object_set (el, "cuda-device-id", device, NULL);
+  GstBus *bus = gst_bus_new ();
+  gst_element_set_bus (el, bus);
+  const GstStateChangeReturn ret = gst_element_set_state (el, state);
+  if (GstMessage * m = gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR)) {
+    gst_message_parse_error (m, err, debug);
+    gst_message_unref (m);
+  }
+  gst_element_set_state (el, GST_STATE_NULL);
+  gst_object_unref (el);
+  release_bus (bus);
+  return ret;
+}
+
+/* backend=cuda: without a usable GPU, start fails with an error that says
+ * CUDA is not found; with one, the element starts on the default device
+ * without an error, and a device that does not exist fails at start with
+ * an error that names it. */
+GST_START_TEST (test_backend_cuda)
+{
+  const bool have_gpu = gpu_available ();
+  for (const ElementCase & e : kElements) {
     GError *err = nullptr;
     gchar *debug = nullptr;
-    gst_message_parse_error (m, &err, &debug);
+    GstStateChangeReturn ret = start_on_cuda (e, -1, GST_STATE_PAUSED, &err,
+        &debug);
+    if (have_gpu) {
+      fail_unless (ret != GST_STATE_CHANGE_FAILURE, "%s backend=cuda did not "
+          "start", e.factory);
+      fail_unless (err == NULL, "%s: %s", e.factory, err ? err->message : "");
+    } else {
+      fail_unless_equals_int (ret, GST_STATE_CHANGE_FAILURE);
+      fail_unless (err != NULL, "%s backend=cuda: no error on the bus",
+          e.factory);
+      fail_unless (g_error_matches (err, GST_RESOURCE_ERROR,
+              GST_RESOURCE_ERROR_NOT_FOUND), "%s: %s", e.factory, err->message);
+      fail_unless (strstr (err->message, "CUDA") != NULL, "message: %s",
+          err->message);
+    }
+    g_clear_error (&err);
+    g_clear_pointer (&debug, g_free);
+
+    /* Without a GPU, any device; with one, a device that does not exist.
+     * Either way start fails with an error that says why. */
+    ret = start_on_cuda (e, have_gpu ? 1000 : -1, GST_STATE_PLAYING, &err,
+        &debug);
+    fail_unless_equals_int (ret, GST_STATE_CHANGE_FAILURE);
+    fail_unless (err != NULL, "%s backend=cuda: no error on the bus",
+        e.factory);
     fail_unless (strstr (err->message, "CUDA") != NULL, "%s", err->message);
     if (have_gpu)
       fail_unless (debug && strstr (debug, "1000"), "%s", debug);
-    g_error_free (err);
-    g_free (debug);
-    gst_message_unref (m);
-    gst_element_set_state (el, GST_STATE_NULL);
-    gst_object_unref (el);
-    release_bus (bus);
+    g_clear_error (&err);
+    g_clear_pointer (&debug, g_free);
   }
 }
 GST_END_TEST;
@@ -494,46 +830,6 @@ GST_START_TEST (test_out_of_device_memory_then_restart)
     else
       fail_unless (push_pull (c.h, img).width == 640);
   }
-}
-GST_END_TEST;
-
-/* An owner of device or page-locked memory whose growth fails keeps what it
- * had: the same memory, usable, and the same capacity. */
-GST_START_TEST (test_failed_reserve_keeps_memory)
-{
-  const int kHuge = 1 << 30;  /* rows of a GiB: 2^50 bytes in all */
-  cudafilters::DevicePlane plane;
-  plane.reserve (640, 480);
-  uint8_t *const data = plane.data ();
-  const size_t pitch = plane.pitch ();
-  fail_unless (data != nullptr);
-  bool threw = false;
-  try {
-    plane.reserve (kHuge, 1 << 20);
-  } catch (const cudafilters::CudaError &) {
-    threw = true;
-  }
-  fail_unless (threw, "a 2^50-byte device plane was allocated");
-  fail_unless (plane.data () == data && plane.pitch () == pitch);
-  plane.reserve (320, 240);
-  fail_unless (plane.data () == data);
-  fail_unless_equals_int (cudaMemset2D (plane.data (), plane.pitch (), 7, 640,
-          480), cudaSuccess);
-
-  cudafilters::PinnedBuffer pinned;
-  pinned.reserve (4096);
-  uint8_t *const host = pinned.data ();
-  threw = false;
-  try {
-    pinned.reserve (size_t (1) << 50);
-  } catch (const cudafilters::CudaError &) {
-    threw = true;
-  }
-  fail_unless (threw, "2^50 bytes of page-locked memory were allocated");
-  fail_unless (pinned.data () == host);
-  pinned.reserve (1024);
-  fail_unless (pinned.data () == host);
-  memset (pinned.data (), 7, 4096);
 }
 GST_END_TEST;
 
@@ -651,10 +947,11 @@ GST_END_TEST;
 #endif
 #endif
 
+
 static Suite *
-robustness_suite (void)
+cudafiltersbase_suite (void)
 {
-  Suite *s = suite_create (TEST_GPU ? "robustness-gpu" : "robustness");
+  Suite *s = suite_create (TEST_SUITE_NAME ("cudafiltersbase"));
   TCase *input = tcase_create ("input");
   tcase_set_timeout (input, 300);
   suite_add_tcase (s, input);
@@ -668,17 +965,30 @@ robustness_suite (void)
   tcase_add_test (input, test_odd_height_nv21_in_cuda_memory);
 #endif
   tcase_add_test (input, test_format_and_size_changes_mid_stream);
+#if !TEST_GPU
+  tcase_add_test (input, test_properties);
   tcase_add_test (input, test_out_of_range_properties_are_refused);
+#endif
+
+  TCase *stream = tcase_create ("stream");
+  tcase_set_timeout (stream, 300);
+  suite_add_tcase (s, stream);
+  tcase_add_test (stream, test_history_restarts);
+  tcase_add_test (stream, test_messages_every_frame);
+  tcase_add_test (stream, test_message_interval);
+#if TEST_GPU
+  tcase_add_test (stream, test_cuda_memory_smoothing_and_messages);
+#endif
 
   /* Faults last: the mid-stream fault leaves one CUDA context lost. */
   TCase *faults = tcase_create ("faults");
   tcase_set_timeout (faults, 300);
   suite_add_tcase (s, faults);
-  tcase_add_test (faults, test_gpu_presence);
+  tcase_add_test (faults, test_backend_auto);
+  tcase_add_test (faults, test_backend_cuda);
 #if TEST_GPU
   tcase_add_checked_fixture (faults, nullptr, release_hog);
   tcase_add_test (faults, test_out_of_device_memory_then_restart);
-  tcase_add_test (faults, test_failed_reserve_keeps_memory);
 #ifdef HAVE_GST_CUDA
   tcase_add_test (faults, test_device_fault_mid_stream_is_an_error);
 #endif
@@ -689,8 +999,6 @@ robustness_suite (void)
 int
 main (int argc, char **argv)
 {
-  if (TEST_GPU)
-    return run_gpu_suite (argc, argv, robustness_suite, "robustness-gpu");
-  gst_check_init (&argc, &argv);
-  return gst_check_run_suite (robustness_suite (), "robustness", __FILE__);
+  return run_suite (argc, argv, cudafiltersbase_suite,
+      TEST_SUITE_NAME ("cudafiltersbase"));
 }
