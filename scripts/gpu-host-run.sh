@@ -18,7 +18,7 @@ nproc
 
 step "gpu suite"
 meson test -C build --no-rebuild --print-errorlogs engines-gpu cudahisteq-gpu cudaclahe-gpu \
-  equalize-stream-gpu cudanlm-gpu cuda-memory-gpu cudasharpen-gpu concurrent-gpu host-transfer-gpu \
+  cudanlm-gpu cuda-memory-gpu cudasharpen-gpu concurrent-gpu host-transfer-gpu \
   2>&1 | tee "$OUT/gpu-suite.log" || status=1
 # cudafiltersbase-gpu alone: it fills the device's memory, which would fail
 # the suites beside it.
@@ -79,7 +79,7 @@ if [ "${SANITIZE:-1}" = 1 ]; then
     export CUDAFILTERS_TEST_SKIP_LARGE=1 CUDAFILTERS_TEST_QUICK=1
     faults=test_device_fault_mid_stream_is_an_error,test_out_of_device_memory_then_restart
     faults=$faults,test_pipelines_share_the_gpu_under_load
-    all="engines-gpu cudahisteq-gpu cudaclahe-gpu equalize-stream-gpu cudanlm-gpu cuda-memory-gpu cudafiltersbase-gpu soak-gpu concurrent-gpu"
+    all="engines-gpu cudahisteq-gpu cudaclahe-gpu cudanlm-gpu cuda-memory-gpu cudafiltersbase-gpu soak-gpu concurrent-gpu"
     run_tool() {
       local tool=$1 ignore=$2; shift 2
       local extra=""; [ $tool = memcheck ] && extra="--report-api-errors no"

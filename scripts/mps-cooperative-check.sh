@@ -10,7 +10,7 @@
 #
 # BUILD_DIR: a configured and built Meson build directory (default: build);
 # PERCENTAGE: CUDA_MPS_ACTIVE_THREAD_PERCENTAGE (default: 10); TEST: the
-# tests to run (default: engines-gpu cudahisteq-gpu equalize-stream-gpu).
+# tests to run (default: engines-gpu cudahisteq-gpu).
 # The MPS control daemon is a private one: its pipe and log directories lie
 # in a temporary directory, so no root is needed and a system-wide daemon is
 # left alone. It is stopped when the script ends, whatever the tests gave.
@@ -21,7 +21,7 @@ percentage=${2:-10}
 if [ $# -gt 2 ]; then
   shift 2
 else
-  set -- engines-gpu cudahisteq-gpu equalize-stream-gpu
+  set -- engines-gpu cudahisteq-gpu
 fi
 
 if ! command -v nvidia-cuda-mps-control >/dev/null 2>&1; then
