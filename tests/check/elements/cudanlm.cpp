@@ -1,28 +1,94 @@
-/* cudanlm on the CPU backend: runs everywhere, no GPU needed. */
+/* cudanlm against the definition of non-local means (brute force, double
+ * precision), on gray and colour frames, 8 to 16 bits, and in temporal
+ * windows. Built twice from this file: `cudanlm` runs every case on the CPU
+ * backend (everywhere, no GPU needed) against the definition, within one
+ * level, and against the CPU engine bit for bit where the element must
+ * give exactly its result; `cudanlm-gpu` runs them on the CUDA backend,
+ * where the reference is the CPU backend (every pixel within one level at 8
+ * and 10 bits; a quarter of an 8-bit level deeper, gpu_nlm_tolerance) and
+ * the definition on small frames, adds frames up to 4K (8K at 16 bits) and
+ * exits 77 (skipped) where no GPU is usable. Frames in CUDA memory:
+ * pipelines/cuda_memory_gpu.cpp; what every element does alike:
+ * cudafiltersbase.cpp. */
 #include "nlm_video.h"
 
 using namespace test;
 
-
-/* The CPU path's sliding sums against the definition, within one level
- * (float versus double rounding of the weights). */
-GST_START_TEST (test_matches_brute_force_reference)
+/* `got`, this build's output for the 8-bit frame `in`: on the CPU within one
+ * level of the definition; on the GPU within one level of the CPU backend. */
+static void
+assert_nlm (const Image & got, const Image & in, const NlmSettings & s,
+    const char *what)
 {
+#if TEST_GPU
+  assert_images_close (got, run_nlm (s, "cpu", in), 1, what);
+#else
+  assert_images_close (got, reference_nlm (in, s), 1, what);
+#endif
+}
+
+/* The same for the luma levels of a frame of `fmt` at any depth: on the CPU
+ * the definition within kNlmTolerance, on the GPU the CPU backend within
+ * gpu_nlm_tolerance. */
+static void
+assert_nlm_levels (const Image16 & got, GstVideoFormat fmt,
+    const Image16 & levels, const NlmSettings & s, std::mt19937 & rng,
+    const char *what)
+{
+  const int bits = luma_bits (fmt);
+#if TEST_GPU
+  assert_images_close (got, luma_levels_through (s.launch ("cpu"), fmt, levels,
+          rng), gpu_nlm_tolerance (bits), what);
+#else
+  (void) rng;
+  assert_images_close (got, reference_nlm_levels (levels, s, bits),
+      kNlmTolerance, what);
+#endif
+}
+
+/* Random frames: on the CPU small ones, which the definition can afford; on
+ * the GPU sizes around the 128x16 tile, tiny frames and a common video size
+ * (under compute-sanitizer, CUDAFILTERS_TEST_SKIP_LARGE, only frames of at
+ * most 20000 pixels: larger ones take minutes there). */
+GST_START_TEST (test_random_frames)
+{
+#if TEST_GPU
+  std::mt19937 rng (2718);
+  const int sizes[][2] = { {1, 1}, {2, 3}, {127, 15}, {128, 16}, {129, 17},
+    {300, 41}, {641, 479} };
+  const int lo = 30, hi = 220;
+#else
   std::mt19937 rng (42);
   const int sizes[][2] = { {1, 1}, {3, 2}, {17, 9}, {40, 30}, {5, 37} };
+  const int lo = 40, hi = 200;
+#endif
   for (const auto & s : kNlmParamSets)
     for (const auto & sz : sizes) {
-      Image img = random_image (rng, sz[0], sz[1], 40, 200);
-      assert_images_close (run_nlm (s, "cpu", img), reference_nlm (img, s), 1,
-          s.launch ("cpu").c_str ());
+      if (g_getenv ("CUDAFILTERS_TEST_SKIP_LARGE") && sz[0] * sz[1] > 20000)
+        continue;
+      Image img = random_image (rng, sz[0], sz[1], lo, hi);
+      assert_nlm (run_nlm (s, kBackend, img), img, s, s.launch (kBackend).c_str ());
     }
+}
+GST_END_TEST;
+
+/* Both backends against the definition directly, within one level: a noisy
+ * step, every parameter set. */
+GST_START_TEST (test_matches_definition)
+{
+  std::mt19937 rng (31);
+  for (const auto & s : kNlmParamSets) {
+    Image img = noisy_step_image (rng, 37, 21, 20.0);
+    assert_images_close (run_nlm (s, kBackend, img), reference_nlm (img, s), 1,
+        s.launch (kBackend).c_str ());
+  }
 }
 GST_END_TEST;
 
 GST_START_TEST (test_output_size_and_format)
 {
   std::mt19937 rng (1);
-  GstHarness *h = harness_for ("cudanlm backend=cpu", 33, 17);
+  GstHarness *h = harness_for (on_backend ("cudanlm").c_str (), 33, 17);
   GstBuffer *out = gst_harness_push_and_pull (h,
       buffer_from_image (random_image (rng, 33, 17)));
   GstCaps *caps = gst_pad_get_current_caps (h->sinkpad);
@@ -38,13 +104,16 @@ GST_START_TEST (test_output_size_and_format)
 }
 GST_END_TEST;
 
-GST_START_TEST (test_flat_frame_stays_flat)
+/* Flat frames come out unchanged, exactly. */
+GST_START_TEST (test_flat_frames_stay_flat)
 {
-  for (int v : {0, 77, 255})
-    for (const auto & s : kNlmParamSets) {
-      Image img = constant_image (45, 23, uint8_t (v));
-      assert_images_equal (run_nlm (s, "cpu", img), img, "flat frame");
-    }
+  const int sizes[][2] = { {45, 23}, {259, 33} };
+  for (int v : {0, 77, 128, 255})
+    for (const auto & sz : sizes)
+      for (const auto & s : kNlmParamSets) {
+        Image img = constant_image (sz[0], sz[1], uint8_t (v));
+        assert_images_equal (run_nlm (s, kBackend, img), img, "flat frame");
+      }
 }
 GST_END_TEST;
 
@@ -80,7 +149,7 @@ GST_START_TEST (test_denoises_and_keeps_edges)
   Image noisy = noisy_step_image (rng, w, h, 12.0);
   NlmSettings s;
   s.h = 12;
-  Image out = run_nlm (s, "cpu", noisy);
+  Image out = run_nlm (s, kBackend, noisy);
 
   for (int side = 0; side < 2; ++side) {
     const int x0 = side ? edge + 8 : 4, x1 = side ? w - 4 : edge - 8;
@@ -103,18 +172,19 @@ GST_START_TEST (test_renegotiation_mid_stream)
 {
   std::mt19937 rng (5);
   NlmSettings s {15, 5, 9, 0, false};
-  GstHarness *h = harness_for (s.launch ("cpu").c_str (), 20, 10);
+  GstHarness *h = harness_for (s.launch (kBackend).c_str (), 20, 10);
   const int sizes[][2] = { {20, 10}, {7, 31}, {1, 1}, {33, 12}, {20, 10} };
   for (const auto & sz : sizes) {
     gst_harness_set_src_caps_str (h, gray_caps (sz[0], sz[1]).c_str ());
     Image img = random_image (rng, sz[0], sz[1], 50, 150);
-    assert_images_close (push_pull (h, img), reference_nlm (img, s), 1,
-        "after renegotiation");
+    assert_nlm (push_pull (h, img), img, s, "after renegotiation");
   }
   gst_harness_teardown (h);
 }
 GST_END_TEST;
 
+#if !TEST_GPU
+/* No backend is involved: the cpu build checks the properties. */
 GST_START_TEST (test_properties_and_refused_values)
 {
   GstElement *e = gst_element_factory_make ("cudanlm", NULL);
@@ -158,26 +228,38 @@ GST_START_TEST (test_properties_and_refused_values)
   gst_object_unref (e);
 }
 GST_END_TEST;
+#endif
 
-/* A change of strength while playing applies from the next frame. */
-GST_START_TEST (test_live_strength_change)
+/* Parameters changed while playing reach the engine from the next frame:
+ * the strength alone, and every parameter at once. */
+GST_START_TEST (test_live_changes)
 {
   std::mt19937 rng (17);
   Image noisy = noisy_step_image (rng, 48, 32, 15.0);
   NlmSettings weak {2, 5, 11, 0, false}, strong {40, 5, 11, 0, false};
-  GstHarness *h = harness_for (weak.launch ("cpu").c_str (), 48, 32);
-  assert_images_close (push_pull (h, noisy), reference_nlm (noisy, weak), 1,
-      "weak");
+  GstHarness *h = harness_for (weak.launch (kBackend).c_str (), 48, 32);
+  assert_nlm (push_pull (h, noisy), noisy, weak, "weak");
   GstElement *nlm = gst_harness_find_element (h, "cudanlm");
   g_object_set (nlm, "strength", 40.f, NULL);
   gst_object_unref (nlm);
-  assert_images_close (push_pull (h, noisy), reference_nlm (noisy, strong), 1,
-      "strong");
+  assert_nlm (push_pull (h, noisy), noisy, strong, "strong");
+  gst_harness_teardown (h);
+
+  std::mt19937 rng2 (6);
+  Image img = noisy_step_image (rng2, 200, 50, 18.0);
+  NlmSettings a {5, 5, 11, 0, false}, b {30, 3, 15, 4, true};
+  h = harness_for (a.launch (kBackend).c_str (), 200, 50);
+  assert_nlm (push_pull (h, img), img, a, "before");
+  nlm = gst_harness_find_element (h, "cudanlm");
+  g_object_set (nlm, "strength", 30.f, "patch-size", 3, "search-size", 15,
+      "noise-sigma", 4.f, NULL);
+  gst_util_set_object_arg (G_OBJECT (nlm), "patch-weighting", "gaussian");
+  gst_object_unref (nlm);
+  assert_nlm (push_pull (h, img), img, b, "after");
   gst_harness_teardown (h);
 }
 GST_END_TEST;
 
-/* Every format: luma denoised as a GRAY8 frame would be, chroma unchanged. */
 GST_START_TEST (test_formats_filter_luma_only)
 {
   std::mt19937 rng (78);
@@ -185,43 +267,71 @@ GST_START_TEST (test_formats_filter_luma_only)
   for (GstVideoFormat fmt : kFormats) {
     PlanarFrame in = frame_with_luma (rng, fmt, noisy_step_image (rng, 30, 14,
             15.0));
-    PlanarFrame out = push_pull_frame (s.launch ("cpu").c_str (), in);
-    assert_images_close (out.planes[0], reference_nlm (in.planes[0], s), 1,
-        gst_video_format_to_string (fmt));
+    PlanarFrame out = push_pull_frame (s.launch (kBackend).c_str (), in);
+    assert_nlm (out.planes[0], in.planes[0], s, gst_video_format_to_string (fmt));
     assert_chroma_carried (out, in);
   }
 }
 GST_END_TEST;
 
-/* Deep formats: luma against the definition with levels in 8-bit units,
- * chroma carried. */
-GST_START_TEST (test_deep_formats_match_reference)
+/* Deep formats: on the CPU small frames against the definition, with the
+ * first four parameter sets; on the GPU sizes around the tile to 1080p with
+ * an odd edge (the largest with the defaults only) against the CPU backend.
+ * Then both against the definition on a small frame. Levels in 8-bit
+ * units, chroma carried. */
+GST_START_TEST (test_deep_formats)
 {
+#if TEST_GPU
+  std::mt19937 rng (1610);
+  const int sizes[][2] = { {1, 1}, {129, 17}, {641, 479}, {1921, 1081} };
+  const size_t sets = G_N_ELEMENTS (kNlmParamSets);
+#else
   std::mt19937 rng (1606);
   const int sizes[][2] = { {1, 1}, {17, 9}, {33, 20} };
+  const size_t sets = 4;
+#endif
+  const bool skip_large = g_getenv ("CUDAFILTERS_TEST_SKIP_LARGE") != NULL;
   for (GstVideoFormat fmt : kDeepFormats) {
     const int bits = deep_layout (fmt).bits;
     for (const auto & sz : sizes)
-      for (int i = 0; i < 4; ++i) {
+      for (size_t i = 0; i < sets; ++i) {
         const NlmSettings & s = kNlmParamSets[i];
+        const bool large = sz[0] * sz[1] > 20000;
+        if (large && (skip_large || i != 0))
+          continue;
         Image16 levels = noisy_step_levels (rng, sz[0], sz[1], bits, 20.0);
-        const std::string what = s.launch ("cpu") + " " +
+        const std::string what = s.launch (kBackend) + " " +
             gst_video_format_to_string (fmt);
-        assert_images_close (luma_levels_through (s.launch ("cpu"), fmt, levels, rng),
-            reference_nlm_levels (levels, s, bits), kNlmTolerance,
-            what.c_str ());
+        assert_nlm_levels (luma_levels_through (s.launch (kBackend), fmt,
+                levels, rng), fmt, levels, s, rng, what.c_str ());
       }
+    Image16 levels = noisy_step_levels (rng, 37, 21, bits, 20.0);
+    assert_images_close (luma_levels_through (kNlmParamSets[1].launch
+            (kBackend), fmt, levels, rng), reference_nlm_levels (levels,
+            kNlmParamSets[1], bits), TEST_GPU ? gpu_nlm_tolerance (bits) :
+        kNlmTolerance, "deep frame against the definition");
   }
 }
 GST_END_TEST;
 
+/* strength and noise-sigma in 8-bit units at every depth (each backend
+ * with its own frames: the GPU's f16 distances are checked on wider ones). */
 GST_START_TEST (test_deep_strength_in_8bit_units)
 {
+#if TEST_GPU
+  std::mt19937 rng (1611);
+  const GstVideoFormat fmts[] = { GST_VIDEO_FORMAT_GRAY16_LE,
+    GST_VIDEO_FORMAT_P010_10LE, GST_VIDEO_FORMAT_Y444_12LE };
+  const int w = 300, h = 41;
+#else
   std::mt19937 rng (1607);
-  for (GstVideoFormat fmt : {GST_VIDEO_FORMAT_GRAY16_LE,
-          GST_VIDEO_FORMAT_P010_10LE, GST_VIDEO_FORMAT_I420_12LE})
+  const GstVideoFormat fmts[] = { GST_VIDEO_FORMAT_GRAY16_LE,
+    GST_VIDEO_FORMAT_P010_10LE, GST_VIDEO_FORMAT_I420_12LE };
+  const int w = 41, h = 23;
+#endif
+  for (GstVideoFormat fmt : fmts)
     for (const auto & s : kNlmParamSets)
-      assert_deep_follows_8bit ("cpu", s, fmt, noisy_step_image (rng, 41, 23,
+      assert_deep_follows_8bit (kBackend, s, fmt, noisy_step_image (rng, w, h,
               15.0), rng);
 }
 GST_END_TEST;
@@ -234,7 +344,7 @@ GST_START_TEST (test_deep_flat_frames_stay_flat)
     for (int v : {0, top / 3, top}) {
       Image16 flat (45, 23);
       std::fill (flat.pixels.begin (), flat.pixels.end (), uint16_t (v));
-      assert_images16_equal (luma_levels_through (kNlmParamSets[0].launch ("cpu"),
+      assert_images16_equal (luma_levels_through (kNlmParamSets[0].launch (kBackend),
               fmt, flat, rng), flat, "flat deep frame");
     }
   }
@@ -242,24 +352,36 @@ GST_START_TEST (test_deep_flat_frames_stay_flat)
 GST_END_TEST;
 
 /* One harness through 8-bit, 16-bit, 10-bit and back: each frame filtered
- * at its own depth. */
+ * at its own depth (on the GPU, as a CPU harness through the same stream
+ * filters it). */
 GST_START_TEST (test_depth_renegotiation)
 {
   std::mt19937 rng (1609);
   const NlmSettings s {15, 5, 9, 0, false};
-  GstHarness *h = gst_harness_new_parse (s.launch ("cpu").c_str ());
+  GstHarness *h = gst_harness_new_parse (s.launch (kBackend).c_str ());
+#if TEST_GPU
+  GstHarness *cpu = gst_harness_new_parse (s.launch ("cpu").c_str ());
+#endif
   for (GstVideoFormat fmt : kDepthChanges) {
     const int bits = luma_bits (fmt);
     const Image16 levels = noisy_step_levels (rng, 30, 14, bits, 15.0);
-    assert_images_close (luma_levels_in (h, fmt, levels, rng),
-        reference_nlm_levels (levels, s, bits), kNlmTolerance,
-        gst_video_format_to_string (fmt));
+    const Image16 got = luma_levels_in (h, fmt, levels, rng);
+#if TEST_GPU
+    assert_images_close (got, luma_levels_in (cpu, fmt, levels, rng),
+        gpu_nlm_tolerance (bits), gst_video_format_to_string (fmt));
+#else
+    assert_images_close (got, reference_nlm_levels (levels, s, bits),
+        kNlmTolerance, gst_video_format_to_string (fmt));
+#endif
   }
+#if TEST_GPU
+  gst_harness_teardown (cpu);
+#endif
   gst_harness_teardown (h);
 }
 GST_END_TEST;
 
-
+#if !TEST_GPU
 /* Chroma against the definition: U and V denoised together (one weight
  * from the distance over both), with chroma-strength as h (strength for
  * -1); luma as for a gray frame. Every 8-bit YUV format, tiny and odd
@@ -291,6 +413,7 @@ GST_START_TEST (test_chroma_matches_definition)
       }
 }
 GST_END_TEST;
+#endif
 
 static double
 component_variance (const PlanarFrame & f, guint comp, int y0, int y1)
@@ -316,7 +439,7 @@ GST_START_TEST (test_chroma_denoised_edges_kept)
           GST_VIDEO_FORMAT_Y444}) {
     PlanarFrame in = noisy_yuv_frame (rng, fmt, 96, 64, 10.0);
     NlmSettings s {15, 5, 11, 0, false, 12};
-    PlanarFrame out = push_pull_frame (s.launch ("cpu").c_str (), in);
+    PlanarFrame out = push_pull_frame (s.launch (kBackend).c_str (), in);
     const int ch = component_image (in, 1).height, edge = ch / 2;
     const char *what = gst_video_format_to_string (fmt);
     for (auto [y0, y1] : {std::pair<int, int> {0, edge - 3}, {edge + 3, ch}})
@@ -332,9 +455,11 @@ GST_START_TEST (test_chroma_denoised_edges_kept)
 }
 GST_END_TEST;
 
+#if !TEST_GPU
 /* chroma-strength=0: luma exactly as the single-frame luma filter makes it
- * (nlm_cpu, the element's arithmetic before chroma was denoised) and
- * chroma byte for byte the input's, at 8 and 10 bits. */
+ * (the CPU engine, the element's arithmetic before chroma was denoised) and
+ * chroma byte for byte the input's, at 8 and 10 bits. The CPU engine's own
+ * result: the cpu build. */
 GST_START_TEST (test_chroma_strength_zero_is_luma_only)
 {
   std::mt19937 rng (4244);
@@ -361,7 +486,74 @@ GST_START_TEST (test_chroma_strength_zero_is_luma_only)
   }
 }
 GST_END_TEST;
+#endif
 
+/* A stream with temporal-radius r: frame n leaves once frame n + r has
+ * arrived, every frame comes out once, in order, with its own timestamps,
+ * duration, offsets and flags, the last r at EOS. On the CPU each is
+ * exactly what the engine makes of its window (clipped at the start and
+ * end); on the GPU each is within the tolerance of the CPU backend's, which
+ * gives the same frames at the same moments. Gray and colour, r = 0 to 3; a
+ * flush, a DISCONT buffer and a caps change in the middle. */
+static void
+check_sequence (const Sequence & seq, const NlmSettings & s)
+{
+  const GstVideoFormat fmt = GST_VIDEO_INFO_FORMAT (&seq.frames[0].info);
+  const std::string what = s.launch (kBackend) + " " +
+      gst_video_format_to_string (fmt);
+  SequenceOutput out;
+  run_sequence (s.launch (kBackend), seq, out);
+  assert_sequence_shape (out, seq, s, what);
+#if TEST_GPU
+  SequenceOutput cpu;
+  run_sequence (s.launch ("cpu"), seq, cpu);
+  assert_sequence_shape (cpu, seq, s, what);
+  for (size_t k = 0; k < cpu.frames.size (); ++k)
+    assert_frames_close (out.frames[k], cpu.frames[k],
+        gpu_nlm_tolerance (luma_bits (fmt)), what);
+#else
+  const auto want = expected_outputs (seq, s.radius);
+  for (size_t k = 0; k < want.size (); ++k) {
+    const PlanarFrame expected = engine_nlm (seq.frames, want[k].first,
+        want[k].last, want[k].index, s);
+    for (size_t p = 0; p < expected.planes.size (); ++p)
+      assert_images_equal (out.frames[k].planes[p], expected.planes[p],
+          what.c_str ());
+  }
+#endif
+}
+
+GST_START_TEST (test_temporal_sequences)
+{
+  std::mt19937 rng (4246);
+  for (int radius = 0; radius <= 3; ++radius)
+    for (GstVideoFormat fmt : {GST_VIDEO_FORMAT_GRAY8, GST_VIDEO_FORMAT_NV12,
+            GST_VIDEO_FORMAT_I420}) {
+      check_sequence (make_sequence (rng, fmt, 33, 21, 8),
+          NlmSettings {12, 3, 7, 0, false, 7, radius});
+      check_sequence (make_sequence (rng, fmt, 67, 43, 8),
+          NlmSettings {12, 5, 11, 0, false, 6, radius});
+    }
+}
+GST_END_TEST;
+
+GST_START_TEST (test_temporal_flush_discont_caps)
+{
+  std::mt19937 rng (4247);
+  for (int radius : {1, 2})
+    for (Break kind : {Break::kFlush, Break::kDiscont, Break::kCaps}) {
+      check_sequence (make_sequence (rng, GST_VIDEO_FORMAT_I420, 30, 18, 8,
+              kind, 4, 22, 26), NlmSettings {12, 3, 7, 0, false, -1, radius});
+      check_sequence (make_sequence (rng, GST_VIDEO_FORMAT_NV12, 70, 38, 7,
+              kind, 3, 41, 57), NlmSettings {12, 5, 11, 0, false, -1, radius});
+      /* A break right after the start, where less than a window is held. */
+      check_sequence (make_sequence (rng, GST_VIDEO_FORMAT_NV12, 17, 9, 5,
+              kind, 1, 14, 12), NlmSettings {12, 3, 7, 0, false, 5, radius});
+    }
+}
+GST_END_TEST;
+
+#if !TEST_GPU
 /* The definition over three frames: frame 1 of three searched in all of
  * them (luma and chroma). */
 GST_START_TEST (test_temporal_matches_definition)
@@ -392,56 +584,7 @@ GST_START_TEST (test_temporal_matches_definition)
   }
 }
 GST_END_TEST;
-
-/* A stream with temporal-radius r: frame n leaves once frame n + r has
- * arrived, every frame comes out once, in order, with its own timestamps,
- * duration, offsets and flags, the last r at EOS; each is exactly what the
- * engine makes of its window (clipped at the start and end). Gray and
- * colour, r = 0 to 3; a flush, a DISCONT buffer and a caps change in the
- * middle. */
-static void
-check_sequence_on_cpu (const Sequence & seq, const NlmSettings & s)
-{
-  SequenceOutput out;
-  const std::string what = s.launch ("cpu") + " " +
-      gst_video_format_to_string (GST_VIDEO_INFO_FORMAT (&seq.frames[0].info));
-  run_sequence (s.launch ("cpu"), seq, out);
-  assert_sequence_shape (out, seq, s, what);
-  const auto want = expected_outputs (seq, s.radius);
-  for (size_t k = 0; k < want.size (); ++k) {
-    const PlanarFrame expected = engine_nlm (seq.frames, want[k].first,
-        want[k].last, want[k].index, s);
-    for (size_t p = 0; p < expected.planes.size (); ++p)
-      assert_images_equal (out.frames[k].planes[p], expected.planes[p],
-          what.c_str ());
-  }
-}
-
-GST_START_TEST (test_temporal_sequences)
-{
-  std::mt19937 rng (4246);
-  for (int radius = 0; radius <= 3; ++radius)
-    for (GstVideoFormat fmt : {GST_VIDEO_FORMAT_GRAY8, GST_VIDEO_FORMAT_NV12})
-      check_sequence_on_cpu (make_sequence (rng, fmt, 33, 21, 8),
-          NlmSettings {12, 3, 7, 0, false, 7, radius});
-}
-GST_END_TEST;
-
-GST_START_TEST (test_temporal_flush_discont_caps)
-{
-  std::mt19937 rng (4247);
-  for (int radius : {1, 2})
-    for (Break kind : {Break::kFlush, Break::kDiscont, Break::kCaps}) {
-      check_sequence_on_cpu (make_sequence (rng, GST_VIDEO_FORMAT_I420, 30,
-              18, 8, kind, 4, 22, 26), NlmSettings {12, 3, 7, 0, false, -1,
-              radius});
-      /* A break right after the start, where less than a window is held. */
-      check_sequence_on_cpu (make_sequence (rng, GST_VIDEO_FORMAT_NV12, 17,
-              9, 5, kind, 1, 14, 12), NlmSettings {12, 3, 7, 0, false, 5,
-              radius});
-    }
-}
-GST_END_TEST;
+#endif
 
 /* The latency query reports temporal-radius frames, from the caps' frame
  * rate or, without one, the frames' duration. */
@@ -450,8 +593,8 @@ GST_START_TEST (test_temporal_latency)
   std::mt19937 rng (4248);
   for (int radius : {0, 1, 3})
     for (int rate : {25, 0}) {
-      const std::string launch = "cudanlm backend=cpu patch-size=3 "
-          "search-size=5 temporal-radius=" + std::to_string (radius);
+      const std::string launch = on_backend ("cudanlm", " patch-size=3 "
+          "search-size=5 temporal-radius=" + std::to_string (radius));
       GstHarness *h = gst_harness_new_parse (launch.c_str ());
       gst_harness_set_src_caps_str (h, (std::string ("video/x-raw,format=GRAY8,"
                   "width=16,height=8,framerate=") + (rate ? "25/1" : "0/1")).c_str ());
@@ -476,7 +619,7 @@ GST_START_TEST (test_temporal_radius_fixed_while_running)
 {
   std::mt19937 rng (4249);
   GstElement *nlm = gst_element_factory_make ("cudanlm", NULL);
-  gst_util_set_object_arg (G_OBJECT (nlm), "backend", "cpu");
+  gst_util_set_object_arg (G_OBJECT (nlm), "backend", kBackend);
   g_object_set (nlm, "patch-size", 3, "search-size", 5, "temporal-radius", 1,
       NULL);
   GstHarness *h = gst_harness_new_with_element (nlm, "sink", "src");
@@ -531,6 +674,7 @@ GST_START_TEST (test_temporal_radius_fixed_while_running)
 }
 GST_END_TEST;
 
+#if !TEST_GPU
 /* The warnings GLib's range checks cannot give: what was refused, why, the
  * order of changes that works, and the value that stays. */
 struct CapturedWarnings {
@@ -603,36 +747,154 @@ GST_START_TEST (test_refused_properties_say_why)
   gst_object_unref (nlm);
 }
 GST_END_TEST;
+#endif
+
+#if TEST_GPU
+/* ---------------------------------- GPU against CPU on large and colour frames */
+
+/* Under compute-sanitizer (CUDAFILTERS_TEST_SKIP_LARGE=1) frames above 20000
+ * pixels are skipped: they take minutes there. Everything else runs
+ * instrumented. */
+GST_START_TEST (test_large_frames)
+{
+  if (g_getenv ("CUDAFILTERS_TEST_SKIP_LARGE"))
+    return;
+  std::mt19937 rng (4);
+  const int sizes[][2] = { {1280, 720}, {1920, 1080}, {3840, 2160} };
+  NlmSettings s;
+  for (const auto & sz : sizes) {
+    Image img = noisy_step_image (rng, sz[0], sz[1], 20.0);
+    Image gpu = run_nlm (s, "cuda", img), cpu = run_nlm (s, "cpu", img);
+    assert_images_close (gpu, cpu, 1, "large frame");
+  }
+}
+GST_END_TEST;
+
+/* 4K and 8K at 16 bits: many blocks and rows past 2^16 bytes. */
+GST_START_TEST (test_deep_large_frames)
+{
+  if (g_getenv ("CUDAFILTERS_TEST_SKIP_LARGE"))
+    return;
+  std::mt19937 rng (1612);
+  const NlmSettings s {10, 5, 11, 0, false};
+  for (const auto & sz : { std::pair<int, int> {3840, 2160}, {7680, 4320} }) {
+    Image16 levels = noisy_step_levels (rng, sz.first, sz.second, 16, 20.0);
+    assert_images_close (luma_levels_through (s.launch ("cuda"),
+            GST_VIDEO_FORMAT_GRAY16_LE, levels, rng), luma_levels_through (s.launch
+            ("cpu"), GST_VIDEO_FORMAT_GRAY16_LE, levels, rng),
+        gpu_nlm_tolerance (16), "large GRAY16_LE frame");
+  }
+}
+GST_END_TEST;
+
+static const GstVideoFormat kChromaFormats[] = {
+  GST_VIDEO_FORMAT_I420, GST_VIDEO_FORMAT_YV12, GST_VIDEO_FORMAT_NV12,
+  GST_VIDEO_FORMAT_NV21, GST_VIDEO_FORMAT_Y42B, GST_VIDEO_FORMAT_Y444,
+  GST_VIDEO_FORMAT_P010_10LE, GST_VIDEO_FORMAT_P016_LE,
+  GST_VIDEO_FORMAT_I420_10LE, GST_VIDEO_FORMAT_I420_12LE,
+  GST_VIDEO_FORMAT_Y444_10LE, GST_VIDEO_FORMAT_Y444_16LE,
+};
+
+static PlanarFrame
+colour_frame (std::mt19937 & rng, GstVideoFormat fmt, int w, int h)
+{
+  if (luma_bits (fmt) == 8)
+    return noisy_yuv_frame (rng, fmt, w, h, 12.0);
+  const DeepLayout l = deep_layout (fmt);
+  PlanarFrame f = deep_frame (rng, fmt, words_of_levels (noisy_step_levels (rng,
+              w, h, l.bits, 12.0), l.shift));
+  return f;
+}
+
+/* Luma and chroma of every YUV format, 8 to 16 bits, against the CPU. */
+GST_START_TEST (test_chroma_matches_cpu)
+{
+  std::mt19937 rng (5150);
+  const int sizes[][2] = { {1, 1}, {37, 23}, {641, 479}, {1920, 1080} };
+  for (GstVideoFormat fmt : kChromaFormats)
+    for (const auto & sz : sizes) {
+      const bool large = sz[0] * sz[1] > 20000;
+      if (large && (skip_large () || (sz[0] == 1920 &&
+                  fmt != GST_VIDEO_FORMAT_NV12 && fmt != GST_VIDEO_FORMAT_I420
+                  && fmt != GST_VIDEO_FORMAT_P010_10LE)))
+        continue;
+      for (const NlmSettings & s : {NlmSettings {12, 5, 11, 0, false, -1},
+              NlmSettings {15, 7, 21, 4, false, 6},
+              NlmSettings {10, 3, 9, 0, true, 8}}) {
+        if (large && s.search > 11)
+          continue;
+        PlanarFrame in = colour_frame (rng, fmt, sz[0], sz[1]);
+        const std::string what = s.launch ("cuda") + " " +
+            gst_video_format_to_string (fmt) + " " + std::to_string (sz[0]) +
+            "x" + std::to_string (sz[1]);
+        assert_frames_close (push_pull_frame (s.launch ("cuda").c_str (), in),
+            push_pull_frame (s.launch ("cpu").c_str (), in),
+            gpu_nlm_tolerance (luma_bits (fmt)), what);
+      }
+    }
+}
+GST_END_TEST;
+
+/* Deep frames in temporal windows, and 4K. */
+GST_START_TEST (test_temporal_deep_and_large)
+{
+  std::mt19937 rng (5152);
+  for (GstVideoFormat fmt : {GST_VIDEO_FORMAT_P010_10LE,
+          GST_VIDEO_FORMAT_I420_12LE}) {
+    Sequence seq;
+    for (int i = 0; i < 4; ++i)
+      seq.frames.push_back (colour_frame (rng, fmt, 53, 31));
+    check_sequence (seq, NlmSettings {12, 5, 11, 0, false, 6, 1});
+  }
+  if (skip_large ())
+    return;
+  check_sequence (make_sequence (rng, GST_VIDEO_FORMAT_NV12, 3840,
+          2160, 3), NlmSettings {10, 5, 9, 0, false, 5, 1});
+}
+GST_END_TEST;
+#endif
 
 static Suite *
-cudanlm_cpu_suite (void)
+cudanlm_suite (void)
 {
-  Suite *s = suite_create ("cudanlm-cpu");
+  Suite *s = suite_create (TEST_SUITE_NAME ("cudanlm"));
   TCase *tc = tcase_create ("general");
-  tcase_set_timeout (tc, 300);
+  tcase_set_timeout (tc, 600);
   suite_add_tcase (s, tc);
-  tcase_add_test (tc, test_matches_brute_force_reference);
+  tcase_add_test (tc, test_random_frames);
+  tcase_add_test (tc, test_matches_definition);
   tcase_add_test (tc, test_output_size_and_format);
-  tcase_add_test (tc, test_flat_frame_stays_flat);
+  tcase_add_test (tc, test_flat_frames_stay_flat);
   tcase_add_test (tc, test_denoises_and_keeps_edges);
   tcase_add_test (tc, test_renegotiation_mid_stream);
-  tcase_add_test (tc, test_properties_and_refused_values);
-  tcase_add_test (tc, test_live_strength_change);
+  tcase_add_test (tc, test_live_changes);
   tcase_add_test (tc, test_formats_filter_luma_only);
-  tcase_add_test (tc, test_deep_formats_match_reference);
+  tcase_add_test (tc, test_deep_formats);
   tcase_add_test (tc, test_deep_strength_in_8bit_units);
   tcase_add_test (tc, test_deep_flat_frames_stay_flat);
   tcase_add_test (tc, test_depth_renegotiation);
-  tcase_add_test (tc, test_chroma_matches_definition);
   tcase_add_test (tc, test_chroma_denoised_edges_kept);
-  tcase_add_test (tc, test_chroma_strength_zero_is_luma_only);
-  tcase_add_test (tc, test_temporal_matches_definition);
   tcase_add_test (tc, test_temporal_sequences);
   tcase_add_test (tc, test_temporal_flush_discont_caps);
   tcase_add_test (tc, test_temporal_latency);
   tcase_add_test (tc, test_temporal_radius_fixed_while_running);
+#if !TEST_GPU
+  tcase_add_test (tc, test_properties_and_refused_values);
+  tcase_add_test (tc, test_chroma_matches_definition);
+  tcase_add_test (tc, test_chroma_strength_zero_is_luma_only);
+  tcase_add_test (tc, test_temporal_matches_definition);
   tcase_add_test (tc, test_refused_properties_say_why);
+#else
+  tcase_add_test (tc, test_large_frames);
+  tcase_add_test (tc, test_deep_large_frames);
+  tcase_add_test (tc, test_chroma_matches_cpu);
+  tcase_add_test (tc, test_temporal_deep_and_large);
+#endif
   return s;
 }
 
-GST_CHECK_MAIN (cudanlm_cpu);
+int
+main (int argc, char **argv)
+{
+  return run_suite (argc, argv, cudanlm_suite, TEST_SUITE_NAME ("cudanlm"));
+}
