@@ -1,6 +1,7 @@
 /* The CPU paths below the elements: every instruction-set variant of the
- * NLM filter against the others and the brute-force reference, the shared
- * histogram and table look-up against plain loops, and the CPU runners.
+ * NLM and sharpening filters against the others and the references,
+ * OpenCV's Gaussian taps, the shared histogram and table look-up against
+ * plain loops, and the CPU runners.
  * (Eight pipelines at once on the shared thread pool: pipelines/concurrent.cpp.) */
 #include <cudafilters/cpu_frame_runner.h>
 #include <cudafilters/cpu_window_runner.h>
@@ -12,6 +13,7 @@
 #include "cpu_isa.h"
 #include "nlm_reference.h"
 #include "poison.h"
+#include "sharpen_reference.h"
 
 #include <stdexcept>
 
@@ -362,6 +364,99 @@ GST_START_TEST (test_clahe_clip_beyond_int)
 }
 GST_END_TEST;
 
+/* ------------------------------------------------------------- sharpen */
+
+/* The 2-D reference costs taps^2 per pixel: wide blurs get small frames. */
+static bool
+affordable (const SharpenSettings & s, int w, int h)
+{
+  return s.radius <= 3.0 || double (w) * h <= 64 * 48;
+}
+
+/* OpenCV's fixed-point Gaussian taps (GaussianBlur on CV_8U), as OpenCV
+ * 4.6 and 5.0 compute them for these sigmas. */
+GST_START_TEST (test_gaussian_taps)
+{
+  const struct {
+    double sigma;
+    std::vector<uint32_t> taps;
+  } known[] = {
+    {0.1, {0, 256, 0}},
+    {0.5, {0, 27, 202, 27, 0}},
+    {1.0, {1, 14, 62, 102, 62, 14, 1}},
+    {2.0, {1, 2, 7, 16, 31, 45, 52, 45, 31, 16, 7, 2, 1}},
+  };
+  for (const auto & k : known)
+    fail_unless (cudafilters::sharpen_gaussian_taps (k.sigma) == k.taps,
+        "taps for sigma %g", k.sigma);
+  for (bool deep : {false, true})
+    for (int i = 1; i <= 160; ++i) {
+      const double sigma = i * 0.1;
+      const std::vector<uint32_t> taps =
+          cudafilters::sharpen_gaussian_taps (sigma, deep);
+      const std::vector<int> want = opencv_gaussian_taps (sigma, deep);
+      fail_unless_equals_int (taps.size (), want.size ());
+      int sum = 0;
+      for (size_t t = 0; t < taps.size (); ++t) {
+        fail_unless_equals_int (taps[t], want[t]);
+        sum += taps[t];
+      }
+      fail_unless_equals_int (sum, deep ? 65536 : 256);
+    }
+  fail_unless_equals_int (cudafilters::sharpen_gaussian_taps
+      (cudafilters::kSharpenMaxRadius).size (), cudafilters::kSharpenMaxTaps);
+  fail_unless_equals_int (cudafilters::sharpen_gaussian_taps
+      (cudafilters::kSharpenMaxRadius, true).size (),
+      cudafilters::kSharpenMaxTapsDeep);
+}
+GST_END_TEST;
+
+/* The CPU path's instruction-set variants agree bit for bit. */
+GST_START_TEST (test_instruction_sets_agree)
+{
+  std::mt19937 rng (21);
+  const Image img = random_image (rng, 333, 97);
+  for (const SharpenSettings & s : kSharpenSets) {
+    cudafilters::SharpenParams p;
+    p.kernel = s.laplacian ()? cudafilters::SharpenKernel::kLaplacian3x3 :
+        cudafilters::SharpenKernel::kUnsharp;
+    p.amount = s.amount;
+    p.radius = s.radius;
+    p.threshold = s.threshold;
+    Image first (img.width, img.height);
+    for (std::string_view isa : cudafilters::cpu_instruction_sets ()) {
+      Image out (img.width, img.height);
+      cudafilters::sharpen_cpu_with (p, {img.pixels.data (), size_t (img.width),
+              img.width, img.height}, {out.pixels.data (), size_t (out.width),
+              out.width, out.height}, isa);
+      if (isa == "baseline")
+        first = out;
+      else
+        assert_images_equal (out, first, std::string (isa).c_str ());
+    }
+    if (affordable (s, img.width, img.height))
+      assert_images_equal (first, reference_sharpen (img, s), "baseline");
+
+    /* 16-bit words, 12 bits at shift 4 (levels and layout both matter). */
+    const cudafilters::SampleLayout layout { 2, 12, 4 };
+    const Image16 words = words_of_levels (thermal_like_image (rng, 333, 97,
+            12), 4);
+    Image16 first16 (words.width, words.height);
+    for (std::string_view isa : cudafilters::cpu_instruction_sets ()) {
+      Image16 out (words.width, words.height);
+      cudafilters::sharpen_cpu_with (p, {(const uint8_t *) words.pixels.data (),
+              size_t (2 * words.width), words.width, words.height, layout},
+          {(uint8_t *) out.pixels.data (), size_t (2 * out.width), out.width,
+              out.height, layout}, isa);
+      if (isa == "baseline")
+        first16 = out;
+      else
+        assert_images16_equal (out, first16, std::string (isa) + " 12-bit");
+    }
+  }
+}
+GST_END_TEST;
+
 static Suite *
 engines_suite (void)
 {
@@ -376,6 +471,8 @@ engines_suite (void)
   tcase_add_test (tc, test_cpu_window_runner);
   tcase_add_test (tc, test_histogram_and_mapping);
   tcase_add_test (tc, test_clahe_clip_beyond_int);
+  tcase_add_test (tc, test_gaussian_taps);
+  tcase_add_test (tc, test_instruction_sets_agree);
   return s;
 }
 
