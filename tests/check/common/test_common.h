@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <random>
 #include <string>
 #include <vector>
@@ -86,22 +87,6 @@ skip_large ()
 {
   const char *v = g_getenv ("CUDAFILTERS_TEST_SKIP_LARGE");
   return v && *v && *v != '0';
-}
-
-/* A random and a natural frame of each size, those above 1080p only where
- * skip_large () allows. */
-template <size_t N>
-inline std::vector<Image>
-random_and_natural_frames (std::mt19937 & rng, const int (&sizes)[N][2])
-{
-  std::vector<Image> frames;
-  for (const auto & sz : sizes) {
-    if (skip_large () && sz[0] * sz[1] > 1921 * 1081)
-      continue;
-    frames.push_back (random_image (rng, sz[0], sz[1]));
-    frames.push_back (natural_image (sz[0], sz[1]));
-  }
-  return frames;
 }
 
 /* Transcription of OpenCV's cv::equalizeHist (imgproc, histogram.cpp), kept
@@ -406,6 +391,37 @@ run_suite (int argc, char **argv, Suite * (*make_suite) (void),
     return run_gpu_suite (argc, argv, make_suite, name);
   gst_check_init (&argc, &argv);
   return gst_check_run_suite (make_suite (), name, __FILE__);
+}
+
+/* Frames through one element of `launch` (of this build's backend),
+ * renegotiated from frame to frame: each equals `reference (img)` where
+ * `has_reference (img)` (every frame without it), and on the GPU also what a
+ * fresh element of `cpu_launch`, the CPU backend, makes of it, pixel for
+ * pixel. On the CPU a frame without a reference is left out. */
+inline void
+check_frames_through (const std::string & launch,
+    const std::string & cpu_launch, const std::vector<Image> & frames,
+    const std::function<Image (const Image &)> & reference, const char *what,
+    const std::function<bool (const Image &)> & has_reference = nullptr)
+{
+  GstHarness *h = gst_harness_new_parse (launch.c_str ());
+  for (const Image & img : frames) {
+    const bool checked = !has_reference || has_reference (img);
+    if (!TEST_GPU && !checked)
+      continue;
+    gst_harness_set_src_caps_str (h, gray_caps (img.width,
+            img.height).c_str ());
+    const Image got = push_pull (h, img);
+    if (TEST_GPU) {
+      GstHarness *cpu = harness_for (cpu_launch.c_str (), img.width,
+          img.height);
+      assert_images_equal (got, push_pull (cpu, img), what);
+      gst_harness_teardown (cpu);
+    }
+    if (checked)
+      assert_images_equal (got, reference (img), what);
+  }
+  gst_harness_teardown (h);
 }
 
 /* Chroma planes must come out byte-identical. */

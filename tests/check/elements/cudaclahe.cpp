@@ -52,31 +52,17 @@ describe (const Settings & s, const char *what)
       std::to_string (s.tiles_x) + "x" + std::to_string (s.tiles_y);
 }
 
-/* One element for every frame (renegotiating on the way): every frame
- * equals the reference and, on the GPU, the CPU backend's output (one CPU
- * element per frame), pixel for pixel. */
+/* One element for every frame: every frame equals the reference and, on
+ * the GPU, the CPU backend's output, pixel for pixel. */
 static void
 check_frames (const Settings & s, const std::vector<Image> & frames,
     const char *what)
 {
-  const std::string launch = launch_for (s);
-  const std::string label = launch + ": " + describe (s, what);
-  GstHarness *h = harness_for (launch.c_str (), frames[0].width,
-      frames[0].height);
-  for (const Image & img : frames) {
-    gst_harness_set_src_caps_str (h, gray_caps (img.width,
-            img.height).c_str ());
-    const Image got = push_pull (h, img);
-#if TEST_GPU
-    GstHarness *cpu = harness_for (launch_for (s, "cpu").c_str (), img.width,
-        img.height);
-    assert_images_equal (got, push_pull (cpu, img), label.c_str ());
-    gst_harness_teardown (cpu);
-#endif
-    assert_images_equal (got, reference_clahe (img, s.clip, s.tiles_x,
-            s.tiles_y), label.c_str ());
-  }
-  gst_harness_teardown (h);
+  const std::string label = launch_for (s) + ": " + describe (s, what);
+  check_frames_through (launch_for (s), launch_for (s, "cpu"), frames,
+      [&](const Image & img) {
+        return reference_clahe (img, s.clip, s.tiles_x, s.tiles_y);
+      }, label.c_str ());
 }
 
 /* Under compute-sanitizer (CUDAFILTERS_TEST_SKIP_LARGE) frames above 1080p

@@ -48,33 +48,18 @@ definition_affordable (const SharpenSettings & s, int w, int h)
 #endif
 }
 
-/* One element for every frame (renegotiating on the way): every frame
- * equals the definition where it is affordable and, on the GPU, the CPU
- * backend's output (one CPU element per frame). */
+/* One element for every frame: every frame equals the definition where it
+ * is affordable and, on the GPU, the CPU backend's output. */
 static void
 check_frames (const SharpenSettings & s, const std::vector<Image> & frames,
     const char *what)
 {
-  const std::string launch = s.launch (kBackend);
-  const std::string label = launch + ": " + what;
-  GstHarness *h = gst_harness_new_parse (launch.c_str ());
-  for (const Image & img : frames) {
-    const bool definition = definition_affordable (s, img.width, img.height);
-    if (!TEST_GPU && !definition)
-      continue;
-    gst_harness_set_src_caps_str (h, gray_caps (img.width,
-            img.height).c_str ());
-    const Image got = push_pull (h, img);
-#if TEST_GPU
-    GstHarness *cpu = harness_for (s.launch ("cpu").c_str (), img.width,
-        img.height);
-    assert_images_equal (got, push_pull (cpu, img), label.c_str ());
-    gst_harness_teardown (cpu);
-#endif
-    if (definition)
-      assert_images_equal (got, reference_sharpen (img, s), label.c_str ());
-  }
-  gst_harness_teardown (h);
+  const std::string label = s.launch (kBackend) + ": " + what;
+  check_frames_through (s.launch (kBackend), s.launch ("cpu"), frames,
+      [&](const Image & img) { return reference_sharpen (img, s); },
+      label.c_str (), [&](const Image & img) {
+        return definition_affordable (s, img.width, img.height);
+      });
 }
 
 GST_START_TEST (test_random_and_natural_frames)
