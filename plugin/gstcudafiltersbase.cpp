@@ -325,7 +325,13 @@ gst_cuda_filters_base_submit_input_buffer (GstBaseTransform * trans,
   GST_OBJECT_LOCK (self);
   const gint device_id = priv->device_id;
   GST_OBJECT_UNLOCK (self);
+#ifdef HAVE_GST_CUDA
   GstCudaContext *theirs = priv->gpu.context_to_adopt (input, device_id);
+#else
+  /* No CUDA memory without GStreamer's CUDA library: nothing to adopt. */
+  const bool theirs = false;
+  (void) device_id;
+#endif
 
   if (priv->flow->holds_frames () && (GST_BUFFER_IS_DISCONT (input) || theirs)) {
     const GstFlowReturn ret = priv->flow->drain ();
@@ -334,6 +340,7 @@ gst_cuda_filters_base_submit_input_buffer (GstBaseTransform * trans,
       return ret;
     }
   }
+#ifdef HAVE_GST_CUDA
   if (theirs) {
     GST_INFO_OBJECT (self, "adopting upstream CUDA context %" GST_PTR_FORMAT,
         theirs);
@@ -352,6 +359,7 @@ gst_cuda_filters_base_submit_input_buffer (GstBaseTransform * trans,
     priv->flow->reset ();
     gst_base_transform_reconfigure_src (trans);
   }
+#endif
   return GST_BASE_TRANSFORM_CLASS (parent_class)->submit_input_buffer (trans,
       is_discont, input);
 }

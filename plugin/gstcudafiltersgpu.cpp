@@ -191,10 +191,10 @@ GstCudaFiltersGpu::reserve (const GstVideoInfo & info)
       GST_VIDEO_INFO_HEIGHT (&info), GST_VIDEO_INFO_COMP_PSTRIDE (&info, 0));
 }
 
+#ifdef HAVE_GST_CUDA
 GstCudaContext *
 GstCudaFiltersGpu::context_to_adopt (GstBuffer * buffer, gint wanted) const
 {
-#ifdef HAVE_GST_CUDA
   if (!state_)
     return nullptr;
   GstMemory *mem = gst_buffer_peek_memory (buffer, 0);
@@ -210,29 +210,18 @@ GstCudaFiltersGpu::context_to_adopt (GstBuffer * buffer, gint wanted) const
   if (wanted >= 0 && their_device != (guint) wanted)
     return nullptr;
   return theirs;
-#else
-  (void) buffer;
-  (void) wanted;
-  return nullptr;
-#endif
 }
 
 bool
 GstCudaFiltersGpu::adopt (GstCudaContext * theirs, const GstVideoInfo & info,
     std::string & why)
 {
-#ifdef HAVE_GST_CUDA
   GstCudaFiltersEngine & engine = *engine_;
   close ();
   context_.adopt (theirs);
   return create_state (engine, info, why);
-#else
-  (void) theirs;
-  (void) info;
-  why = "no CUDA memory without GStreamer's CUDA library";
-  return false;
-#endif
 }
+#endif
 
 bool
 GstCudaFiltersGpu::on_other_device (GstBuffer * buffer) const

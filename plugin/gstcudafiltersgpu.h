@@ -67,6 +67,7 @@ public:
   /* Device memory for frames of @info (when caps are set; none before). */
   void reserve (const GstVideoInfo & info);
 
+#ifdef HAVE_GST_CUDA
   /* Upstream's context that @buffer's CUDA memory lives in, when it is
    * another than ours on the device @wanted names (-1: any): the element
    * moves there (adopt), as nvcodec's filters do. */
@@ -75,6 +76,7 @@ public:
    * false, with why, on failure. */
   bool adopt (GstCudaContext * theirs, const GstVideoInfo & info,
       std::string & why);
+#endif
   /* Whether @buffer is CUDA memory of another context than ours that we did
    * not adopt: another device's. */
   bool on_other_device (GstBuffer * buffer) const;
