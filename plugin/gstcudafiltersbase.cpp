@@ -239,6 +239,16 @@ gst_cuda_filters_base_decide_allocation (GstBaseTransform * trans,
       query);
 }
 
+/* Never called: generate_output runs the flow. Its presence makes
+ * GstBaseTransform treat outputs as new buffers (neither passthrough nor in
+ * place), so that it decides downstream's allocation and answers upstream's
+ * allocation query (propose_allocation). */
+static GstFlowReturn
+gst_cuda_filters_base_transform (GstBaseTransform *, GstBuffer *, GstBuffer *)
+{
+  g_return_val_if_reached (GST_FLOW_NOT_SUPPORTED);
+}
+
 static gboolean
 gst_cuda_filters_base_propose_allocation (GstBaseTransform * trans,
     GstQuery * decide_query, GstQuery * query)
@@ -528,6 +538,7 @@ gst_cuda_filters_base_class_init (GstCudaFiltersBaseClass * klass)
   trans_class->transform_size =
       GST_DEBUG_FUNCPTR (gst_cuda_filters_base_transform_size);
   trans_class->query = GST_DEBUG_FUNCPTR (gst_cuda_filters_base_query);
+  trans_class->transform = GST_DEBUG_FUNCPTR (gst_cuda_filters_base_transform);
   trans_class->decide_allocation =
       GST_DEBUG_FUNCPTR (gst_cuda_filters_base_decide_allocation);
   trans_class->propose_allocation =
@@ -557,9 +568,6 @@ gst_cuda_filters_base_init (GstCudaFiltersBase * self)
   priv->stream.trans = GST_BASE_TRANSFORM (self);
   priv->stream.gpu = &priv->gpu;
 
-  /* Frames go through generate_output (the flow), never transform: without
-   * this, a GstBaseTransform without a transform function is passthrough. */
-  gst_base_transform_set_passthrough (GST_BASE_TRANSFORM (self), FALSE);
   gst_base_transform_set_qos_enabled (GST_BASE_TRANSFORM (self), TRUE);
   /* Passthrough never happens; putting downstream's caps first would only
    * undo the memory preference of transform_caps. */

@@ -239,6 +239,41 @@ GST_START_TEST (test_tiny_frames)
 }
 GST_END_TEST;
 
+#if !TEST_GPU
+/* Output buffers are the element's own, allocated as downstream's
+ * allocation query asks (here an allocator with a 64-byte prefix): the
+ * element neither filters in place nor skips the allocation query. On the
+ * GPU the pools it decides and proposes are tested instead
+ * (test_proposed_pinned_pool, cuda-memory-gpu). */
+GST_START_TEST (test_output_allocated_as_downstream_asks)
+{
+  std::mt19937 rng (23);
+  for (const ElementCase & e : kElements) {
+    GstHarness *h = gst_harness_new_parse (launch_of (e).c_str ());
+    GstAllocationParams params;
+    gst_allocation_params_init (&params);
+    params.prefix = 64;
+    gst_harness_set_propose_allocator (h, gst_allocator_find (nullptr),
+        &params);
+    gst_harness_set_src_caps_str (h, gray_caps (64, 48).c_str ());
+    for (int i = 0; i < 3; ++i) {
+      Image img = random_image (rng, 64, 48);
+      GstBuffer *in = buffer_from_image (img);
+      GstBuffer *out = gst_harness_push_and_pull (h, gst_buffer_ref (in));
+      fail_unless (out != nullptr);
+      fail_unless (out != in, "%s filtered in place", e.factory);
+      fail_unless_equals_int (gst_buffer_peek_memory (out, 0)->offset, 64);
+      assert_luma_filtered (e, image_from_buffer (out, 64, 48), img,
+          e.factory);
+      gst_buffer_unref (out);
+      gst_buffer_unref (in);
+    }
+    gst_harness_teardown (h);
+  }
+}
+GST_END_TEST;
+#endif
+
 /* Formats the elements do not handle, and frames larger than they take, are
  * refused at negotiation. */
 GST_START_TEST (test_unsupported_caps_are_refused)
@@ -960,6 +995,9 @@ cudafiltersbase_suite (void)
   tcase_add_test (input, test_video_meta_larger_than_buffer_is_an_error);
   tcase_add_test (input, test_video_meta_with_padding_rows);
   tcase_add_test (input, test_tiny_frames);
+#if !TEST_GPU
+  tcase_add_test (input, test_output_allocated_as_downstream_asks);
+#endif
   tcase_add_test (input, test_unsupported_caps_are_refused);
 #ifdef HAVE_GST_CUDA
   tcase_add_test (input, test_odd_height_nv21_in_cuda_memory);
