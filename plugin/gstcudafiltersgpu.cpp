@@ -92,7 +92,9 @@ GstCudaFiltersGpu::open (GstElement * element, gint device_id,
     GstCudaFiltersEngine & engine, const GstVideoInfo & info,
     std::string & why, std::string & warning)
 {
-  close ();
+  /* Not close (): a context set on the element before it starts
+   * (set_context) is the one to share, or to replace if it is lost. */
+  release_state ();
   error_posted_ = false;
   if (!GstCudaFiltersContext::driver_loaded ()) {
     why = "the CUDA driver library (libcuda.so.1) could not be loaded";
@@ -151,13 +153,19 @@ GstCudaFiltersGpu::create_state (GstCudaFiltersEngine & engine,
 void
 GstCudaFiltersGpu::close ()
 {
-  if (state_) {
-    GstCudaFiltersScopedContext scope (context_);
-    state_.reset ();
-    engine_->close_gpu ();
-    engine_ = nullptr;
-  }
+  release_state ();
   context_.close ();
+}
+
+void
+GstCudaFiltersGpu::release_state ()
+{
+  if (!state_)
+    return;
+  GstCudaFiltersScopedContext scope (context_);
+  state_.reset ();
+  engine_->close_gpu ();
+  engine_ = nullptr;
 }
 
 void

@@ -48,7 +48,7 @@ public:
    * lost to a fault; streams, runner, the engine's GPU side, and memory for
    * frames of @info where caps are set already. On failure leaves nothing
    * behind and says why. @warning says why a lost shared context was
-   * replaced. */
+   * replaced. A context set on the element before (set_context) is used. */
   bool open (GstElement * element, gint device_id,
       GstCudaFiltersEngine & engine, const GstVideoInfo & info,
       std::string & why, std::string & warning);
@@ -110,6 +110,9 @@ public:
 private:
   struct State;
 
+  /* Frees the streams, runners and the engine's GPU side; keeps the
+   * context. */
+  void release_state ();
   /* Streams, runners and the engine's GPU side in the open context. */
   bool create_state (GstCudaFiltersEngine & engine, const GstVideoInfo & info,
       std::string & why);
