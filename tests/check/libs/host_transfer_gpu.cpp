@@ -121,7 +121,9 @@ GST_START_TEST (test_failed_download_leaves_no_copy_behind)
   const size_t bytes = size_t (w) * h;
   Stream stream;
   DeviceArray<uint8_t> src (bytes);
-  CUDAFILTERS_CHECK (cudaMemset (src.get (), 0x33, bytes));
+  /* On the transfers' stream: a non-blocking stream does not wait for
+   * cudaMemset's legacy stream. */
+  CUDAFILTERS_CHECK (cudaMemsetAsync (src.get (), 0x33, bytes, stream.get ()));
   PinnedBuffer out, other;
   out.reserve (bytes);
   other.reserve (bytes);
@@ -151,7 +153,7 @@ GST_START_TEST (test_failed_download_leaves_no_copy_behind)
 
   /* The next frame, pageable and page-locked, comes out whole. */
   std::vector<uint8_t> host (bytes, 0);
-  CUDAFILTERS_CHECK (cudaMemset (src.get (), 0x44, bytes));
+  CUDAFILTERS_CHECK (cudaMemsetAsync (src.get (), 0x44, bytes, stream.get ()));
   t.queue_download (src.get (), size_t (w), Plane (host.data (), size_t (w),
           w, h), false, stream.get ());
   t.queue_download (src.get (), size_t (w), Plane (out.data (), size_t (w), w,
