@@ -5,6 +5,7 @@
 //   element_bench [--backend cuda|cpu] [--frames N] [--json FILE]
 //                 [--dump-frames DIR] [--only histeq|clahe|nlm|sharpen]
 //   element_bench --chain [--frames N] [--json FILE] [--only histeq|nlm]
+//   element_bench --cross-device [--frames N] [--json FILE]
 //
 // Rows, for each element and size:
 //   - system memory (GRAY8), pageable frames pushed through a GstHarness;
@@ -26,6 +27,13 @@
 // queues per frame (its engine on the same NV12 frame, chroma carried by
 // cudahisteq and denoised by cudanlm; frames back to back).
 //
+// --cross-device (two GPUs) times NV12 frames in CUDA memory of device 0
+// at 1080p and 4K through cudahisteq and cudanlm on device 0 and on device
+// 1, which copies each frame to its own device first, and through a chain
+// of four elements on device 0 against the same chain alternating between
+// the devices (four crossings). Next to them, the copy alone: a frame from
+// device 0 to device 1 with cudaMemcpy2D, as the element makes it.
+//
 // Kernel-only GPU times and the copy and bandwidth floors come from
 // histeq_bench, clahe_bench and nlm_bench. Four distinct frames are rotated; --dump-frames
 // writes them (raw GRAY8) so other tools can run on the same input.
@@ -38,6 +46,7 @@
 #include <gst/cuda/gstcudaloader.h>
 #include <gst/cuda/gstcudamemory.h>
 #include <gst/cuda/gstcudautils.h>
+#include <cudafilters/cuda_memory.h>
 #include <cudafilters/gpu_frame_runner.h>
 #include <cudafilters/histeq_gpu.h>
 #include <cudafilters/nlm_gpu.h>
@@ -66,6 +75,7 @@ struct ElementOptions {
   std::string dump_dir;
   std::string only;
   bool chain = false;
+  bool cross_device = false;
 };
 
 std::string caps_string(const char *format, const Size &sz, bool cuda) {
@@ -210,7 +220,7 @@ Stats time_harness_proposed(const std::string &launch, const char *format, const
 // the work queued in `ctx` by then.
 Stats time_pipeline(const std::string &middle, const std::string &caps, GstCudaContext *ctx,
                     const std::vector<GstBuffer *> &inputs, int frames, int reps,
-                    bool finish = false) {
+                    bool finish = false, GstCudaContext *finish_also = nullptr) {
   std::vector<double> per_frame;
   for (int r = 0; r < reps; ++r) {
     const std::string launch = "appsrc name=src format=time caps=\"" + caps + "\" ! " + middle +
@@ -241,6 +251,10 @@ Stats time_pipeline(const std::string &middle, const std::string &caps, GstCudaC
     GstMessage *m = gst_bus_timed_pop_filtered(bus, 300 * GST_SECOND,
                                                GstMessageType(GST_MESSAGE_EOS | GST_MESSAGE_ERROR));
     if (finish && gst_cuda_context_push(ctx)) {
+      CUDAFILTERS_CHECK(cudaDeviceSynchronize());
+      gst_cuda_context_pop(nullptr);
+    }
+    if (finish && finish_also && gst_cuda_context_push(finish_also)) {
       CUDAFILTERS_CHECK(cudaDeviceSynchronize());
       gst_cuda_context_pop(nullptr);
     }
@@ -313,6 +327,88 @@ void run_chains(Reporter &rep, const ElementOptions &opt, GstCudaContext *ctx) {
       g_unsetenv("CUDAFILTERS_HOST_SYNC");
     }
   }
+}
+
+// The rows of --cross-device: frames of device 0 (ctx) through elements on
+// either device.
+void run_cross_device(Reporter &rep, const ElementOptions &opt, GstCudaContext *ctx) {
+  int count = 0;
+  CUDAFILTERS_CHECK(cudaGetDeviceCount(&count));
+  if (count < 2) throw std::runtime_error("--cross-device needs two GPUs");
+  GstCudaContext *other = gst_cuda_context_new(1);
+  if (!other) throw std::runtime_error("cannot open device 1");
+  std::printf("  device 1 %s access device 0's memory directly (peer access)\n",
+              gst_cuda_context_can_access_peer(other, ctx) ? "can" : "cannot");
+  const char *histeq = "cudahisteq backend=cuda";
+  const char *nlm = "cudanlm backend=cuda patch-size=7 search-size=21";
+  auto on = [](const char *element, int device) {
+    return std::string(element) + " cuda-device-id=" + std::to_string(device);
+  };
+  auto chain = [&](int a, int b) {
+    return "identity ! " + on("cudahisteq backend=cuda", a) + " ! " + on("cudasharpen backend=cuda", b) +
+           " ! " + on("cudaclahe backend=cuda", a) + " ! " + on(nlm, b);
+  };
+  for (const Size &sz : kSizes) {
+    if (sz.height < 1080) continue;
+    std::vector<std::vector<uint8_t>> lumas;
+    for (int k = 0; k < kRotation; ++k) lumas.push_back(make_frame(sz.width, sz.height, 100 + k));
+    CudaFrames frames_on_0(ctx, "NV12", sz, lumas, true);
+    const std::string caps = caps_string("NV12", sz, true);
+    const double bytes = 1.5 * sz.width * sz.height;
+    {
+      // The copy alone, into a pitched allocation of device 1.
+      GstVideoFrame f;
+      GstVideoInfo info;
+      GstCaps *c = gst_caps_from_string(caps.c_str());
+      gst_video_info_from_caps(&info, c);
+      gst_caps_unref(c);
+      if (!gst_video_frame_map(&f, &info, frames_on_0.bufs[0],
+                               GstMapFlags(GST_MAP_READ | GST_MAP_CUDA)))
+        throw std::runtime_error("cannot map a CUDA frame");
+      if (!gst_cuda_context_push(other)) throw std::runtime_error("cannot push device 1");
+      cudafilters::DevicePlane luma, chroma;
+      luma.reserve(sz.width, sz.height);
+      chroma.reserve(sz.width, sz.height / 2);
+      const Stats st = time_host(std::max(20, opt.frames), [&](int) {
+        CUDAFILTERS_CHECK(cudaMemcpy2D(luma.data(), luma.pitch(), GST_VIDEO_FRAME_PLANE_DATA(&f, 0),
+                                       GST_VIDEO_FRAME_PLANE_STRIDE(&f, 0), sz.width, sz.height,
+                                       cudaMemcpyDefault));
+        CUDAFILTERS_CHECK(cudaMemcpy2D(chroma.data(), chroma.pitch(), GST_VIDEO_FRAME_PLANE_DATA(&f, 1),
+                                       GST_VIDEO_FRAME_PLANE_STRIDE(&f, 1), sz.width, sz.height / 2,
+                                       cudaMemcpyDefault));
+        CUDAFILTERS_CHECK(cudaStreamSynchronize(nullptr));
+      });
+      gst_cuda_context_pop(nullptr);
+      gst_video_frame_unmap(&f);
+      rep.row("NV12 frame copied from device 0 to device 1", sz, st, bytes);
+    }
+    const int frames = opt.frames;
+    struct Case {
+      std::string what, middle;
+      int divisor;
+    };
+    const Case cases[] = {
+        {"cudahisteq on device 0, frames on device 0", "identity ! " + on(histeq, 0), 1},
+        {"cudahisteq on device 1, frames on device 0", "identity ! " + on(histeq, 1), 1},
+        {"cudanlm on device 0, frames on device 0", "identity ! " + on(nlm, 0), 4},
+        {"cudanlm on device 1, frames on device 0", "identity ! " + on(nlm, 1), 4},
+        {"four elements on device 0", chain(0, 0), 4},
+        {"four elements alternating, 1 0 1 0", chain(1, 0), 4},
+    };
+    for (const bool host_sync : {false, true}) {
+      // Read by each element instance when it is created.
+      g_setenv("CUDAFILTERS_HOST_SYNC", host_sync ? "1" : "0", TRUE);
+      for (const Case &c : cases) {
+        const std::string what = c.what + (host_sync ? ", host wait per element" : ", as built");
+        rep.row(what.c_str(), sz,
+                time_pipeline(c.middle, caps, ctx, frames_on_0.bufs, std::max(10, frames / c.divisor), 3,
+                              true, other),
+                0);
+      }
+    }
+    g_unsetenv("CUDAFILTERS_HOST_SYNC");
+  }
+  gst_object_unref(other);
 }
 
 // Machine description: one JSON line and one printed line.
@@ -418,6 +514,8 @@ void run_rows(Reporter &rep, const ElementOptions &opt, GstCudaContext *ctx) {
 }  // namespace
 
 int main(int argc, char **argv) {
+  // The plugin of this build tree, unless the caller names another.
+  g_setenv("GST_PLUGIN_PATH_1_0", CUDAFILTERS_BUILD_PLUGIN_DIR, FALSE);
   gst_init(&argc, &argv);
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
   ElementOptions opt;
@@ -429,6 +527,7 @@ int main(int argc, char **argv) {
     else if (!std::strcmp(argv[i], "--dump-frames")) opt.dump_dir = next();
     else if (!std::strcmp(argv[i], "--only")) opt.only = next();
     else if (!std::strcmp(argv[i], "--chain")) opt.chain = true;
+    else if (!std::strcmp(argv[i], "--cross-device")) opt.cross_device = true;
   }
   FILE *json = opt.json.empty() ? nullptr : std::fopen(opt.json.c_str(), "w");
   const bool on_gpu = opt.backend == "cuda";
@@ -443,8 +542,8 @@ int main(int argc, char **argv) {
     // before any element has done so.
     gst_cuda_memory_init_once();
   }
-  if (opt.chain && !ctx) {
-    std::fprintf(stderr, "--chain needs the cuda backend\n");
+  if ((opt.chain || opt.cross_device) && !ctx) {
+    std::fprintf(stderr, "--chain and --cross-device need the cuda backend\n");
     return 1;
   }
   describe_machine(json, opt.backend);
@@ -453,6 +552,8 @@ int main(int argc, char **argv) {
   try {
     if (opt.chain)
       run_chains(rep, opt, ctx);
+    else if (opt.cross_device)
+      run_cross_device(rep, opt, ctx);
     else
       run_rows(rep, opt, ctx);
   } catch (const std::exception &e) {
