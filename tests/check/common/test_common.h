@@ -17,6 +17,7 @@
 #include <functional>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace test {
@@ -420,6 +421,29 @@ check_frames_through (const std::string & launch,
     }
     if (checked)
       assert_images_equal (got, reference (img), what);
+  }
+  gst_harness_teardown (h);
+}
+
+/* One element of `launch` through a stream whose frame size changes at each
+ * of `sizes`: every caps change reconfigures it, and both frames of each
+ * size (random in [20, 90], then [20, second_hi]) must equal `reference`. */
+inline void
+check_renegotiation_mid_stream (const std::string & launch,
+    const std::vector<std::pair<int, int>> & sizes,
+    const std::function<Image (const Image &)> & reference, int second_hi)
+{
+  std::mt19937 rng (5);
+  GstHarness *h = harness_for (launch.c_str (), 64, 48);
+  for (const auto & sz : sizes) {
+    gst_harness_set_src_caps_str (h, gray_caps (sz.first,
+            sz.second).c_str ());
+    for (int i = 0; i < 2; ++i) {
+      Image img = random_image (rng, sz.first, sz.second, 20,
+          i == 0 ? 90 : second_hi);
+      assert_images_equal (push_pull (h, img), reference (img),
+          "after renegotiation");
+    }
   }
   gst_harness_teardown (h);
 }
