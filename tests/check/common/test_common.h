@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <initializer_list>
 #include <random>
 #include <string>
 #include <utility>
@@ -455,6 +456,32 @@ assert_chroma_carried (const PlanarFrame & got, const PlanarFrame & in)
   fail_unless_equals_int (got.planes.size (), in.planes.size ());
   for (size_t p = 1; p < in.planes.size (); ++p)
     assert_images_equal (got.planes[p], in.planes[p], "chroma plane");
+}
+
+/* Each of `names` is a documented property of `e` that may change while
+ * playing, and with `controllable` one a GstController may drive. */
+inline void
+assert_live_properties (GstElement * e,
+    std::initializer_list<const char *> names, bool controllable)
+{
+  for (const char *name : names) {
+    GParamSpec *pspec = g_object_class_find_property (G_OBJECT_GET_CLASS (e),
+        name);
+    fail_unless (pspec != NULL, "no property %s", name);
+    fail_unless (g_param_spec_get_blurb (pspec) != NULL);
+    fail_unless (pspec->flags & GST_PARAM_MUTABLE_PLAYING, "%s not live", name);
+    if (controllable)
+      fail_unless (pspec->flags & GST_PARAM_CONTROLLABLE,
+          "%s not controllable", name);
+  }
+}
+
+inline void
+assert_hardware_filter_klass (GstElement * e)
+{
+  const gchar *klass = gst_element_class_get_metadata (GST_ELEMENT_GET_CLASS (e),
+      GST_ELEMENT_METADATA_KLASS);
+  fail_unless_equals_string (klass, "Filter/Effect/Video/Hardware");
 }
 
 /* Releases a bus once the elements posting to it are released. Messages

@@ -194,29 +194,15 @@ GST_START_TEST (test_properties)
   fail_unless_equals_int (ty, 8);
   fail_unless (smoothing == 0.0);
 
-  for (const char *name : {"clip-limit", "tiles-x", "tiles-y",
-          "temporal-smoothing", "post-messages", "message-interval"}) {
-    GParamSpec *pspec = g_object_class_find_property (G_OBJECT_GET_CLASS (e),
-        name);
-    fail_unless (pspec != NULL, "no property %s", name);
-    fail_unless (g_param_spec_get_blurb (pspec) != NULL);
-    fail_unless (pspec->flags & GST_PARAM_MUTABLE_PLAYING, "%s not live", name);
-  }
-  for (const char *name : {"clip-limit", "tiles-x", "tiles-y",
-          "temporal-smoothing"}) {
-    GParamSpec *pspec = g_object_class_find_property (G_OBJECT_GET_CLASS (e),
-        name);
-    fail_unless (pspec->flags & GST_PARAM_CONTROLLABLE, "%s not controllable",
-        name);
-  }
+  assert_live_properties (e, {"clip-limit", "tiles-x", "tiles-y",
+          "temporal-smoothing"}, true);
+  assert_live_properties (e, {"post-messages", "message-interval"}, false);
   GParamSpec *tiles = g_object_class_find_property (G_OBJECT_GET_CLASS (e),
       "tiles-x");
   fail_unless_equals_int (G_PARAM_SPEC_INT (tiles)->minimum, 1);
   fail_unless_equals_int (G_PARAM_SPEC_INT (tiles)->maximum, 64);
 
-  const gchar *klass = gst_element_class_get_metadata (GST_ELEMENT_GET_CLASS (e),
-      GST_ELEMENT_METADATA_KLASS);
-  fail_unless_equals_string (klass, "Filter/Effect/Video/Hardware");
+  assert_hardware_filter_klass (e);
   gst_object_unref (e);
 }
 GST_END_TEST;

@@ -413,9 +413,7 @@ GST_START_TEST (test_properties)
     pspec = g_object_class_find_property (G_OBJECT_GET_CLASS (e), "backend");
     fail_unless (g_param_spec_get_blurb (pspec) != NULL);
 
-    const gchar *klass = gst_element_class_get_metadata (GST_ELEMENT_GET_CLASS (e),
-        GST_ELEMENT_METADATA_KLASS);
-    fail_unless_equals_string (klass, "Filter/Effect/Video/Hardware");
+    assert_hardware_filter_klass (e);
     gst_object_unref (e);
   }
 }

@@ -219,12 +219,7 @@ GST_START_TEST (test_properties_and_refused_values)
   fail_unless_equals_float (sigma, 2.f);
   fail_unless_equals_int (weighting, 1);
 
-  for (const char *name : {"strength", "noise-sigma"}) {
-    GParamSpec *ps = g_object_class_find_property (G_OBJECT_GET_CLASS (e), name);
-    fail_unless (ps->flags & GST_PARAM_CONTROLLABLE, "%s", name);
-    fail_unless (ps->flags & GST_PARAM_MUTABLE_PLAYING, "%s", name);
-    fail_unless (g_param_spec_get_blurb (ps) != NULL);
-  }
+  assert_live_properties (e, {"strength", "noise-sigma"}, true);
   gst_object_unref (e);
 }
 GST_END_TEST;

@@ -174,15 +174,8 @@ GST_START_TEST (test_properties)
   fail_unless_equals_int (threshold, 0);
   fail_unless_equals_int (kernel, (gint) cudafilters::SharpenKernel::kUnsharp);
 
-  for (const char *name : {"kernel", "amount", "radius", "threshold"}) {
-    GParamSpec *pspec = g_object_class_find_property (G_OBJECT_GET_CLASS (e),
-        name);
-    fail_unless (pspec != NULL, "no property %s", name);
-    fail_unless (g_param_spec_get_blurb (pspec) != NULL);
-    fail_unless (pspec->flags & GST_PARAM_MUTABLE_PLAYING, "%s not live", name);
-    fail_unless (pspec->flags & GST_PARAM_CONTROLLABLE, "%s not controllable",
-        name);
-  }
+  assert_live_properties (e, {"kernel", "amount", "radius", "threshold"},
+      true);
   GParamSpec *r = g_object_class_find_property (G_OBJECT_GET_CLASS (e),
       "radius");
   fail_unless (G_PARAM_SPEC_DOUBLE (r)->minimum == cudafilters::kSharpenMinRadius);
@@ -193,9 +186,7 @@ GST_START_TEST (test_properties)
   fail_unless_equals_int (kernel,
       (gint) cudafilters::SharpenKernel::kLaplacian3x3);
 
-  const gchar *klass = gst_element_class_get_metadata (GST_ELEMENT_GET_CLASS (e),
-      GST_ELEMENT_METADATA_KLASS);
-  fail_unless_equals_string (klass, "Filter/Effect/Video/Hardware");
+  assert_hardware_filter_klass (e);
   gst_object_unref (e);
 }
 GST_END_TEST;
