@@ -180,19 +180,26 @@ GST_START_TEST (test_state_between_frames)
 GST_END_TEST;
 
 #if !TEST_GPU
+static void
+assert_clahe_properties (GstElement * e, gdouble clip, gint tiles_x,
+    gint tiles_y, gdouble smoothing)
+{
+  gdouble got_clip = 0, got_smoothing = -1;
+  gint tx = 0, ty = 0;
+  g_object_get (e, "clip-limit", &got_clip, "tiles-x", &tx, "tiles-y", &ty,
+      "temporal-smoothing", &got_smoothing, NULL);
+  fail_unless (got_clip == clip);
+  fail_unless_equals_int (tx, tiles_x);
+  fail_unless_equals_int (ty, tiles_y);
+  fail_unless (got_smoothing == smoothing);
+}
+
 /* The element's properties: no backend is involved, the cpu build checks
  * them. */
 GST_START_TEST (test_properties)
 {
   GstElement *e = gst_element_factory_make ("cudaclahe", NULL);
-  gdouble clip = 0, smoothing = -1;
-  gint tx = 0, ty = 0;
-  g_object_get (e, "clip-limit", &clip, "tiles-x", &tx, "tiles-y", &ty,
-      "temporal-smoothing", &smoothing, NULL);
-  fail_unless (clip == 2.0);
-  fail_unless_equals_int (tx, 8);
-  fail_unless_equals_int (ty, 8);
-  fail_unless (smoothing == 0.0);
+  assert_clahe_properties (e, 2.0, 8, 8, 0.0);
 
   assert_live_properties (e, {"clip-limit", "tiles-x", "tiles-y",
           "temporal-smoothing"}, true);
@@ -218,14 +225,7 @@ GST_START_TEST (test_invalid_values_are_refused)
   ASSERT_WARNING (g_object_set (e, "tiles-x", 0, NULL));
   ASSERT_WARNING (g_object_set (e, "tiles-y", 65, NULL));
   ASSERT_WARNING (g_object_set (e, "temporal-smoothing", 1.5, NULL));
-  gdouble clip = 0, smoothing = -1;
-  gint tx = 0, ty = 0;
-  g_object_get (e, "clip-limit", &clip, "tiles-x", &tx, "tiles-y", &ty,
-      "temporal-smoothing", &smoothing, NULL);
-  fail_unless (clip == 3.5);
-  fail_unless_equals_int (tx, 4);
-  fail_unless_equals_int (ty, 6);
-  fail_unless (smoothing == 0.0);
+  assert_clahe_properties (e, 3.5, 4, 6, 0.0);
   gst_object_unref (e);
 }
 GST_END_TEST;

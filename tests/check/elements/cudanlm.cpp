@@ -184,40 +184,40 @@ GST_START_TEST (test_renegotiation_mid_stream)
 GST_END_TEST;
 
 #if !TEST_GPU
+static void
+assert_nlm_properties (GstElement * e, gfloat strength, gint patch,
+    gint search, gfloat sigma, gint weighting)
+{
+  gfloat got_strength, got_sigma;
+  gint got_patch, got_search, got_weighting;
+  g_object_get (e, "strength", &got_strength, "patch-size", &got_patch,
+      "search-size", &got_search, "noise-sigma", &got_sigma,
+      "patch-weighting", &got_weighting, NULL);
+  fail_unless_equals_float (got_strength, strength);
+  fail_unless_equals_int (got_patch, patch);
+  fail_unless_equals_int (got_search, search);
+  fail_unless_equals_float (got_sigma, sigma);
+  fail_unless_equals_int (got_weighting, weighting);
+}
+
 /* No backend is involved: the cpu build checks the properties. */
 GST_START_TEST (test_properties_and_refused_values)
 {
   GstElement *e = gst_element_factory_make ("cudanlm", NULL);
-  gfloat strength, sigma;
-  gint patch, search, weighting;
-  g_object_get (e, "strength", &strength, "patch-size", &patch, "search-size",
-      &search, "noise-sigma", &sigma, "patch-weighting", &weighting, NULL);
-  fail_unless_equals_float (strength, 10.f);
-  fail_unless_equals_int (patch, 7);
-  fail_unless_equals_int (search, 21);
-  fail_unless_equals_float (sigma, 0.f);
-  fail_unless_equals_int (weighting, 0);
+  assert_nlm_properties (e, 10.f, 7, 21, 0.f, 0);
 
   /* Even sizes and a patch larger than the search window are refused with a
    * warning; the previous value stays. */
   ASSERT_WARNING (g_object_set (e, "patch-size", 6, NULL));
   ASSERT_WARNING (g_object_set (e, "search-size", 20, NULL));
   ASSERT_WARNING (g_object_set (e, "search-size", 5, NULL));
-  g_object_get (e, "patch-size", &patch, "search-size", &search, NULL);
-  fail_unless_equals_int (patch, 7);
-  fail_unless_equals_int (search, 21);
+  assert_nlm_properties (e, 10.f, 7, 21, 0.f, 0);
 
   g_object_set (e, "patch-size", 3, "search-size", 5, "strength", 4.5f,
       "noise-sigma", 2.f, NULL);
   gst_util_set_object_arg (G_OBJECT (e), "patch-weighting", "gaussian");
   ASSERT_WARNING (g_object_set (e, "patch-size", 7, NULL));
-  g_object_get (e, "strength", &strength, "patch-size", &patch, "search-size",
-      &search, "noise-sigma", &sigma, "patch-weighting", &weighting, NULL);
-  fail_unless_equals_float (strength, 4.5f);
-  fail_unless_equals_int (patch, 3);
-  fail_unless_equals_int (search, 5);
-  fail_unless_equals_float (sigma, 2.f);
-  fail_unless_equals_int (weighting, 1);
+  assert_nlm_properties (e, 4.5f, 3, 5, 2.f, 1);
 
   assert_live_properties (e, {"strength", "noise-sigma"}, true);
   gst_object_unref (e);
