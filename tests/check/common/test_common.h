@@ -7,6 +7,7 @@
 #ifdef HAVE_GST_CUDA
 #include <gst/cuda/gstcudacontext.h>
 #include <gst/cuda/gstcudaloader.h>
+#include <gst/cuda/gstcudautils.h>
 #else
 #include <cuda_runtime.h>
 #endif
@@ -483,6 +484,29 @@ assert_hardware_filter_klass (GstElement * e)
       GST_ELEMENT_METADATA_KLASS);
   fail_unless_equals_string (klass, "Filter/Effect/Video/Hardware");
 }
+
+#ifdef HAVE_GST_CUDA
+/* Offers `ctx` to `element` (every element of a bin) as the application's
+ * CUDA context. */
+inline void
+share_cuda_context (GstElement * element, GstCudaContext * ctx)
+{
+  GstContext *shared = gst_context_new_cuda_context (ctx);
+  gst_element_set_context (element, shared);
+  gst_context_unref (shared);
+}
+
+/* A harness starts its element at once, and the element takes its context
+ * when it starts: stopped, given `ctx`, and started again. */
+inline void
+play_in_cuda_context (GstHarness * h, GstCudaContext * ctx)
+{
+  fail_unless (gst_element_set_state (h->element, GST_STATE_NULL) ==
+      GST_STATE_CHANGE_SUCCESS);
+  share_cuda_context (h->element, ctx);
+  gst_harness_play (h);
+}
+#endif
 
 /* Releases a bus once the elements posting to it are released. Messages
  * still queued hold references to their sources, and an element holds its

@@ -901,12 +901,7 @@ GST_START_TEST (test_device_fault_mid_stream_is_an_error)
   for (const ElementCase & e : kElements) {
     harnesses.push_back (std::make_unique < BusHarness > (launch_of (e)));
     BusHarness & c = *harnesses.back ();
-    fail_unless (gst_element_set_state (c.h->element, GST_STATE_NULL) ==
-        GST_STATE_CHANGE_SUCCESS);
-    GstContext *shared = gst_context_new_cuda_context (ctx);
-    gst_element_set_context (c.h->element, shared);
-    gst_context_unref (shared);
-    gst_harness_play (c.h);
+    play_in_cuda_context (c.h, ctx);
     gst_harness_set_src_caps_str (c.h, gray_caps (320, 240).c_str ());
     for (int i = 0; i < 3; ++i) {
       Image img = random_image (rng, 320, 240);
@@ -936,9 +931,7 @@ GST_START_TEST (test_device_fault_mid_stream_is_an_error)
     GstElement *el = gst_parse_launch (launch_of (e).c_str (), nullptr);
     GstBus *bus = gst_bus_new ();
     gst_element_set_bus (el, bus);
-    GstContext *lost = gst_context_new_cuda_context (ctx);
-    gst_element_set_context (el, lost);
-    gst_context_unref (lost);
+    share_cuda_context (el, ctx);
     const bool started = gst_element_set_state (el, GST_STATE_PLAYING) !=
         GST_STATE_CHANGE_FAILURE;
     std::string said;

@@ -222,9 +222,7 @@ public:
     pipeline_ = gst_parse_launch (launch_.c_str (), &err);
     fail_unless (pipeline_ != NULL && err == NULL, "%s: %s", launch_.c_str (),
         err ? err->message : "");
-    GstContext *c = gst_context_new_cuda_context (ctx);
-    gst_element_set_context (pipeline_, c);
-    gst_context_unref (c);
+    share_cuda_context (pipeline_, ctx);
     GstElement *src = gst_bin_get_by_name (GST_BIN (pipeline_), "src");
     g_object_set (src, "max-bytes", (guint64) 0, "block", FALSE, NULL);
     for (size_t i = 0; i < frames.size (); ++i) {

@@ -287,9 +287,7 @@ run_frames (const std::string & middle, const std::vector<PlanarFrame> & frames,
       err ? err->message : "");
   std::unique_ptr<CudaFramePool> pool;
   if (ctx) {
-    GstContext *c = gst_context_new_cuda_context (ctx);
-    gst_element_set_context (pipeline, c);
-    gst_context_unref (c);
+    share_cuda_context (pipeline, ctx);
     pool = std::make_unique<CudaFramePool> (ctx, info);
   }
   GstElement *src = gst_bin_get_by_name (GST_BIN (pipeline), "src");
@@ -550,9 +548,7 @@ harness_in_context (const std::string & launch, GstCudaContext * ctx,
   GError *err = NULL;
   GstElement *el = gst_parse_launch (launch.c_str (), &err);
   fail_unless (el != NULL && err == NULL, "%s", launch.c_str ());
-  GstContext *c = gst_context_new_cuda_context (ctx);
-  gst_element_set_context (el, c);
-  gst_context_unref (c);
+  share_cuda_context (el, ctx);
   GstHarness *h = gst_harness_new_with_element (el, "sink", "src");
   gst_object_unref (el);
   const std::string caps = video_caps (GST_VIDEO_INFO_FORMAT (&info),
@@ -759,12 +755,7 @@ GST_START_TEST (test_fault_in_queued_frame_is_an_error)
   GstCudaContext *ctx = gst_cuda_context_new (0);
   fail_unless (ctx != NULL);
   BusHarness c ("cudahisteq backend=cuda");
-  fail_unless (gst_element_set_state (c.h->element, GST_STATE_NULL) ==
-      GST_STATE_CHANGE_SUCCESS);
-  GstContext *shared = gst_context_new_cuda_context (ctx);
-  gst_element_set_context (c.h->element, shared);
-  gst_context_unref (shared);
-  gst_harness_play (c.h);
+  play_in_cuda_context (c.h, ctx);
   const std::string caps = video_caps (GST_VIDEO_FORMAT_NV12, w, hgt,
       "memory:CUDAMemory");
   gst_harness_set_src_caps_str (c.h, caps.c_str ());

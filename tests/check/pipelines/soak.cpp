@@ -56,9 +56,7 @@ GST_START_TEST (test_state_cycles_do_not_grow)
 #ifdef HAVE_GST_CUDA
     GstCudaContext *ctx = TEST_GPU ? gst_cuda_context_new (0) : nullptr;
     if (ctx) {
-      GstContext *shared = gst_context_new_cuda_context (ctx);
-      gst_element_set_context (pipeline, shared);
-      gst_context_unref (shared);
+      share_cuda_context (pipeline, ctx);
     }
 #endif
     GstBus *bus = gst_element_get_bus (pipeline);
