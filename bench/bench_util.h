@@ -186,6 +186,39 @@ struct DeepFrames {
   }
 };
 
+// 8-bit frames for the benchmarks: `rotation` distinct frames (make_frame)
+// on the host and on the device, an output plane, and an NV12 chroma plane
+// to carry.
+struct ByteFrames {
+  int width, height;
+  std::vector<std::vector<uint8_t>> host;
+  std::vector<cudafilters::DevicePlane> dev_in;
+  cudafilters::DevicePlane dev_out, chroma_in, chroma_out;
+
+  ByteFrames(int w, int h, int rotation) : width(w), height(h), host(rotation), dev_in(rotation) {
+    for (int k = 0; k < rotation; ++k) {
+      host[k] = make_frame(w, h, k);
+      dev_in[k].reserve(w, h);
+      CUDAFILTERS_CHECK(cudaMemcpy2D(dev_in[k].data(), dev_in[k].pitch(), host[k].data(), w, w, h,
+                                     cudaMemcpyHostToDevice));
+    }
+    dev_out.reserve(w, h);
+    chroma_in.reserve(w, h / 2);
+    chroma_out.reserve(w, h / 2);
+    CUDAFILTERS_CHECK(cudaMemset2D(chroma_in.data(), chroma_in.pitch(), 128, w, h / 2));
+  }
+  // Device frame i (rotating), the device output.
+  cudafilters::ConstPlane in(int i) const {
+    const cudafilters::DevicePlane &p = dev_in[i % dev_in.size()];
+    return cudafilters::ConstPlane(p.data(), p.pitch(), width, height);
+  }
+  cudafilters::Plane out() const { return cudafilters::Plane{dev_out.data(), dev_out.pitch(), width, height}; }
+  cudafilters::CarriedPlanes chroma() const {
+    return {{cudafilters::ConstPlane(chroma_in.data(), chroma_in.pitch(), width, height / 2),
+             cudafilters::Plane{chroma_out.data(), chroma_out.pitch(), width, height / 2}}};
+  }
+};
+
 // GPU time per frame with frames queued back to back, as a busy stream runs
 // them: events around `batch` enqueues, divided by `batch`. Unlike time_gpu,
 // the host's submission latency of a single launch is hidden.

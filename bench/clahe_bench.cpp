@@ -103,27 +103,12 @@ int main(int argc, char **argv) {
     for (const Size &sz : kSizes) {
       if (!opt.wants(sz)) continue;
       const size_t n = size_t(sz.width) * sz.height;
-      std::vector<std::vector<uint8_t>> host(kRotation);
-      for (int k = 0; k < kRotation; ++k) host[k] = make_frame(sz.width, sz.height, k);
-
-      std::vector<DevicePlane> dev_in(kRotation);
-      DevicePlane dev_out, chroma_in, chroma_out;
-      dev_out.reserve(sz.width, sz.height);
-      for (int k = 0; k < kRotation; ++k) {
-        dev_in[k].reserve(sz.width, sz.height);
-        CUDAFILTERS_CHECK(cudaMemcpy2D(dev_in[k].data(), dev_in[k].pitch(), host[k].data(), sz.width,
-                                       sz.width, sz.height, cudaMemcpyHostToDevice));
-      }
-      chroma_in.reserve(sz.width, sz.height / 2);
-      chroma_out.reserve(sz.width, sz.height / 2);
-      CUDAFILTERS_CHECK(cudaMemset2D(chroma_in.data(), chroma_in.pitch(), 128, sz.width, sz.height / 2));
-      auto luma_in = [&](int i) {
-        const DevicePlane &in = dev_in[i % kRotation];
-        return ConstPlane(in.data(), in.pitch(), sz.width, sz.height);
-      };
-      const Plane luma_out{dev_out.data(), dev_out.pitch(), sz.width, sz.height};
-      const CarriedPlanes chroma{{ConstPlane(chroma_in.data(), chroma_in.pitch(), sz.width, sz.height / 2),
-                                  Plane{chroma_out.data(), chroma_out.pitch(), sz.width, sz.height / 2}}};
+      const ByteFrames frames(sz.width, sz.height, kRotation);
+      const std::vector<std::vector<uint8_t>> &host = frames.host;
+      const DevicePlane &dev_out = frames.dev_out;
+      auto luma_in = [&](int i) { return frames.in(i); };
+      const Plane luma_out = frames.out();
+      const CarriedPlanes chroma = frames.chroma();
 
       // An NV12 frame in device memory, as the element handles CUDA memory.
       for (const Grid &g : kGrids) {

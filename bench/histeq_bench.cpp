@@ -87,27 +87,15 @@ int main(int argc, char **argv) {
     for (const Size &sz : kSizes) {
       if (!opt.wants(sz)) continue;
       const size_t n = size_t(sz.width) * sz.height;
-      std::vector<std::vector<uint8_t>> host(kRotation);
-      for (int k = 0; k < kRotation; ++k) host[k] = make_frame(sz.width, sz.height, k);
-
-      // Device-resident inputs, rotated.
-      std::vector<DevicePlane> dev_in(kRotation);
-      DevicePlane dev_out;
-      dev_out.reserve(sz.width, sz.height);
-      for (int k = 0; k < kRotation; ++k) {
-        dev_in[k].reserve(sz.width, sz.height);
-        CUDAFILTERS_CHECK(cudaMemcpy2D(dev_in[k].data(), dev_in[k].pitch(), host[k].data(), sz.width,
-                                       sz.width, sz.height, cudaMemcpyHostToDevice));
-      }
+      const ByteFrames frames(sz.width, sz.height, kRotation);
+      const std::vector<std::vector<uint8_t>> &host = frames.host;
+      const DevicePlane &dev_out = frames.dev_out;
       // The launch modes side by side in the same run, so what each gains is
       // measured on the same machine.
       HistEqGpu eq;
       HistEqGpu eq_two(HistEqLaunch::kTwoPass);
-      auto luma_in = [&](int i) {
-        const DevicePlane &in = dev_in[i % kRotation];
-        return ConstPlane(in.data(), in.pitch(), sz.width, sz.height);
-      };
-      const Plane luma_out{dev_out.data(), dev_out.pitch(), sz.width, sz.height};
+      auto luma_in = [&](int i) { return frames.in(i); };
+      const Plane luma_out = frames.out();
       Stats kern = time_gpu(stream.get(), iters,
                             [&](int i) { eq.enqueue(luma_in(i), luma_out, stream.get()); });
       rep.row("kernels only (GPU time)", sz, kern, 3.0 * n);
@@ -117,12 +105,7 @@ int main(int argc, char **argv) {
 
       // An NV12 frame in device memory, as the element handles CUDA memory:
       // luma through the kernels, the interleaved chroma plane carried.
-      DevicePlane chroma_in, chroma_out;
-      chroma_in.reserve(sz.width, sz.height / 2);
-      chroma_out.reserve(sz.width, sz.height / 2);
-      CUDAFILTERS_CHECK(cudaMemset2D(chroma_in.data(), chroma_in.pitch(), 128, sz.width, sz.height / 2));
-      const CarriedPlanes chroma{{ConstPlane(chroma_in.data(), chroma_in.pitch(), sz.width, sz.height / 2),
-                                  Plane{chroma_out.data(), chroma_out.pitch(), sz.width, sz.height / 2}}};
+      const CarriedPlanes chroma = frames.chroma();
       Stats nv12 = time_gpu(stream.get(), iters, [&](int i) {
         eq.enqueue_carrying(luma_in(i), luma_out, chroma, stream.get());
       });
