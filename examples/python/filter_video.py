@@ -43,6 +43,7 @@ from interpreter import ensure_gst  # noqa: E402
 
 ensure_gst(["Gst"])
 from gi.repository import GLib, Gst  # noqa: E402
+from gst_elements import link_chain, make  # noqa: E402
 
 CUDA_FEATURE = "memory:CUDAMemory"
 # What the filters take in each memory kind (the first plane is filtered).
@@ -56,19 +57,6 @@ NV_ENCODERS = ["nvcudah264enc", "nvh264enc"]
 
 def have(factory):
     return Gst.ElementFactory.find(factory) is not None
-
-
-def make(factory, **properties):
-    """An element with properties set; a clear error when it is missing."""
-    element = Gst.ElementFactory.make(factory, None)
-    if element is None:
-        raise RuntimeError(
-            f"GStreamer element '{factory}' is missing "
-            "(install its plugin, or set GST_PLUGIN_PATH)"
-        )
-    for name, value in properties.items():
-        element.set_property(name.replace("_", "-"), value)
-    return element
 
 
 def caps_filter(caps):
@@ -215,12 +203,7 @@ class VideoFilter:
 
         for element in elements:
             self.pipeline.add(element)
-        for upstream, downstream in zip(elements, elements[1:]):
-            if not upstream.link(downstream):
-                raise RuntimeError(
-                    f"cannot link {upstream.get_name()} "
-                    f"to {downstream.get_name()}"
-                )
+        link_chain(elements)
         encoder.get_static_pad("sink").add_probe(
             Gst.PadProbeType.BUFFER, self.count_frame
         )

@@ -42,19 +42,7 @@ from interpreter import ensure_gst  # noqa: E402
 
 ensure_gst(["Gst"])
 from gi.repository import GLib, Gst  # noqa: E402
-
-
-def make(factory, **properties):
-    """An element with properties set; a clear error when it is missing."""
-    element = Gst.ElementFactory.make(factory, None)
-    if element is None:
-        raise RuntimeError(
-            f"GStreamer element '{factory}' is missing "
-            "(install its plugin, or set GST_PLUGIN_PATH)"
-        )
-    for name, value in properties.items():
-        element.set_property(name.replace("_", "-"), value)
-    return element
+from gst_elements import link_chain, make  # noqa: E402
 
 
 def starts(element):
@@ -133,12 +121,12 @@ class SideBySide:
         filtered = [make("queue")] + self.filters()
         for element in head + tail + direct + filtered:
             self.pipeline.add(element)
-        self.link_chain(head)
-        self.link_chain(tail)
+        link_chain(head)
+        link_chain(tail)
         tee = head[-1]
         for xpos, branch in ((0, direct), (args.width, filtered)):
             tee.link(branch[0])
-            self.link_chain(branch)
+            link_chain(branch)
             pad = compositor.request_pad_simple("sink_%u")
             pad.set_property("xpos", xpos)
             branch[-1].get_static_pad("src").link(pad)
@@ -146,15 +134,6 @@ class SideBySide:
         bus = self.pipeline.get_bus()
         bus.add_signal_watch()
         bus.connect("message", self.on_message)
-
-    @staticmethod
-    def link_chain(elements):
-        for upstream, downstream in zip(elements, elements[1:]):
-            if not upstream.link(downstream):
-                raise RuntimeError(
-                    f"cannot link {upstream.get_name()} "
-                    f"to {downstream.get_name()}"
-                )
 
     def source(self):
         """The source element and a word saying what it is."""
