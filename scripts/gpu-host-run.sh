@@ -3,7 +3,8 @@
 # bundle): GPU info, the gpu test suite, every test, the end-to-end OpenCV
 # comparison, the benchmarks, compute-sanitizer and pipeline throughput. Run from the
 # checkout root with the bundle in .gpu and a build made on the build machine
-# in build/. Logs go to $OUT (or ./gpu-run).
+# in build/. Logs go to $OUT (or ./gpu-run). On a host of two GPUs it also
+# runs scripts/two-gpu-check.sh and element_bench --cross-device.
 set -uo pipefail
 OUT=${OUT:-gpu-run}
 mkdir -p "$OUT"
@@ -32,6 +33,12 @@ meson test -C build --no-rebuild --print-errorlogs --logbase soak soak-gpu 2>&1 
 # 10 GiB of host memory and every core, so alone too.
 meson test -C build --no-rebuild --print-errorlogs --logbase large-frames large-frames-gpu 2>&1 \
   | tee -a "$OUT/gpu-suite.log" || status=1
+
+if [ "$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')" -ge 2 ]; then
+  step "two GPUs: frames that cross devices (docs/deployment.md)"
+  sh scripts/two-gpu-check.sh build 300 2>&1 | tee "$OUT/two-gpu.log" || status=1
+  build/bench/element_bench --cross-device 2>&1 | tee "$OUT/cross-device.log" || status=1
+fi
 
 step "cpu suite"
 meson test -C build --no-rebuild --suite cpu --print-errorlogs 2>&1 | tail -12 || status=1
