@@ -336,7 +336,10 @@ gst_cuda_filters_base_submit_input_buffer (GstBaseTransform * trans,
   const gint device_id = priv->device_id;
   GST_OBJECT_UNLOCK (self);
 #ifdef HAVE_GST_CUDA
-  GstCudaContext *theirs = priv->gpu.context_to_adopt (input, device_id);
+  /* Only where CUDA memory was negotiated: frames in system-memory caps are
+   * mapped on the host, whatever memory carries them. */
+  GstCudaContext *theirs = priv->stream.cuda_caps ?
+      priv->gpu.context_to_adopt (input, device_id) : nullptr;
 #else
   /* No CUDA memory without GStreamer's CUDA library: nothing to adopt. */
   const bool theirs = false;
