@@ -18,18 +18,20 @@ constexpr double kFlatGradient = 9.547238325837455;
 // The flat selection keeps at least 2% of the pixels.
 constexpr double kMinKept = 0.02;
 
-// Levels of `plane` along a row, clamped as the filters read them.
+// Levels of row y of `plane`, clamped as the filters read them.
+template <typename Word>
 void levels_of_row(ConstPlane plane, int y, std::vector<int32_t> &out) {
+  const Word *row = reinterpret_cast<const Word *>(plane.data + static_cast<size_t>(y) * plane.stride);
+  const SampleLevels levels = sample_levels(plane.samples);
   out.resize(plane.width);
-  if (!plane.samples.deep()) {
-    const uint8_t *row = plane.data + static_cast<size_t>(y) * plane.stride;
-    const SampleLevels l{plane.samples.shift, plane.samples.max_level()};
-    for (int x = 0; x < plane.width; ++x) out[x] = static_cast<int32_t>(l.of(row[x]));
-  } else {
-    const uint16_t *row = row16(plane, y);
-    const SampleLevels l{plane.samples.shift, plane.samples.max_level()};
-    for (int x = 0; x < plane.width; ++x) out[x] = static_cast<int32_t>(l.of(row[x]));
-  }
+  for (int x = 0; x < plane.width; ++x) out[x] = static_cast<int32_t>(levels.of(row[x]));
+}
+
+void levels_of_row(ConstPlane plane, int y, std::vector<int32_t> &out) {
+  if (plane.samples.deep())
+    levels_of_row<uint16_t>(plane, y, out);
+  else
+    levels_of_row<uint8_t>(plane, y, out);
 }
 
 }  // namespace
