@@ -9,7 +9,7 @@
 # per stream (default: 300). Needs gst-launch-1.0 with nvcodec (cudaupload,
 # cudadownload, nvh264dec) on PATH.
 #
-# Part 1 compares outputs (md5 of the raw frames, and cmp for the first
+# It compares outputs (md5 of the raw frames, and cmp for the first
 # differing byte) for:
 #   - cudaupload cuda-device-id=0 ! cudahisteq cuda-device-id=1 ! cudadownload
 #     against the same on device 0 alone, on device 1 alone, and cudahisteq
