@@ -48,6 +48,48 @@ CUDAFILTERS_HD float div_rn(float a, float b) {
 #endif
 }
 
+// The same for doubles: the noise estimate (noise_estimate.h) runs its fixed
+// point on both sides.
+CUDAFILTERS_HD double dmul_rn(double a, double b) {
+#ifdef __CUDA_ARCH__
+  return __dmul_rn(a, b);
+#else
+  return a * b;
+#endif
+}
+
+CUDAFILTERS_HD double dadd_rn(double a, double b) {
+#ifdef __CUDA_ARCH__
+  return __dadd_rn(a, b);
+#else
+  return a + b;
+#endif
+}
+
+CUDAFILTERS_HD double dsub_rn(double a, double b) {
+#ifdef __CUDA_ARCH__
+  return __dadd_rn(a, -b);
+#else
+  return a - b;
+#endif
+}
+
+CUDAFILTERS_HD double ddiv_rn(double a, double b) {
+#ifdef __CUDA_ARCH__
+  return __ddiv_rn(a, b);
+#else
+  return a / b;
+#endif
+}
+
+CUDAFILTERS_HD double to_double(uint64_t v) {
+#ifdef __CUDA_ARCH__
+  return __ull2double_rn(v);
+#else
+  return static_cast<double>(v);
+#endif
+}
+
 // An integer to the nearest float (OpenCV converts its int counts this way).
 CUDAFILTERS_HD float to_float_rn(uint32_t v) {
 #ifdef __CUDA_ARCH__

@@ -1,6 +1,6 @@
 // A plane's noise: a robust estimate of its standard deviation, in 8-bit
 // units (a level of a b-bit plane counts 2^(8-b)), for the filters that set
-// their own strength from it.
+// their own strength from it and for the statistics messages.
 //
 // Immerkaer's fast noise variance estimate (J. Immerkaer, "Fast noise
 // variance estimation", CVIU 64(2), 1996): sigma = sqrt(pi/2) / 6 times the
@@ -16,25 +16,135 @@
 // One pass over the plane fills a table, the pixel count and the sum of |L|
 // per gradient bin (1024 bins, one 8-bit level each, the last taking every
 // larger gradient), in integers of the plane's own levels; the estimate is
-// read from the table alone. A GPU pass fills the same table with the same
-// integers, so both give the same estimate.
+// read from the table's prefix sums alone, by noise_sigma_of_prefix, which
+// the CPU and the GPU both run. The GPU fills the same table with the same
+// integers, so both give the same estimate, bit for bit.
 #pragma once
 
 #include <cudafilters/plane.h>
 
+#include "hd_math.h"
+
+#include <cuda_runtime.h>
+
 #include <array>
 #include <cstdint>
+#include <memory>
 
 namespace cudafilters {
 
+constexpr int kNoiseBins = 1024;
+
+namespace noise_detail {
+
+// E|L| = 6 sigma sqrt(2 / pi) for L = Immerkaer's mask on white noise:
+// sigma = sqrt(pi / 2) / 6 x mean |L|.
+constexpr double kImmerkaerScale = 0.20888568955258335;
+// The 90th percentile of |Gx| + |Gy| on white noise of sigma 1: 2.75605... times
+// the standard deviation of Gx, sqrt(12) (computed in bench/noise_estimation.py).
+constexpr double kFlatGradient = 9.547238325837455;
+// The flat selection keeps at least 2% of the pixels.
+constexpr double kMinKept = 0.02;
+
+CUDAFILTERS_HD double floor_d(double v) {
+#ifdef __CUDA_ARCH__
+  return floor(v);
+#else
+  return std::floor(v);
+#endif
+}
+
+CUDAFILTERS_HD double max_d(double a, double b) { return a > b ? a : b; }
+CUDAFILTERS_HD double min_d(double a, double b) { return a < b ? a : b; }
+
+// 2^(8 - bits), exactly.
+CUDAFILTERS_HD double level_unit(int bits) {
+  return bits >= 8 ? 1.0 / double(1u << (bits - 8)) : double(1u << (8 - bits));
+}
+
+}  // namespace noise_detail
+
+// The estimate in 8-bit units from the table's prefix sums: below_n[j] and
+// below_l[j] are the pixel count and the sum of |L| (in the plane's levels)
+// of bins 0..j-1, for j = 0..kNoiseBins; `bits` the planes' depth. 0 for an
+// empty table. Every double operation is rounded on its own, so the CPU and
+// the GPU compute the same value.
+CUDAFILTERS_HD double noise_sigma_of_prefix(const uint64_t *below_n, const uint64_t *below_l,
+                                            int bits) {
+  using namespace noise_detail;
+  const uint64_t pixels = below_n[kNoiseBins];
+  if (pixels == 0) return 0.0;
+  const double unit = level_unit(bits);
+  const double all = to_double(pixels);
+  const double min_kept = max_d(floor_d(dmul_rn(kMinKept, all)), 1.0);
+  auto count = [&](int j) { return to_double(below_n[j + 1] - below_n[j]); };
+  auto lsum = [&](int j) { return dmul_rn(to_double(below_l[j + 1] - below_l[j]), unit); };
+  auto lsum_below = [&](int j) { return dmul_rn(to_double(below_l[j]), unit); };
+  // The sum of |L| over the n pixels of lowest gradient (the bin that holds
+  // the n-th counted in proportion).
+  auto sum_of_lowest = [&](double n) {
+    // The first j with below_n[j] >= n, less one.
+    int lo = 0, hi = kNoiseBins + 1;
+    while (lo < hi) {
+      const int mid = (lo + hi) / 2;
+      if (to_double(below_n[mid]) < n)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+    int j = lo - 1;
+    j = j < 0 ? 0 : j > kNoiseBins - 1 ? kNoiseBins - 1 : j;
+    const double c = count(j);
+    const double f = c != 0.0 ? ddiv_rn(dsub_rn(n, to_double(below_n[j])), c) : 0.0;
+    return dadd_rn(lsum_below(j), dmul_rn(f, lsum(j)));
+  };
+  // The estimate over the pixels of gradient at most t (8-bit units).
+  auto below = [&](double t) {
+    const int j = t < double(kNoiseBins - 1) ? int(t) : kNoiseBins - 1;
+    const double f = min_d(dsub_rn(t, double(j)), 1.0);
+    const double n = dadd_rn(to_double(below_n[j]), dmul_rn(f, count(j)));
+    if (n < min_kept) return ddiv_rn(dmul_rn(kImmerkaerScale, sum_of_lowest(min_kept)), min_kept);
+    return ddiv_rn(dmul_rn(kImmerkaerScale, dadd_rn(lsum_below(j), dmul_rn(f, lsum(j)))), n);
+  };
+  // From the 90% of lowest gradient, to the fixed point.
+  const double start = dmul_rn(0.9, all);
+  double sigma = ddiv_rn(dmul_rn(kImmerkaerScale, sum_of_lowest(start)), start);
+  for (int i = 0; i < 50; ++i) {
+    const double next = below(dmul_rn(kFlatGradient, sigma));
+    const double moved = next > sigma ? dsub_rn(next, sigma) : dsub_rn(sigma, next);
+    if (moved <= dmul_rn(1e-4, max_d(sigma, 1e-6))) return next;
+    sigma = next;
+  }
+  return sigma;
+}
+
+// The estimate followed over a stream: m(n) = s m(n-1) + (1 - s) e(n), s the
+// weight of the past, started afresh (m = e) at the first frame and after a
+// restart (a seek, a gap, new caps: the rules of temporal-smoothing).
+struct NoiseAverage {
+  double mean = 0.0;
+  int started = 0;
+};
+
+CUDAFILTERS_HD double follow_noise(NoiseAverage &avg, double estimate, double past_weight) {
+  avg.mean = avg.started ? dadd_rn(dmul_rn(past_weight, avg.mean),
+                                   dmul_rn(dsub_rn(1.0, past_weight), estimate))
+                         : estimate;
+  avg.started = 1;
+  return avg.mean;
+}
+
+#ifndef __CUDACC__
+
 class NoiseTable {
  public:
-  static constexpr int kBins = 1024;
+  static constexpr int kBins = kNoiseBins;
 
   // Adds the interior pixels of `plane` (host memory, any layout): every
-  // pixel with a whole 3x3 neighbourhood. Planes of different depths do not
+  // pixel with a whole 3x3 neighbourhood, pixels `step` samples apart (2 for
+  // one channel of interleaved chroma). Planes of different depths do not
   // mix (std::invalid_argument).
-  void add(ConstPlane plane);
+  void add(ConstPlane plane, int step = 1);
   void clear();
 
   // The estimate in 8-bit units; 0 without interior pixels.
@@ -50,6 +160,34 @@ class NoiseTable {
 };
 
 // The estimate of one plane (a NoiseTable of it alone).
-double estimate_noise_sigma(ConstPlane plane);
+double estimate_noise_sigma(ConstPlane plane, int step = 1);
+
+#endif
+
+// The same estimate on the GPU, for up to kMaxTables tables at once (luma,
+// and the two chroma channels together): add() queues a pass over a device
+// plane, estimate() reads every table into sigmas() (device doubles, one per
+// table) and clears the tables for the next frame. Everything runs on the
+// caller's stream; nothing waits for the host.
+class NoiseEstimatorGpu {
+ public:
+  static constexpr int kMaxTables = 2;
+
+  // Allocates in the current context.
+  NoiseEstimatorGpu();
+  ~NoiseEstimatorGpu();
+  NoiseEstimatorGpu(NoiseEstimatorGpu &&) noexcept;
+  NoiseEstimatorGpu &operator=(NoiseEstimatorGpu &&) noexcept;
+
+  // Planes of one table share a depth (std::invalid_argument otherwise).
+  void add(int table, ConstPlane plane, int step, cudaStream_t stream);
+  // Estimates tables 0..tables-1 (a table nothing was added to reads 0).
+  void estimate(int tables, cudaStream_t stream);
+  const double *sigmas() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
 
 }  // namespace cudafilters
