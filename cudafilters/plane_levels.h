@@ -5,11 +5,13 @@
 #pragma once
 
 #include "cuda_memory.h"
+#include "frame_planes.h"
 #include "plane.h"
 
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <memory>
 
 namespace cudafilters {
 
@@ -18,6 +20,11 @@ namespace cudafilters {
 struct FrameLevels {
   uint32_t input[kHistBins];
   uint32_t output[kHistBins];
+  // The input's noise, a robust estimate of its standard deviation in 8-bit
+  // units (docs/noise-estimation.md): of the plane counted, and of the two
+  // chroma channels together where the frame's were given (else -1).
+  double noise_sigma;
+  double noise_sigma_chroma;
 };
 
 struct LevelSummary {
@@ -32,19 +39,31 @@ LevelSummary summarize_levels(const uint32_t hist[kHistBins]);
 // A host plane's histogram.
 void count_levels_cpu(ConstPlane plane, uint32_t hist[kHistBins]);
 
+// The levels of host planes: in and out counted, in's noise estimated, and
+// the noise of in_frame's chroma where it has chroma (null: none given).
+void measure_levels_cpu(ConstPlane in, ConstPlane out, FrameLevels &levels,
+                        const FramePlanes *in_frame = nullptr);
+
+class NoiseEstimatorGpu;
+
 class LevelCounterGpu {
  public:
   // Allocates in the current context.
   LevelCounterGpu();
-  // in and out are device planes of equal size; the counts are queued on
+  ~LevelCounterGpu();
+  // in and out are device planes of equal size; the counts and in's noise
+  // (with in_frame's chroma, where given and it has chroma) are queued on
   // `stream` and land in result() once it has been synchronised.
-  void enqueue(ConstPlane in, ConstPlane out, cudaStream_t stream);
-  const FrameLevels &result() const { return *reinterpret_cast<const FrameLevels *>(host_.data()); }
+  void enqueue(ConstPlane in, ConstPlane out, cudaStream_t stream,
+               const FramePlanes *in_frame = nullptr);
+  FrameLevels result() const;
 
  private:
-  DeviceArray<uint32_t> counts_;  // input then output, 256 each
+  DeviceArray<FrameLevels> levels_;
+  std::unique_ptr<NoiseEstimatorGpu> noise_;
   PinnedBuffer host_;
   int sm_count_ = 1;
+  bool chroma_ = false;
 };
 
 }  // namespace cudafilters

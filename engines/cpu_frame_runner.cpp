@@ -10,10 +10,7 @@ void CpuFrameRunner::process(CpuPlaneFilter &filter, ConstPlane src, Plane dst,
                              FrameLevels *levels) {
   if (poison_outputs_) poison_host_plane(dst);
   filter.process(src, dst);
-  if (levels) {
-    count_levels_cpu(src, levels->input);
-    count_levels_cpu(dst, levels->output);
-  }
+  if (levels) measure_levels_cpu(src, dst, *levels);
 }
 
 }  // namespace cudafilters

@@ -25,10 +25,7 @@ void CpuWindowRunner::output(CpuWindowFilter &filter, const FramePlanesOut &dst,
   if (poison_outputs_) poison_host_frame(dst);
   try {
     filter.process_window(views, w.count, w.center, dst);
-    if (levels) {
-      count_levels_cpu(views[w.center].luma, levels->input);
-      count_levels_cpu(dst.luma, levels->output);
-    }
+    if (levels) measure_levels_cpu(views[w.center].luma, dst.luma, *levels, &views[w.center]);
   } catch (...) {
     window_.pop();
     throw;

@@ -1,5 +1,7 @@
 #include <cudafilters/plane_levels.h>
 
+#include "noise_estimate.h"
+
 #include "cpu_histogram.h"
 #include "equalize_math.h"
 
@@ -34,6 +36,24 @@ void count_levels_cpu(ConstPlane plane, uint32_t hist[kHistBins]) {
     const uint16_t *row = row16(plane, y);
     for (int x = 0; x < plane.width; ++x)
       ++hist[coarse_bin(sample_level(row[x], l.shift, l.max_level()), l.bits)];
+  }
+}
+
+}  // namespace cudafilters
+
+namespace cudafilters {
+
+void measure_levels_cpu(ConstPlane in, ConstPlane out, FrameLevels &levels,
+                        const FramePlanes *in_frame) {
+  count_levels_cpu(in, levels.input);
+  count_levels_cpu(out, levels.output);
+  levels.noise_sigma = estimate_noise_sigma(in);
+  levels.noise_sigma_chroma = -1.0;
+  if (in_frame && in_frame->has_chroma()) {
+    NoiseTable chroma;
+    chroma.add(in_frame->u, in_frame->chroma_step);
+    chroma.add(in_frame->v, in_frame->chroma_step);
+    levels.noise_sigma_chroma = chroma.sigma();
   }
 }
 

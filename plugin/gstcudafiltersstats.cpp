@@ -77,7 +77,11 @@ GstCudaFiltersStats::post (GstBaseTransform * trans, GstBuffer * buf,
       "input-mean", G_TYPE_DOUBLE, in.mean,
       "output-min", G_TYPE_UINT, (guint) out.min,
       "output-max", G_TYPE_UINT, (guint) out.max,
-      "output-mean", G_TYPE_DOUBLE, out.mean, nullptr);
+      "output-mean", G_TYPE_DOUBLE, out.mean,
+      "noise-sigma", G_TYPE_DOUBLE, levels.noise_sigma, nullptr);
+  if (levels.noise_sigma_chroma >= 0)
+    gst_structure_set (s, "noise-sigma-chroma", G_TYPE_DOUBLE,
+        levels.noise_sigma_chroma, nullptr);
   GValue hist = histogram_value (levels.input);
   gst_structure_take_value (s, "histogram", &hist);
   gst_element_post_message (GST_ELEMENT (trans),

@@ -1,7 +1,9 @@
 /* The statistics message an element posts when `post-messages` is on: the
- * filtered plane's input histogram and its input and output minimum,
- * maximum and mean, named after the element, for the first frame after a
- * start or flush and then once per `message-interval` of running time. */
+ * filtered plane's input histogram, its input and output minimum, maximum
+ * and mean, and its input's noise (a standard deviation in 8-bit units;
+ * chroma's too where the element measures it), named after the element,
+ * for the first frame after a start or flush and then once per
+ * `message-interval` of running time. */
 #pragma once
 
 #include <gst/base/gstbasetransform.h>
