@@ -26,6 +26,8 @@ class NlmCpu final : public CpuPlaneFilter, public CpuWindowFilter {
   // p must be valid (nlm_params_error(p) empty). Takes effect from the next
   // frame.
   void set_params(const NlmParams &p);
+  // With auto_strength, the next frame's noise estimate starts afresh.
+  void reset_history() override;
 
   // One frame's luma (or gray) plane: src and dst are host planes of equal
   // size and sample layout, 8- or 16-bit. Borders are mirrored

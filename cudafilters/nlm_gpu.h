@@ -27,6 +27,8 @@ class NlmGpu final : public GpuPlaneFilter, public GpuWindowFilter {
   // p must be valid (nlm_params_error(p) empty). Takes effect from the next
   // enqueue.
   void set_params(const NlmParams &p);
+  // With auto_strength, the next frame's noise estimate starts afresh.
+  void reset_history() override;
 
   // One frame's luma (or gray) plane; device planes of equal size.
   void enqueue(ConstPlane src, Plane dst, cudaStream_t stream) override;

@@ -29,7 +29,27 @@ struct NlmParams {
   float chroma_h = -1.f;
   // Frames searched before and after the one denoised, 0..kNlmMaxTemporalRadius.
   int temporal_radius = 0;
+  // Strength from the frames themselves: each frame's noise is estimated
+  // (luma, and chroma where it is denoised), followed over the stream, and
+  // sets h, noise_sigma and a non-zero chroma_h (nlm_auto_params), which are
+  // then not used as given. chroma_h 0 still leaves chroma as it is.
+  bool auto_strength = false;
+  // Multiplies the automatic strengths, 0.1..10: above 1 removes more noise.
+  float auto_scale = 1.f;
+  // Weight of the past in the exponential average of the noise estimate,
+  // 0 (each frame's own) .. kNlmMaxNoiseSmoothing. It restarts with the first
+  // frame after a start, a seek, a gap or new caps.
+  float noise_smoothing = 0.5f;
 };
+
+constexpr float kNlmMinAutoScale = 0.1f;
+constexpr float kNlmMaxAutoScale = 10.f;
+constexpr float kNlmMaxNoiseSmoothing = 0.99f;
+
+// The settings auto_strength filters a frame with, given the smoothed noise
+// estimates of its luma and chroma (8-bit units): p with h, noise_sigma and
+// chroma_h set from them.
+NlmParams nlm_auto_params(const NlmParams &p, double luma_sigma, double chroma_sigma);
 
 // The strength chroma is denoised with (0: chroma is carried).
 inline float nlm_chroma_strength(const NlmParams &p) { return p.chroma_h < 0.f ? p.h : p.chroma_h; }

@@ -4,6 +4,7 @@
 
 #include "cpu_isa.h"
 #include "hd_math.h"
+#include "noise_estimate.h"
 #include "thread_pool.h"
 
 #include <algorithm>
@@ -439,8 +440,27 @@ void nlm_cpu_with(ConstPlane src, Plane dst, const NlmParams &p, std::string_vie
 }
 
 struct NlmCpu::Impl {
+  // The settings of the frame about to be filtered: params as given, or
+  // with the strengths from its noise (auto_strength).
+  NlmParams settings_for(const FramePlanes &frame, bool chroma);
+
   NlmParams params;
+  NoiseAverage luma_noise, chroma_noise;
 };
+
+NlmParams NlmCpu::Impl::settings_for(const FramePlanes &frame, bool chroma) {
+  if (!params.auto_strength) return params;
+  const double past = params.noise_smoothing;
+  const double luma = follow_noise(luma_noise, estimate_noise_sigma(frame.luma), past);
+  double chroma_sigma = 0.0;
+  if (chroma) {
+    NoiseTable table;
+    table.add(frame.u, frame.chroma_step);
+    table.add(frame.v, frame.chroma_step);
+    chroma_sigma = follow_noise(chroma_noise, table.sigma(), past);
+  }
+  return nlm_auto_params(params, luma, chroma_sigma);
+}
 
 NlmCpu::NlmCpu() : impl_(std::make_unique<Impl>()) {}
 NlmCpu::~NlmCpu() = default;
@@ -449,14 +469,22 @@ NlmCpu &NlmCpu::operator=(NlmCpu &&) noexcept = default;
 
 void NlmCpu::set_params(const NlmParams &p) { impl_->params = p; }
 
+void NlmCpu::reset_history() {
+  impl_->luma_noise = NoiseAverage{};
+  impl_->chroma_noise = NoiseAverage{};
+}
+
 void NlmCpu::process(ConstPlane src, Plane dst) {
-  nlm_cpu_with(src, dst, impl_->params, cpu_instruction_set());
+  FramePlanes frame;
+  frame.luma = src;
+  nlm_cpu_with(src, dst, impl_->settings_for(frame, false), cpu_instruction_set());
 }
 
 void NlmCpu::process_window(const FramePlanes *window, int count, int center,
                             const FramePlanesOut &dst) {
-  const NlmParams &p = impl_->params;
   check_window(window, count, center, dst, kMaxWindow, "NlmCpu");
+  const bool chroma = dst.has_chroma() && impl_->params.chroma_h != 0.f;
+  const NlmParams p = impl_->settings_for(window[center], chroma);
   const std::string_view isa = cpu_instruction_set();
   std::array<ConstPlane, 2 * kMaxWindow> src;  // per frame: luma, or U and V
   for (int f = 0; f < count; ++f) src[f] = window[f].luma;

@@ -5,6 +5,8 @@
 #include <cudafilters/frame_store.h>
 
 #include "hd_math.h"
+#include "nlm_auto.h"
+#include "noise_estimate.h"
 
 #include <cuda_fp16.h>
 
@@ -89,6 +91,9 @@ struct KernelArgs {
   // row product's accumulator starts at b.
   float row_scale;
   float b;
+  // With automatic strength, row_scale and b as the frame's noise set them,
+  // in device memory (written by nlm_auto_kernel on the same stream).
+  const float *coeffs;
   float taps[kNlmMaxPatchSize];  // patch taps, centred at rp (ones for box)
 };
 
@@ -201,7 +206,7 @@ struct BandFragments {
   uint32_t b[2];
   uint32_t b_hi;
 
-  __device__ BandFragments(const KernelArgs &k, int g, int t) {
+  __device__ BandFragments(const KernelArgs &k, float row_scale, int g, int t) {
     auto bv = [&](int m, int kk) { return tap(k, kk - m) * kColumnScale; };
     a[0] = pack_half2(bv(g, 2 * t), bv(g, 2 * t + 1));
     a[1] = pack_half2(bv(g + 8, 2 * t), bv(g + 8, 2 * t + 1));
@@ -213,7 +218,7 @@ struct BandFragments {
       a_hi[2] = pack_half2(bv(g, 24 + 2 * t), bv(g, 25 + 2 * t));
       a_hi[3] = pack_half2(bv(g + 8, 24 + 2 * t), bv(g + 8, 25 + 2 * t));
     }
-    auto bh = [&](int kk, int n) { return tap(k, kk - n) * k.row_scale; };
+    auto bh = [&](int kk, int n) { return tap(k, kk - n) * row_scale; };
     b[0] = pack_half2(bh(2 * t, g), bh(2 * t + 1, g));
     b[1] = pack_half2(bh(2 * t + 8, g), bh(2 * t + 9, g));
     b_hi = pack_half2(bh(16 + 2 * t, g), bh(17 + 2 * t, g));
@@ -281,8 +286,9 @@ __global__ void __launch_bounds__(256, CH == 1 ? 2 : 1) nlm_kernel(const __grid_
   const int y0 = blockIdx.y * warp_rows * kWarpRows, x0 = blockIdx.x * k.warp_cols * kWarpCols;
   const int rs = k.rs, R = k.rs + k.rp;
 
-  const BandFragments<LARGE> band(k, g, t);
-  const float bias = k.b;
+  const float row_scale = k.coeffs ? k.coeffs[0] : k.row_scale;
+  const BandFragments<LARGE> band(k, row_scale, g, t);
+  const float bias = k.coeffs ? k.coeffs[1] : k.b;
 
   // Where this thread's fragments start: the differences of column block j,
   // register q lie in P at + q * 8 rows + 8 j columns (+ the offset); the
@@ -468,12 +474,59 @@ Launch choose_launch(int rs, bool large, int channels, size_t max_shared) {
 
 int deep_layout_of(SampleLayout l) { return l.deep() ? (l.bits << 8 | l.shift) : 0; }
 
+// Automatic strength: the frame's noise, followed over the stream, and the
+// weight coefficients it sets, kept on the device for the NLM kernels that
+// follow on the same stream.
+struct AutoState {
+  NoiseAverage luma;
+  NoiseAverage chroma;
+  float coeffs[4];  // luma row_scale and b, then chroma's
+};
+
+struct AutoArgs {
+  const double *sigmas;  // this frame's estimates: luma, chroma
+  AutoState *state;
+  double past_weight;
+  float scale;
+  int temporal_radius;
+  int patch_size;
+  bool gaussian;
+  bool chroma;
+  bool restart;
+};
+
+__global__ void nlm_auto_kernel(AutoArgs a) {
+  AutoState &s = *a.state;
+  if (a.restart) {
+    s.luma = NoiseAverage{};
+    s.chroma = NoiseAverage{};
+  }
+  const double luma = follow_noise(s.luma, a.sigmas[0], a.past_weight);
+  const double chroma = a.chroma ? follow_noise(s.chroma, a.sigmas[1], a.past_weight) : 0.0;
+  const NlmStrengths st = nlm_auto_strengths(luma, chroma, a.scale, a.temporal_radius, a.chroma);
+  // The products give S * kSampleScale^2 * kColumnScale * row_scale.
+  constexpr float kProductScale = kSampleScale * kSampleScale * kColumnScale;
+  const NlmWeightCoeffs l =
+      nlm_coeffs_of(st.h, st.noise_sigma, double(st.h), 1.0, a.gaussian, a.patch_size);
+  s.coeffs[0] = __fdiv_rn(l.a, kProductScale);
+  s.coeffs[1] = l.b;
+  if (a.chroma) {
+    const NlmWeightCoeffs c =
+        nlm_coeffs_of(st.h, st.noise_sigma, double(st.chroma_h), 2.0, a.gaussian, a.patch_size);
+    s.coeffs[2] = __fdiv_rn(c.a, kProductScale);
+    s.coeffs[3] = c.b;
+  }
+}
+
 }  // namespace
 
 struct NlmGpu::Impl {
   // frames[f][c]: channel c of frame f; dst[c] likewise.
   void enqueue_channels(const ConstPlane *const *frames, int count, int center, const Plane *dst,
                         int channels, int step, cudaStream_t stream);
+  // With auto_strength: estimates the frame's noise and sets the weight
+  // coefficients in auto_state_, on `stream`.
+  void enqueue_auto(const FramePlanes &frame, bool chroma, cudaStream_t stream);
   static void copy_chroma(const FramePlanes &src, const FramePlanesOut &dst, cudaStream_t stream);
 
   NlmParams params_;
@@ -484,6 +537,10 @@ struct NlmGpu::Impl {
   Stream chroma_stream_;
   Event fork_{cudaEventDisableTiming};
   Event join_{cudaEventDisableTiming};
+  // Automatic strength, allocated with its first frame.
+  std::unique_ptr<NoiseEstimatorGpu> estimator_;
+  DeviceArray<AutoState> auto_state_;
+  bool restart_ = true;
 };
 
 NlmGpu::NlmGpu() : impl_(std::make_unique<Impl>()) {
@@ -510,6 +567,29 @@ NlmGpu::NlmGpu(NlmGpu &&) noexcept = default;
 NlmGpu &NlmGpu::operator=(NlmGpu &&) noexcept = default;
 
 void NlmGpu::set_params(const NlmParams &p) { impl_->params_ = p; }
+
+void NlmGpu::reset_history() { impl_->restart_ = true; }
+
+void NlmGpu::Impl::enqueue_auto(const FramePlanes &frame, bool chroma, cudaStream_t stream) {
+  if (!estimator_) {
+    auto estimator = std::make_unique<NoiseEstimatorGpu>();
+    DeviceArray<AutoState> state(1);
+    estimator_ = std::move(estimator);
+    auto_state_ = std::move(state);
+  }
+  estimator_->add(0, frame.luma, 1, stream);
+  if (chroma) {
+    estimator_->add(1, frame.u, frame.chroma_step, stream);
+    estimator_->add(1, frame.v, frame.chroma_step, stream);
+  }
+  estimator_->estimate(chroma ? 2 : 1, stream);
+  const NlmParams &p = params_;
+  const AutoArgs a{estimator_->sigmas(), auto_state_.get(), double(p.noise_smoothing), p.auto_scale,
+                   p.temporal_radius, p.patch_size, p.gaussian, chroma, restart_};
+  nlm_auto_kernel<<<1, 1, 0, stream>>>(a);
+  check_launch("nlm_auto_kernel");
+  restart_ = false;
+}
 
 void NlmGpu::enqueue(ConstPlane src, Plane dst, cudaStream_t stream) {
   FramePlanes frame;
@@ -551,12 +631,16 @@ void NlmGpu::Impl::enqueue_channels(const ConstPlane *const *frames, int count, 
   // The products give S * kSampleScale^2 * kColumnScale * row_scale.
   k.row_scale = c.a / (kSampleScale * kSampleScale * kColumnScale);
   k.b = c.b;
+  // The noise allowance of automatic strength is known on the device only:
+  // the clamping kernel, which is exact for any b.
+  const bool automatic = p.auto_strength;
+  k.coeffs = automatic ? auto_state_.get()->coeffs + (channels == 2 ? 2 : 0) : nullptr;
   const auto gauss = nlm_gaussian_taps(p.patch_size);
   for (int i = 0; i < kNlmMaxPatchSize; ++i) k.taps[i] = p.gaussian ? gauss[i] : (i <= 2 * rp ? 1.f : 0.f);
 
   const int block_w = l.warp_cols * kWarpCols, block_h = l.warp_rows * kWarpRows;
   const dim3 grid((k.width + block_w - 1) / block_w, (k.height + block_h - 1) / block_h);
-  kernel_for(large, channels, c.b > 0.f)<<<grid, 32 * l.warp_rows * l.warp_cols, l.shared_bytes,
+  kernel_for(large, channels, automatic || c.b > 0.f)<<<grid, 32 * l.warp_rows * l.warp_cols, l.shared_bytes,
                                            stream>>>(k);
   check_launch("nlm_kernel");
 }
@@ -575,7 +659,9 @@ void NlmGpu::enqueue_window(const FramePlanes *window, int count, int center,
     luma_frames[f] = luma[f];
     chroma_frames[f] = chroma[f];
   }
-  if (!dst.has_chroma() || !nlm_denoises_chroma(m.params_)) {
+  const bool denoise_chroma = dst.has_chroma() && nlm_denoises_chroma(m.params_);
+  if (m.params_.auto_strength) m.enqueue_auto(window[center], denoise_chroma, stream);
+  if (!denoise_chroma) {
     m.enqueue_channels(luma_frames, count, center, &dst.luma, 1, 1, stream);
     if (dst.has_chroma()) Impl::copy_chroma(window[center], dst, stream);
     return;

@@ -1,5 +1,7 @@
 #include <cudafilters/nlm_params.h>
 
+#include "nlm_auto.h"
+
 #include <cmath>
 #include <sstream>
 
@@ -37,30 +39,32 @@ std::string nlm_params_error(const NlmParams &p) {
   if (p.temporal_radius < 0 || p.temporal_radius > kNlmMaxTemporalRadius)
     return "temporal-radius must be between 0 and " + std::to_string(kNlmMaxTemporalRadius) +
            " (got " + std::to_string(p.temporal_radius) + ")";
+  if (!(p.auto_scale >= kNlmMinAutoScale && p.auto_scale <= kNlmMaxAutoScale))
+    return "auto-strength-scale must be " + bound(kNlmMinAutoScale) + " to " +
+           bound(kNlmMaxAutoScale) + " (got " + bound(p.auto_scale) + ")";
+  if (!(p.noise_smoothing >= 0.f && p.noise_smoothing <= kNlmMaxNoiseSmoothing))
+    return "noise-smoothing must be 0 to " + bound(kNlmMaxNoiseSmoothing) + " (got " +
+           bound(p.noise_smoothing) + ")";
   return {};
 }
 
-namespace {
-
-// exp(-max(S / (norm * h^2) - 2 sigma^2 / h_luma^2, 0)) as exp2(min(S * a + b, 0)),
-// for S summed over `channels` channels. With one channel and h the luma
-// strength, the same operations in the same order as ever.
-NlmWeightCoeffs weight_coeffs(const NlmParams &p, double h, double channels) {
-  const double log2e = 1.4426950408889634;
-  const double k = log2e / (h * h);
-  const double luma_k = log2e / (double(p.h) * p.h);
-  // Box: S is a sum over patch_size^2 pixels; Gaussian: S is already a mean.
-  const double inv_norm = p.gaussian ? 1.0 : 1.0 / (double(p.patch_size) * p.patch_size);
-  return NlmWeightCoeffs{float(-k * inv_norm / channels),
-                         float(2.0 * double(p.noise_sigma) * p.noise_sigma * luma_k)};
+NlmWeightCoeffs nlm_weight_coeffs(const NlmParams &p) {
+  return nlm_coeffs_of(p.h, p.noise_sigma, double(p.h), 1.0, p.gaussian, p.patch_size);
 }
 
-}  // namespace
-
-NlmWeightCoeffs nlm_weight_coeffs(const NlmParams &p) { return weight_coeffs(p, double(p.h), 1.0); }
-
 NlmWeightCoeffs nlm_chroma_weight_coeffs(const NlmParams &p) {
-  return weight_coeffs(p, double(nlm_chroma_strength(p)), 2.0);
+  return nlm_coeffs_of(p.h, p.noise_sigma, double(nlm_chroma_strength(p)), 2.0, p.gaussian,
+                       p.patch_size);
+}
+
+NlmParams nlm_auto_params(const NlmParams &p, double luma_sigma, double chroma_sigma) {
+  const NlmStrengths s =
+      nlm_auto_strengths(luma_sigma, chroma_sigma, p.auto_scale, p.temporal_radius, p.chroma_h != 0.f);
+  NlmParams out = p;
+  out.h = s.h;
+  out.noise_sigma = s.noise_sigma;
+  out.chroma_h = s.chroma_h;
+  return out;
 }
 
 std::array<float, kNlmMaxPatchSize> nlm_gaussian_taps(int patch_size) {

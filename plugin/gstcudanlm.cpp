@@ -29,6 +29,16 @@
  * change, a new segment or a DISCONT buffer starts a new history. Earlier
  * frames stay on the GPU.
  *
+ * With `auto-strength`, the element sets `strength`, `noise-sigma` and
+ * `chroma-strength` itself, frame by frame, from the noise of the frame:
+ * a robust estimate of its standard deviation (Immerkaer's Laplacian over
+ * the flat pixels, docs/noise-estimation.md), of luma and of chroma, made
+ * on the GPU on the frame's own stream and averaged over time
+ * (`noise-smoothing`; frame n is filtered with the average that includes
+ * its own estimate). `auto-strength-scale` makes it stronger or weaker. The
+ * statistics messages (`post-messages`) carry the estimates as
+ * `noise-sigma` and `noise-sigma-chroma`.
+ *
  * `strength` (h), `chroma-strength` and `noise-sigma` can be changed while
  * playing and are controllable; patch and search sizes can be changed while
  * playing too, `temporal-radius` in the READY state. Without a usable GPU,
@@ -39,6 +49,7 @@
  * gst-launch-1.0 filesrc location=noisy.png ! pngdec ! videoconvert ! video/x-raw,format=GRAY8 ! cudanlm strength=15 ! pngenc ! filesink location=clean.png
  * gst-launch-1.0 v4l2src ! videoconvert ! video/x-raw,format=GRAY8 ! cudanlm ! videoconvert ! autovideosink
  * gst-launch-1.0 filesrc location=thermal.raw ! rawvideoparse format=gray16-le width=640 height=512 ! cudanlm strength=8 ! cudaclahe tiles-x=1 tiles-y=1 clip-limit=4 ! videoconvert ! autovideosink
+ * gst-launch-1.0 v4l2src ! videoconvert ! video/x-raw,format=I420 ! cudanlm auto-strength=true ! videoconvert ! autovideosink
  * gst-launch-1.0 filesrc location=night.mp4 ! qtdemux ! h264parse ! nvh264dec ! cudanlm strength=12 chroma-strength=6 temporal-radius=1 ! cudadownload ! videoconvert ! autovideosink
  * ]|
  */
@@ -66,6 +77,9 @@ enum
   PROP_PATCH_WEIGHTING,
   PROP_CHROMA_STRENGTH,
   PROP_TEMPORAL_RADIUS,
+  PROP_AUTO_STRENGTH,
+  PROP_AUTO_STRENGTH_SCALE,
+  PROP_NOISE_SMOOTHING,
 };
 
 typedef enum
@@ -197,6 +211,24 @@ gst_cuda_nlm_set_property (GObject * object, guint prop_id,
             p.chroma_h = h;});
       break;
     }
+    case PROP_AUTO_STRENGTH:{
+      const bool on = g_value_get_boolean (value);
+      update_params (self, pspec, value, [on](cudafilters::NlmParams & p) {
+            p.auto_strength = on;});
+      break;
+    }
+    case PROP_AUTO_STRENGTH_SCALE:{
+      const float k = g_value_get_float (value);
+      update_params (self, pspec, value, [k](cudafilters::NlmParams & p) {
+            p.auto_scale = k;});
+      break;
+    }
+    case PROP_NOISE_SMOOTHING:{
+      const float k = g_value_get_float (value);
+      update_params (self, pspec, value, [k](cudafilters::NlmParams & p) {
+            p.noise_smoothing = k;});
+      break;
+    }
     case PROP_TEMPORAL_RADIUS:{
       /* The frames held and the latency reported follow the radius the
        * element started with: a new one takes effect from the next start. */
@@ -250,6 +282,15 @@ gst_cuda_nlm_get_property (GObject * object, guint prop_id, GValue * value,
       break;
     case PROP_TEMPORAL_RADIUS:
       g_value_set_int (value, p.temporal_radius);
+      break;
+    case PROP_AUTO_STRENGTH:
+      g_value_set_boolean (value, p.auto_strength);
+      break;
+    case PROP_AUTO_STRENGTH_SCALE:
+      g_value_set_float (value, p.auto_scale);
+      break;
+    case PROP_NOISE_SMOOTHING:
+      g_value_set_float (value, p.noise_smoothing);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -309,6 +350,27 @@ gst_cuda_nlm_class_init (GstCudaNlmClass * klass)
           0, cudafilters::kNlmMaxTemporalRadius, defaults.temporal_radius,
           (GParamFlags) (G_PARAM_READWRITE | GST_PARAM_MUTABLE_READY |
               G_PARAM_STATIC_STRINGS)));
+
+  g_object_class_install_property (gobject_class, PROP_AUTO_STRENGTH,
+      g_param_spec_boolean ("auto-strength", "Automatic strength",
+          "Set strength, noise-sigma and chroma-strength from each frame's own "
+          "noise, estimated on the GPU and averaged over time (noise-smoothing); "
+          "the three properties are then not used, except chroma-strength=0, "
+          "which still leaves chroma as it is",
+          defaults.auto_strength, live));
+  g_object_class_install_property (gobject_class, PROP_AUTO_STRENGTH_SCALE,
+      g_param_spec_float ("auto-strength-scale", "Automatic strength scale",
+          "Multiplies the strengths auto-strength sets: above 1 removes more "
+          "noise and more detail, below 1 less",
+          cudafilters::kNlmMinAutoScale, cudafilters::kNlmMaxAutoScale,
+          defaults.auto_scale, controllable));
+  g_object_class_install_property (gobject_class, PROP_NOISE_SMOOTHING,
+      g_param_spec_float ("noise-smoothing", "Noise smoothing",
+          "Weight of the past in the running average of the noise estimate "
+          "that auto-strength follows (0: each frame's own estimate). The "
+          "average restarts after a seek, a gap or new caps",
+          0.f, cudafilters::kNlmMaxNoiseSmoothing, defaults.noise_smoothing,
+          controllable));
 
   gst_element_class_set_static_metadata (element_class,
       "CUDA non-local means denoising", "Filter/Effect/Video/Hardware",

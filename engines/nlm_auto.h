@@ -1,0 +1,72 @@
+// Non-local means settings that both the CPU and the GPU compute, from the
+// parameters or from the frames' own noise (auto_strength): every double
+// operation rounded on its own (hd_math.h), so the two paths weight patches
+// with the same floats.
+#pragma once
+
+#include <cudafilters/nlm_params.h>
+
+#include "hd_math.h"
+
+namespace cudafilters {
+
+// The strengths auto_strength gives a frame whose smoothed noise estimates
+// are luma_sigma and chroma_sigma (8-bit units). The factors come from the
+// calibration in docs/cudanlm.md ("Automatic strength"): the strength that
+// denoises photos best grows in proportion to the noise, and the noise
+// allowance follows it.
+struct NlmStrengths {
+  float h;
+  float noise_sigma;
+  float chroma_h;  // 0: chroma is carried
+};
+
+namespace nlm_auto_detail {
+// h = kStrengthPerSigma x sigma, noise-sigma = kAllowancePerSigma x sigma;
+// chroma alike from the chroma estimate. Temporal windows search more
+// candidates, and take their own factors.
+constexpr double kStrengthPerSigma = 0.45;
+constexpr double kAllowancePerSigma = 1.0;
+constexpr double kChromaStrengthPerSigma = 0.45;
+constexpr double kTemporalStrengthPerSigma = 0.45;
+constexpr double kTemporalAllowancePerSigma = 1.0;
+
+CUDAFILTERS_HD float clamp_strength(double h) {
+  return h < double(kNlmMinStrength) ? kNlmMinStrength
+         : h > double(kNlmMaxStrength) ? kNlmMaxStrength
+                                       : float(h);
+}
+}  // namespace nlm_auto_detail
+
+CUDAFILTERS_HD NlmStrengths nlm_auto_strengths(double luma_sigma, double chroma_sigma, float scale,
+                                                int temporal_radius, bool chroma) {
+  using namespace nlm_auto_detail;
+  const bool temporal = temporal_radius > 0;
+  const double per_sigma = temporal ? kTemporalStrengthPerSigma : kStrengthPerSigma;
+  const double allowance = temporal ? kTemporalAllowancePerSigma : kAllowancePerSigma;
+  NlmStrengths s;
+  s.h = clamp_strength(dmul_rn(dmul_rn(per_sigma, luma_sigma), double(scale)));
+  const double ns = dmul_rn(allowance, luma_sigma);
+  s.noise_sigma = float(ns < 255.0 ? ns : 255.0);
+  s.chroma_h = chroma ? clamp_strength(dmul_rn(dmul_rn(kChromaStrengthPerSigma, chroma_sigma),
+                                               double(scale)))
+                      : 0.f;
+  return s;
+}
+
+// exp(-max(S / (norm * h^2) - 2 sigma^2 / h_luma^2, 0)) as exp2(min(S * a + b, 0)),
+// for S summed over `channels` channels, h this channel group's strength.
+CUDAFILTERS_HD NlmWeightCoeffs nlm_coeffs_of(float luma_h, float noise_sigma, double h,
+                                             double channels, bool gaussian, int patch_size) {
+  const double log2e = 1.4426950408889634;
+  const double k = ddiv_rn(log2e, dmul_rn(h, h));
+  const double luma_k = ddiv_rn(log2e, dmul_rn(double(luma_h), double(luma_h)));
+  // Box: S is a sum over patch_size^2 pixels; Gaussian: S is already a mean.
+  const double inv_norm =
+      gaussian ? 1.0 : ddiv_rn(1.0, dmul_rn(double(patch_size), double(patch_size)));
+  return NlmWeightCoeffs{
+      float(ddiv_rn(dmul_rn(-k, inv_norm), channels)),
+      float(dmul_rn(dmul_rn(dmul_rn(2.0, double(noise_sigma)), double(noise_sigma)), luma_k))};
+}
+
+}  // namespace cudafilters
