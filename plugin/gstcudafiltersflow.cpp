@@ -284,6 +284,9 @@ WindowFlow::output (GstBuffer ** out)
   }
 
   const cudafilters::FramePlanesOut dst = frame.components_mut ();
+  /* The first frame of a new window history starts the engine's own too. */
+  if (GST_BUFFER_FLAG_IS_SET (meta, GST_BUFFER_FLAG_DISCONT))
+    s_.restart_history = true;
   cudafilters::FrameLevels levels;
   cudafilters::FrameLevels *want = s_.statistics_due (meta) ? &levels : nullptr;
   ret = guarded (s_, [&] {
