@@ -12,6 +12,8 @@
 #include "elements.h"
 #include "smoothing.h"
 
+#include "noise_estimate.h"
+
 #ifdef HAVE_GST_CUDA
 #include <gst/cuda/cuda-gst.h>
 #include <gst/cuda/gstcudautils.h>
@@ -556,6 +558,15 @@ check_message (GstMessage * m, const char *factory, const Image & in,
                 b)), want[b]);
   check_levels (s, "input", frame_levels (in));
   check_levels (s, "output", frame_levels (out));
+  /* The input's noise, as the engine library estimates it on the CPU: the
+   * GPU's estimate is the same number. */
+  gdouble noise = -1;
+  fail_unless (gst_structure_get_double (s, "noise-sigma", &noise));
+  const double want_noise = cudafilters::estimate_noise_sigma (
+      cudafilters::ConstPlane (in.pixels.data (), size_t (in.width), in.width,
+          in.height));
+  fail_unless (noise == want_noise, "noise-sigma %.17g, expected %.17g", noise,
+      want_noise);
 
   const GstClockTime pts = gst_util_uint64_scale (i, GST_SECOND, 30);
   guint64 running = 0, stream = 0, ts = 0;
@@ -569,6 +580,7 @@ check_message (GstMessage * m, const char *factory, const Image & in,
 
 static const char *kMessageElements[] = {
   "cudahisteq", "cudaclahe", "cudanlm strength=15 patch-size=3 search-size=7",
+  "cudasharpen",
 };
 
 /* message-interval 0: one message per frame, with the figures of that

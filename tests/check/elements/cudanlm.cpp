@@ -12,6 +12,8 @@
  * cudafiltersbase.cpp. */
 #include "nlm_video.h"
 
+#include "noise_estimate.h"
+
 using namespace test;
 
 /* `got`, this build's output for the 8-bit frame `in`: on the CPU within one
@@ -180,6 +182,59 @@ GST_START_TEST (test_renegotiation_mid_stream)
     assert_nlm (push_pull (h, img), img, s, "after renegotiation");
   }
   gst_harness_teardown (h);
+}
+GST_END_TEST;
+
+
+/* auto-strength: each frame is denoised exactly as at the fixed settings of
+ * its own noise (the estimate of the engine library, averaged as
+ * noise-smoothing says, nlm_auto_params), following a step in the noise; a
+ * DISCONT restarts the average. auto-strength-scale scales the strength. */
+GST_START_TEST (test_auto_strength)
+{
+  std::mt19937 rng (39);
+  const int w = 96, h = 64;
+  GstHarness *automatic = harness_for ((std::string ("cudanlm backend=") +
+          kBackend + " auto-strength=true noise-smoothing=0.5 "
+          "auto-strength-scale=1.5 patch-size=5 search-size=11").c_str (), w, h);
+  GstHarness *fixed = harness_for ((std::string ("cudanlm backend=") +
+          kBackend + " patch-size=5 search-size=11").c_str (), w, h);
+  GstElement *fixed_nlm = gst_harness_find_element (fixed, "cudanlm");
+  cudafilters::NlmParams p;
+  p.patch_size = 5;
+  p.search_size = 11;
+  p.auto_strength = true;
+  p.auto_scale = 1.5f;
+  const double sigmas[] = { 5, 5, 20, 20, 8 };
+  double mean = 0;
+  float strengths[5];
+  for (int i = 0; i < 5; ++i) {
+    const Image noisy = noisy_step_image (rng, w, h, sigmas[i]);
+    GstBuffer *buf = buffer_from_image (noisy);
+    GST_BUFFER_PTS (buf) = gst_util_uint64_scale (i, GST_SECOND, 30);
+    if (i == 4)
+      GST_BUFFER_FLAG_SET (buf, GST_BUFFER_FLAG_DISCONT);
+    GstBuffer *out = gst_harness_push_and_pull (automatic, buf);
+    fail_unless (out != NULL);
+    const Image got = image_from_buffer (out, w, h);
+    gst_buffer_unref (out);
+
+    const double e = cudafilters::estimate_noise_sigma (cudafilters::ConstPlane (
+            noisy.pixels.data (), size_t (w), w, h));
+    mean = (i == 0 || i == 4) ? e : 0.5 * mean + 0.5 * e;
+    const cudafilters::NlmParams want = cudafilters::nlm_auto_params (p, mean, 0);
+    g_object_set (fixed_nlm, "strength", want.h, "noise-sigma",
+        want.noise_sigma, NULL);
+    assert_images_equal (got, push_pull (fixed, noisy),
+        ("frame " + std::to_string (i)).c_str ());
+    strengths[i] = want.h;
+  }
+  fail_unless (strengths[3] > 3 * strengths[1] && strengths[4] < 0.6 * strengths[3],
+      "strengths %.3f %.3f %.3f %.3f %.3f", strengths[0], strengths[1],
+      strengths[2], strengths[3], strengths[4]);
+  gst_object_unref (fixed_nlm);
+  gst_harness_teardown (fixed);
+  gst_harness_teardown (automatic);
 }
 GST_END_TEST;
 
@@ -861,6 +916,7 @@ cudanlm_suite (void)
   tcase_add_test (tc, test_output_size_and_format);
   tcase_add_test (tc, test_flat_frames_stay_flat);
   tcase_add_test (tc, test_denoises_and_keeps_edges);
+  tcase_add_test (tc, test_auto_strength);
   tcase_add_test (tc, test_renegotiation_mid_stream);
   tcase_add_test (tc, test_live_changes);
   tcase_add_test (tc, test_formats_filter_luma_only);

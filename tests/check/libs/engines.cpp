@@ -573,6 +573,83 @@ GST_START_TEST (test_noise_estimate_depths)
 }
 GST_END_TEST;
 
+/* Automatic strength over a stream (NlmCpu): each frame is filtered with
+ * the settings its own estimate, averaged with the past as
+ * m = s m + (1 - s) e, gives (nlm_auto_params), so it equals the same frame
+ * at those fixed settings; the settings follow a step in the noise, and a
+ * restart forgets the past. */
+GST_START_TEST (test_nlm_auto_follows_noise)
+{
+  std::mt19937 rng (3940);
+  const int w = 160, h = 96;
+  const double sigmas[] = { 4, 4, 4, 20, 20, 20, 20, 5, 5 };
+  const int restart_at = 7;
+  cudafilters::NlmParams p;
+  p.auto_strength = true;
+  p.noise_smoothing = 0.5f;
+  cudafilters::NlmCpu automatic, fixed;
+  automatic.set_params (p);
+  double mean = 0;
+  float h_before_step = 0, h_after_step = 0;
+  for (int i = 0; i < 9; ++i) {
+    std::vector<uint8_t> frame = noise_scene (w, h);
+    added_noise (frame, sigmas[i], rng);
+    const cudafilters::ConstPlane in (frame.data (), w, w, h);
+    if (i == restart_at)
+      automatic.reset_history ();
+    const double e = cudafilters::estimate_noise_sigma (in);
+    mean = (i == 0 || i == restart_at) ? e : 0.5 * mean + 0.5 * e;
+    const cudafilters::NlmParams want = cudafilters::nlm_auto_params (p, mean, 0);
+    cudafilters::NlmParams at_fixed = want;
+    at_fixed.auto_strength = false;
+    fixed.set_params (at_fixed);
+    std::vector<uint8_t> got (frame.size (), 0xA5), expected (frame.size (), 0x5A);
+    automatic.process (in, cudafilters::Plane (got.data (), w, w, h));
+    fixed.process (in, cudafilters::Plane (expected.data (), w, w, h));
+    fail_unless (got == expected, "frame %d: automatic strength is not the "
+        "strength of its estimate (%.4f)", i, mean);
+    if (i == 2)
+      h_before_step = want.h;
+    if (i == 6)
+      h_after_step = want.h;
+  }
+  fail_unless (h_after_step > 4 * h_before_step,
+      "the strength went from %.3f to %.3f for noise from 4 to 20",
+      h_before_step, h_after_step);
+}
+GST_END_TEST;
+
+/* The automatic settings: in proportion to the noise, scaled by
+ * auto_scale, at least the smallest strength on a clean frame, chroma off
+ * when chroma_h is 0; and the new parameters are range-checked. */
+GST_START_TEST (test_nlm_auto_params)
+{
+  cudafilters::NlmParams p;
+  p.auto_strength = true;
+  const cudafilters::NlmParams a = cudafilters::nlm_auto_params (p, 10.0, 4.0);
+  p.auto_scale = 2.f;
+  const cudafilters::NlmParams b = cudafilters::nlm_auto_params (p, 10.0, 4.0);
+  fail_unless (std::fabs (b.h - 2 * a.h) < 1e-5f && b.noise_sigma == a.noise_sigma,
+      "scale 2: h %.4f (scale 1: %.4f)", b.h, a.h);
+  fail_unless (std::fabs (b.chroma_h - 2 * a.chroma_h) < 1e-5f && a.chroma_h > 0.f);
+  const cudafilters::NlmParams clean = cudafilters::nlm_auto_params (p, 0.0, 0.0);
+  fail_unless (clean.h == cudafilters::kNlmMinStrength && clean.noise_sigma == 0.f);
+  fail_unless (cudafilters::nlm_params_error (clean).empty ());
+  p.chroma_h = 0.f;
+  fail_unless_equals_float (cudafilters::nlm_auto_params (p, 10.0, 4.0).chroma_h, 0.f);
+  for (float scale : {0.f, 0.05f, 11.f}) {
+    cudafilters::NlmParams q;
+    q.auto_scale = scale;
+    fail_if (cudafilters::nlm_params_error (q).empty (), "auto_scale %g accepted", scale);
+  }
+  for (float s : {-0.1f, 1.f}) {
+    cudafilters::NlmParams q;
+    q.noise_smoothing = s;
+    fail_if (cudafilters::nlm_params_error (q).empty (), "noise_smoothing %g accepted", s);
+  }
+}
+GST_END_TEST;
+
 static Suite *
 engines_suite (void)
 {
@@ -592,6 +669,8 @@ engines_suite (void)
   tcase_add_test (tc, test_noise_estimate_gaussian);
   tcase_add_test (tc, test_noise_estimate_ignores_edges);
   tcase_add_test (tc, test_noise_estimate_depths);
+  tcase_add_test (tc, test_nlm_auto_follows_noise);
+  tcase_add_test (tc, test_nlm_auto_params);
   return s;
 }
 

@@ -30,6 +30,7 @@
 
 #include "cooperative_launch.h"
 #include "histeq_gpu_launch.h"
+#include "noise_estimate.h"
 
 using namespace cudafilters;
 
@@ -383,6 +384,13 @@ check_levels (const FrameLevels & got, ConstPlane in, ConstPlane out,
       "%s: input histogram differs", what);
   fail_unless (memcmp (got.output, want.output, sizeof want.output) == 0,
       "%s: output histogram differs", what);
+  /* The noise estimate is integer sums and the same double arithmetic on
+   * both sides: equal, not close. */
+  const double noise = estimate_noise_sigma (in);
+  fail_unless (got.noise_sigma == noise, "%s: noise %.17g, the CPU reads %.17g",
+      what, got.noise_sigma, noise);
+  fail_unless (got.noise_sigma_chroma == -1.0, "%s: chroma noise %g without chroma",
+      what, got.noise_sigma_chroma);
 }
 
 /* A deep test frame of `bits` significant bits at `shift` in 16-bit words:
@@ -937,6 +945,131 @@ GST_START_TEST (test_nlm_frames_match_cpu)
 }
 GST_END_TEST;
 
+/* The noise estimate on the GPU against the CPU's, bit for bit (the same
+ * integer table, the same double arithmetic): sizes from none to 1080p,
+ * odd ones, 8-bit and 10-, 12- and 16-bit words, one channel of
+ * interleaved pairs (step 2), two tables at once and tables cleared from
+ * one frame to the next. Planes of smooth ramps with noise of several
+ * strengths and of pure noise. */
+GST_START_TEST (test_noise_estimate_matches_cpu)
+{
+  std::mt19937 rng (39);
+  NoiseEstimatorGpu gpu;
+  const int sizes[][2] = { {1, 1}, {2, 7}, {3, 3}, {37, 23}, {257, 131},
+    {1920, 1080}, {1283, 721} };
+  struct Layout { int bytes, bits, shift; };
+  const Layout layouts[] = { {1, 8, 0}, {2, 10, 6}, {2, 12, 0}, {2, 16, 0} };
+  double host_sigma[2];
+  for (const auto & sz : sizes)
+    for (const Layout & l : layouts)
+      for (int step : {1, 2})
+        for (double sigma : {0.0, 2.0, 12.0, 60.0}) {
+          const int w = sz[0], h = sz[1];
+          const SampleLayout layout{l.bytes, l.bits, l.shift};
+          const size_t stride = size_t (w) * step * l.bytes + 24;
+          std::normal_distribution<double> noise (0.0, sigma);
+          const int top = (1 << l.bits) - 1;
+          std::vector<uint8_t> host (stride * h);
+          for (int y = 0; y < h; ++y)
+            for (int x = 0; x < w * step; ++x) {
+              const double clean = (40 + 0.3 * x + 0.2 * y) * (top / 255.0);
+              const int v = std::clamp (int (std::lround (clean + noise (rng) * (top / 255.0))),
+                  0, top);
+              if (l.bytes == 1)
+                host[y * stride + x] = uint8_t (v);
+              else
+                reinterpret_cast<uint16_t *> (&host[y * stride])[x] =
+                    uint16_t (v << l.shift);
+            }
+          DeviceArray<uint8_t> dev (host.size ());
+          CUDAFILTERS_CHECK (cudaMemcpy (dev.get (), host.data (), host.size (),
+                  cudaMemcpyHostToDevice));
+          /* Table 0: the first channel; table 1: the second channel too
+           * where there are two, else the first again. */
+          const ConstPlane first (host.data (), stride, w, h, layout);
+          const ConstPlane second (host.data () + (step == 2 ? l.bytes : 0), stride, w, h,
+              layout);
+          NoiseTable both;
+          both.add (first, step);
+          both.add (second, step);
+          const double want[2] = { estimate_noise_sigma (first, step), both.sigma () };
+          gpu.add (0, ConstPlane (dev.get (), stride, w, h, layout), step, 0);
+          gpu.add (1, ConstPlane (dev.get (), stride, w, h, layout), step, 0);
+          gpu.add (1, ConstPlane (dev.get () + (step == 2 ? l.bytes : 0), stride, w, h,
+                  layout), step, 0);
+          gpu.estimate (2, 0);
+          CUDAFILTERS_CHECK (cudaMemcpy (host_sigma, gpu.sigmas (), sizeof host_sigma,
+                  cudaMemcpyDeviceToHost));
+          for (int t = 0; t < 2; ++t)
+            fail_unless (host_sigma[t] == want[t],
+                "%dx%d %d bits step %d sigma %.0f table %d: GPU %.17g, CPU %.17g",
+                w, h, l.bits, step, sigma, t, host_sigma[t], want[t]);
+          if (w >= 3 && h >= 3 && sigma >= 12.0)
+            fail_unless (want[0] > 0.5 * sigma, "%dx%d: the estimate %.3f is far "
+                "below the noise, %.0f", w, h, want[0], sigma);
+        }
+}
+GST_END_TEST;
+
+/* Automatic strength on the GPU against the CPU, over a stream whose noise
+ * steps up and back down, with a restart: within one level on every frame,
+ * luma and chroma, I420 and NV12, one frame and temporal windows. The
+ * strengths come from the same estimates and the same arithmetic on both
+ * sides, so only the GPU's f16 distances (as at fixed strength) differ. */
+GST_START_TEST (test_nlm_auto_matches_cpu)
+{
+  std::mt19937 rng (3939);
+  const double sigmas[] = { 4, 4, 18, 18, 18, 6, 6, 6 };
+  for (bool nv12 : {false, true})
+    for (int radius : {0, 1}) {
+      NlmGpu gpu;
+      NlmCpu cpu;
+      NlmParams p;
+      p.auto_strength = true;
+      p.temporal_radius = radius;
+      p.noise_smoothing = 0.6f;
+      gpu.set_params (p);
+      cpu.set_params (p);
+      const int w = 131, h = 77, count = 2 * radius + 1;
+      std::vector<std::unique_ptr<YuvFrame>> frames;
+      for (int i = 0; i < 8 + 2 * radius; ++i) {
+        frames.push_back (std::make_unique<YuvFrame> (w, h, nv12));
+        YuvFrame & fr = *frames.back ();
+        std::normal_distribution<double> n (0.0, sigmas[std::min (i, 7)]);
+        int k = 0;
+        for (auto *plane : {&fr.y, &fr.u, &fr.v})
+          for (auto & b : *plane) {
+            const double clean = 90 + 40 * std::sin (k++ / 30.0);
+            b = uint8_t (std::clamp (int (std::lround (clean + n (rng))), 0, 255));
+          }
+        fr.upload ();
+      }
+      for (int i = 0; i < 8; ++i) {
+        if (i == 5) {
+          gpu.reset_history ();
+          cpu.reset_history ();
+        }
+        std::vector<FramePlanes> host, dev;
+        for (int f = 0; f < count; ++f) {
+          host.push_back (frames[i + f]->host_in ());
+          dev.push_back (frames[i + f]->device_in ());
+        }
+        YuvFrame got (w, h, nv12), want (w, h, nv12);
+        got.poison_device ();
+        gpu.enqueue_window (dev.data (), count, radius, got.device_out (), 0);
+        CUDAFILTERS_CHECK (cudaDeviceSynchronize ());
+        got.download ();
+        cpu.process_window (host.data (), count, radius, want.host_out ());
+        const std::string what = std::string (nv12 ? "NV12" : "I420") + " radius " +
+            std::to_string (radius) + " frame " + std::to_string (i);
+        assert_bytes_close (got.y, want.y, 1, what + " luma");
+        assert_bytes_close (got.u, want.u, 1, what + " U");
+        assert_bytes_close (got.v, want.v, 1, what + " V");
+      }
+    }
+}
+GST_END_TEST;
+
 /* GpuWindowRunner fed from the device and filtering into pageable host
  * planes (it stages nothing on the way in, so the download needs staging of
  * its own) gives the same bytes as the same frames fed from the host, I420
@@ -1085,6 +1218,8 @@ engines_gpu_suite (void)
   tcase_add_test (tc, test_errors_are_reported);
   tcase_add_test (tc, test_failed_allocation_does_not_poison_later_frames);
   tcase_add_test (tc, test_nlm_frames_match_cpu);
+  tcase_add_test (tc, test_noise_estimate_matches_cpu);
+  tcase_add_test (tc, test_nlm_auto_matches_cpu);
   tcase_add_test (tc, test_nlm_window_refuses_bad_frames);
   tcase_add_test (tc, test_window_runner_device_in_host_out);
   tcase_add_test (tc, test_failed_reserve_keeps_memory);
