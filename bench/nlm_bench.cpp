@@ -10,6 +10,8 @@
 #include <cudafilters/nlm_cpu.h>
 #include <cudafilters/nlm_gpu.h>
 
+#include "noise_estimate.h"
+
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -173,6 +175,39 @@ void bench_8k_window(Reporter &rep, int iters, cudaStream_t stream) {
   }
 }
 
+// Automatic strength against the same frames at fixed strength, and the
+// noise estimate on its own: what the estimate adds to a frame.
+void bench_auto(Reporter &rep, const Size &sz, int iters, cudaStream_t stream, NlmGpu &nlm) {
+  const VideoFrames f(sz, false);
+  for (float chroma : {0.f, -1.f})
+    for (bool automatic : {false, true}) {
+      NlmParams p;
+      p.chroma_h = chroma;
+      p.auto_strength = automatic;
+      nlm.set_params(p);
+      const std::string what = std::string("frames I420, ") +
+                               (chroma == 0.f ? "luma (chroma copied)" : "luma + chroma") +
+                               (automatic ? ", automatic strength" : ", strength 10");
+      rep.row(what.c_str(), sz, time_gpu(stream, iters, [&](int i) {
+                const FramePlanes frame = f.in(i);
+                nlm.enqueue_window(&frame, 1, 0, f.out(), stream);
+              }, 3), 0);
+    }
+  nlm.set_params(NlmParams{});
+  NoiseEstimatorGpu estimator;
+  for (bool chroma : {false, true})
+    rep.row(chroma ? "noise estimate alone, luma + chroma" : "noise estimate alone, luma", sz,
+            time_gpu(stream, iters, [&](int i) {
+              const FramePlanes frame = f.in(i);
+              estimator.add(0, frame.luma, 1, stream);
+              if (chroma) {
+                estimator.add(1, frame.u, frame.chroma_step, stream);
+                estimator.add(1, frame.v, frame.chroma_step, stream);
+              }
+              estimator.estimate(chroma ? 2 : 1, stream);
+            }, 3), 0);
+}
+
 std::string label(const NlmParams &p) {
   return "kernel p" + std::to_string(p.patch_size) + " s" + std::to_string(p.search_size) +
          (p.gaussian ? " gaussian" : " box") +
@@ -203,6 +238,7 @@ int main(int argc, char **argv) {
       bench_deep(rep, sz, iters, stream.get(), nlm, 16, 0, "kernel p7 s21 box, 16-bit (GRAY16_LE)");
       bench_deep(rep, sz, iters, stream.get(), nlm, 10, 6, "kernel p7 s21 box, 10-bit (P010_10LE)");
       bench_frames(rep, sz, iters, stream.get(), nlm);
+      bench_auto(rep, sz, iters, stream.get(), nlm);
 
       if (std::string(sz.name) == "1080p") {
         // Patch size should barely matter (box); search area should scale.
