@@ -146,7 +146,7 @@ def rgb_to_i420(rgb):
 
 def add_noise(img, sigma, rng):
     if sigma == 0:
-        return img.copy()
+        return np.clip(np.rint(img), 0, 255).astype(np.uint8)
     return np.clip(np.rint(img + rng.normal(0, sigma, img.shape)), 0, 255).astype(np.uint8)
 
 
@@ -244,8 +244,17 @@ def fit(results, kind):
                           "clean_min": min((r["rel"][i][j] for r in clean), default=None)})
             if best is None or key < best[0]:
                 best = (key, a, b)
+    # The same at each sigma alone: how the best factors move with the noise.
+    per_sigma = {}
+    for sigma in sorted({r["sigma"] for r in noisy}):
+        sel = [r for r in noisy if r["sigma"] == sigma]
+        scores = [(max(sel_r["best"]["psnr"] - sel_r["rel"][i][j] for sel_r in sel), a, b)
+                  for i, a in enumerate(REL_STRENGTH) for j, b in enumerate(REL_ALLOWANCE)]
+        w, a, b = min(scores)
+        per_sigma[sigma] = {"a": a, "b": b, "worst": w,
+                            "mean_estimate_over_sigma": float(np.mean([r["estimate"] / sigma for r in sel]))}
     return {"a": best[1], "b": best[2], "worst": best[0][1], "mean": best[0][2],
-            "clean_ok": not best[0][0], "table": table}
+            "clean_ok": not best[0][0], "table": table, "per_sigma": per_sigma}
 
 
 def fit_chroma(results):
@@ -269,9 +278,15 @@ def grid(args):
     tasks = [(args.photos, "gray", n, s, None) for n in GRAY for s in SIGMAS]
     tasks += [(args.photos, "temporal", n, s, None) for n in GRAY for s in TEMPORAL_SIGMAS]
     results = run_pool(args.lib, not args.cpu, args.jobs, tasks)
+    with open(args.grid + ".partial", "w") as f:
+        json.dump({"results": results}, f)
     gray_fit, temporal_fit = fit(results, "gray"), fit(results, "temporal")
     print(f"gray fit: a {gray_fit['a']} b {gray_fit['b']} worst {gray_fit['worst']:.3f} dB "
           f"mean {gray_fit['mean']:.3f} clean ok {gray_fit['clean_ok']}")
+    for name, f in (("gray", gray_fit), ("temporal", temporal_fit)):
+        for sigma, v in f["per_sigma"].items():
+            print(f"  {name} sigma {sigma}: a {v['a']} b {v['b']} worst {v['worst']:.3f} dB, "
+                  f"estimate / sigma {v['mean_estimate_over_sigma']:.3f}")
     print(f"temporal fit: a {temporal_fit['a']} b {temporal_fit['b']} worst "
           f"{temporal_fit['worst']:.3f} dB mean {temporal_fit['mean']:.3f}")
     colour = run_pool(args.lib, not args.cpu, args.jobs,

@@ -206,6 +206,8 @@ void bench_auto(Reporter &rep, const Size &sz, int iters, cudaStream_t stream, N
               }
               estimator.estimate(chroma ? 2 : 1, stream);
             }, 3), 0);
+  rep.row("noise estimate, reading the table alone", sz,
+          time_gpu(stream, iters, [&](int) { estimator.estimate(1, stream); }, 3), 0);
 }
 
 std::string label(const NlmParams &p) {

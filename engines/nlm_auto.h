@@ -11,10 +11,13 @@
 namespace cudafilters {
 
 // The strengths auto_strength gives a frame whose smoothed noise estimates
-// are luma_sigma and chroma_sigma (8-bit units). The factors come from the
-// calibration in docs/cudanlm.md ("Automatic strength"): the strength that
-// denoises photos best grows in proportion to the noise, and the noise
-// allowance follows it.
+// are luma_sigma and chroma_sigma (8-bit units): strength = a(sigma) sigma,
+// noise-sigma = sigma, chroma-strength = 0.6 chroma_sigma, all strengths
+// times `scale`. a follows the noise (linear between the knots, constant
+// beyond them): the factor that kept the calibration photos closest to
+// their best settings at each noise level (bench/nlm_auto_strength.py,
+// docs/cudanlm.md "Automatic strength"). Temporal windows, which find more
+// similar patches, take their own, lower factors.
 struct NlmStrengths {
   float h;
   float noise_sigma;
@@ -22,31 +25,49 @@ struct NlmStrengths {
 };
 
 namespace nlm_auto_detail {
-// h = kStrengthPerSigma x sigma, noise-sigma = kAllowancePerSigma x sigma;
-// chroma alike from the chroma estimate. Temporal windows search more
-// candidates, and take their own factors.
-constexpr double kStrengthPerSigma = 0.45;
+
+struct Knot {
+  double sigma;
+  double strength_per_sigma;
+};
+
+constexpr double kChromaStrengthPerSigma = 0.6;
 constexpr double kAllowancePerSigma = 1.0;
-constexpr double kChromaStrengthPerSigma = 0.45;
-constexpr double kTemporalStrengthPerSigma = 0.45;
-constexpr double kTemporalAllowancePerSigma = 1.0;
+
+template <int N>
+CUDAFILTERS_HD double factor_at(const Knot (&knots)[N], double sigma) {
+  if (sigma <= knots[0].sigma) return knots[0].strength_per_sigma;
+  for (int i = 1; i < N; ++i)
+    if (sigma <= knots[i].sigma) {
+      const double t = ddiv_rn(dsub_rn(sigma, knots[i - 1].sigma),
+                               dsub_rn(knots[i].sigma, knots[i - 1].sigma));
+      return dadd_rn(knots[i - 1].strength_per_sigma,
+                     dmul_rn(t, dsub_rn(knots[i].strength_per_sigma,
+                                        knots[i - 1].strength_per_sigma)));
+    }
+  return knots[N - 1].strength_per_sigma;
+}
 
 CUDAFILTERS_HD float clamp_strength(double h) {
   return h < double(kNlmMinStrength) ? kNlmMinStrength
          : h > double(kNlmMaxStrength) ? kNlmMaxStrength
                                        : float(h);
 }
+
 }  // namespace nlm_auto_detail
 
 CUDAFILTERS_HD NlmStrengths nlm_auto_strengths(double luma_sigma, double chroma_sigma, float scale,
                                                 int temporal_radius, bool chroma) {
   using namespace nlm_auto_detail;
-  const bool temporal = temporal_radius > 0;
-  const double per_sigma = temporal ? kTemporalStrengthPerSigma : kStrengthPerSigma;
-  const double allowance = temporal ? kTemporalAllowancePerSigma : kAllowancePerSigma;
+  // (Local tables: namespace-scope arrays are not visible to device code.)
+  const Knot spatial[] = {{3.5, 0.75}, {5.5, 0.9},  {10.5, 0.8}, {15.0, 0.7},
+                          {20.0, 0.65}, {29.0, 0.6}, {38.0, 0.55}};
+  const Knot temporal[] = {{10.5, 0.6}, {20.0, 0.55}};
+  const double per_sigma = temporal_radius > 0 ? factor_at(temporal, luma_sigma)
+                                               : factor_at(spatial, luma_sigma);
   NlmStrengths s;
   s.h = clamp_strength(dmul_rn(dmul_rn(per_sigma, luma_sigma), double(scale)));
-  const double ns = dmul_rn(allowance, luma_sigma);
+  const double ns = dmul_rn(kAllowancePerSigma, luma_sigma);
   s.noise_sigma = float(ns < 255.0 ? ns : 255.0);
   s.chroma_h = chroma ? clamp_strength(dmul_rn(dmul_rn(kChromaStrengthPerSigma, chroma_sigma),
                                                double(scale)))

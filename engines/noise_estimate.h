@@ -165,10 +165,13 @@ double estimate_noise_sigma(ConstPlane plane, int step = 1);
 #endif
 
 // The same estimate on the GPU, for up to kMaxTables tables at once (luma,
-// and the two chroma channels together): add() queues a pass over a device
-// plane, estimate() reads every table into sigmas() (device doubles, one per
-// table) and clears the tables for the next frame. Everything runs on the
-// caller's stream; nothing waits for the host.
+// and the two chroma channels together): add() names a device plane,
+// estimate() reads the planes added (in one pass: up to four per launch)
+// and every table into sigmas() (device doubles, one per table), and clears
+// the tables for the next frame. Everything runs on the stream given to
+// estimate() (add() takes the same one, for the rare frame of more than
+// four planes); nothing waits for the host. The planes must stay valid
+// until then.
 class NoiseEstimatorGpu {
  public:
   static constexpr int kMaxTables = 2;
@@ -186,6 +189,8 @@ class NoiseEstimatorGpu {
   const double *sigmas() const;
 
  private:
+  void launch_pass(cudaStream_t stream);
+
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

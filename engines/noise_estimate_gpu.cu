@@ -13,7 +13,7 @@ namespace {
 
 constexpr int kTableThreads = 256;
 // Rows each block walks down; its threads own one column each.
-constexpr int kTableRows = 32;
+constexpr int kTableRows = 64;
 constexpr int kTailThreads = kNoiseBins;
 
 struct Table {
@@ -30,45 +30,79 @@ struct PlaneArgs {
   SampleLevels levels;
   int down;  // a gradient's bin: (G >> down) << up
   int up;
+  int table;
+  int deep;
+  int blocks_x;
+  int first_block;  // of the launch's blocks, the first that reads this plane
+};
+
+constexpr int kMaxPlanes = 4;
+
+// The planes of one launch: every plane of a frame in one pass.
+struct PassArgs {
+  PlaneArgs planes[kMaxPlanes];
+  int count;
+  Table *tables;
 };
 
 template <typename Word>
-__device__ __forceinline__ int level_at(const PlaneArgs &p, int x, int y) {
-  const Word *row = reinterpret_cast<const Word *>(p.data + size_t(y) * p.stride);
-  return int(p.levels.of(__ldg(row + size_t(x) * p.step)));
+__device__ __forceinline__ int level_at(const uint8_t *row, const PlaneArgs &p, int x) {
+  return int(p.levels.of(__ldg(reinterpret_cast<const Word *>(row) + x * p.step)));
 }
+
+__device__ __forceinline__ uint32_t warp_sum(uint32_t v) {
+#if __CUDA_ARCH__ >= 800
+  return __reduce_add_sync(0xFFFFFFFFu, v);
+#else
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xFFFFFFFFu, v, o);
+  return v;
+#endif
+}
+
+// The block's table in shared memory: 32-bit counts, and the sums of |L| as
+// the sums of its low 8 bits and of the rest, each of which fits 32 bits
+// for the block's pixels at every depth. Every add is a reduction whose
+// result nobody waits for.
+struct BlockTable {
+  uint32_t count[kNoiseBins];
+  uint32_t sum_lo[kNoiseBins];
+  uint32_t sum_hi[kNoiseBins];
+
+  __device__ void add(uint32_t bin, uint32_t n, uint32_t abs_lap) {
+    atomicAdd(&count[bin], n);
+    atomicAdd(&sum_lo[bin], abs_lap & 0xFFu);
+    if (abs_lap >> 8) atomicAdd(&sum_hi[bin], abs_lap >> 8);
+  }
+  __device__ unsigned long long sum(int bin) const {
+    return ((unsigned long long)sum_hi[bin] << 8) + sum_lo[bin];
+  }
+};
 
 // One pass over the interior pixels: each thread walks down one column of
 // its block's band of rows with the 3x3 neighbourhood in registers (three
-// loads per pixel, coalesced across the warp), and adds the pixel's count
-// and |L| to its gradient bin in the block's table in shared memory. Lanes
-// of a warp that fall in one bin add once together (flat frames put nearly
-// every pixel in a few bins, where one atomic per pixel would serialise).
-// Exact: integers throughout, so the table is the CPU's.
+// loads per pixel, coalesced across the warp), and adds the pixel to its
+// gradient bin in the block's table. A warp whose pixels all fall in one
+// bin (flat areas: a black border, a clear sky) adds once; otherwise each
+// lane adds its own. Exact: integers throughout, so the table is the CPU's.
 template <typename Word>
-__global__ void __launch_bounds__(kTableThreads) noise_table_kernel(PlaneArgs p, Table *table) {
-  __shared__ uint32_t count[kNoiseBins];
-  __shared__ unsigned long long sum[kNoiseBins];
-  for (int b = threadIdx.x; b < kNoiseBins; b += blockDim.x) {
-    count[b] = 0;
-    sum[b] = 0;
-  }
-  __syncthreads();
-
-  const int x = 1 + blockIdx.x * blockDim.x + threadIdx.x;
+__device__ void add_band(const PlaneArgs &p, int block, BlockTable &t) {
+  const int x = 1 + (block % p.blocks_x) * blockDim.x + threadIdx.x;
   const bool column = x + 1 < p.width;
-  const int y0 = 1 + blockIdx.y * kTableRows;
+  const int y0 = 1 + (block / p.blocks_x) * kTableRows;
   const int y1 = min(y0 + kTableRows, p.height - 1);
+  const uint8_t *row = p.data + size_t(y0 - 1) * p.stride;
   int a0 = 0, a1 = 0, a2 = 0, b0 = 0, b1 = 0, b2 = 0;
   if (column) {
-    a0 = level_at<Word>(p, x - 1, y0 - 1), a1 = level_at<Word>(p, x, y0 - 1), a2 = level_at<Word>(p, x + 1, y0 - 1);
-    b0 = level_at<Word>(p, x - 1, y0), b1 = level_at<Word>(p, x, y0), b2 = level_at<Word>(p, x + 1, y0);
+    a0 = level_at<Word>(row, p, x - 1), a1 = level_at<Word>(row, p, x), a2 = level_at<Word>(row, p, x + 1);
+    row += p.stride;
+    b0 = level_at<Word>(row, p, x - 1), b1 = level_at<Word>(row, p, x), b2 = level_at<Word>(row, p, x + 1);
   }
   for (int y = y0; y < y1; ++y) {
     uint32_t bin = 0xFFFFFFFFu, abs_lap = 0;
     int c0 = 0, c1 = 0, c2 = 0;
     if (column) {
-      c0 = level_at<Word>(p, x - 1, y + 1), c1 = level_at<Word>(p, x, y + 1), c2 = level_at<Word>(p, x + 1, y + 1);
+      row += p.stride;
+      c0 = level_at<Word>(row, p, x - 1), c1 = level_at<Word>(row, p, x), c2 = level_at<Word>(row, p, x + 1);
       const int lap = (a0 - 2 * a1 + a2) - 2 * (b0 - 2 * b1 + b2) + (c0 - 2 * c1 + c2);
       const int gx = (a2 - a0) + 2 * (b2 - b0) + (c2 - c0);
       const int gy = (c0 - a0) + 2 * (c1 - a1) + (c2 - a2);
@@ -76,28 +110,41 @@ __global__ void __launch_bounds__(kTableThreads) noise_table_kernel(PlaneArgs p,
       bin = min((g >> p.down) << p.up, uint32_t(kNoiseBins - 1));
       abs_lap = uint32_t(abs(lap));
     }
-#if __CUDA_ARCH__ >= 800
-    // |L| <= 16 (2^16 - 1) at 16 bits: 32 lanes sum below 2^26.
-    const uint32_t same = __match_any_sync(0xFFFFFFFFu, bin);
-    const uint32_t lanes_sum = __reduce_add_sync(same, abs_lap);
-    if (bin != 0xFFFFFFFFu && (threadIdx.x & 31) == __ffs(same) - 1) {
-      atomicAdd(&count[bin], uint32_t(__popc(same)));
-      atomicAdd(&sum[bin], (unsigned long long)lanes_sum);
+    const uint32_t first = __shfl_sync(0xFFFFFFFFu, bin, 0);
+    if (__all_sync(0xFFFFFFFFu, bin == first)) {
+      // |L| <= 16 (2^16 - 1) at 16 bits: 32 lanes sum below 2^26.
+      const uint32_t lanes_sum = warp_sum(abs_lap);
+      if (first != 0xFFFFFFFFu && (threadIdx.x & 31) == 0) t.add(first, 32u, lanes_sum);
+    } else if (bin != 0xFFFFFFFFu) {
+      t.add(bin, 1u, abs_lap);
     }
-#else
-    if (bin != 0xFFFFFFFFu) {
-      atomicAdd(&count[bin], 1u);
-      atomicAdd(&sum[bin], (unsigned long long)abs_lap);
-    }
-#endif
     a0 = b0, a1 = b1, a2 = b2;
     b0 = c0, b1 = c1, b2 = c2;
   }
+}
+
+__global__ void __launch_bounds__(kTableThreads) noise_table_kernel(PassArgs a) {
+  __shared__ BlockTable t;
+  for (int b = threadIdx.x; b < kNoiseBins; b += blockDim.x) {
+    t.count[b] = 0;
+    t.sum_lo[b] = 0;
+    t.sum_hi[b] = 0;
+  }
   __syncthreads();
+  int i = 0;
+  while (i + 1 < a.count && int(blockIdx.x) >= a.planes[i + 1].first_block) ++i;
+  const PlaneArgs &p = a.planes[i];
+  const int block = int(blockIdx.x) - p.first_block;
+  if (p.deep)
+    add_band<uint16_t>(p, block, t);
+  else
+    add_band<uint8_t>(p, block, t);
+  __syncthreads();
+  Table &out = a.tables[p.table];
   for (int b = threadIdx.x; b < kNoiseBins; b += blockDim.x)
-    if (count[b]) {
-      atomicAdd(&table->count[b], (unsigned long long)count[b]);
-      atomicAdd(&table->abs_laplacian[b], sum[b]);
+    if (t.count[b]) {
+      atomicAdd(&out.count[b], (unsigned long long)t.count[b]);
+      atomicAdd(&out.abs_laplacian[b], t.sum(b));
     }
 }
 
@@ -139,6 +186,9 @@ struct NoiseEstimatorGpu::Impl {
   DeviceArray<Table> tables{kMaxTables};
   DeviceArray<double> sigmas{kMaxTables};
   int bits[kMaxTables] = {};
+  // The planes added since the last estimate, read in one launch.
+  PassArgs pass{};
+  int blocks = 0;
 };
 
 NoiseEstimatorGpu::NoiseEstimatorGpu() : impl_(std::make_unique<Impl>()) {
@@ -154,25 +204,35 @@ void NoiseEstimatorGpu::add(int table, ConstPlane plane, int step, cudaStream_t 
   if (table < 0 || table >= kMaxTables) throw std::invalid_argument("noise estimate: no such table");
   if (!plane.samples.valid() || step < 1)
     throw std::invalid_argument("noise estimate: invalid sample layout or step");
-  int &bits = impl_->bits[table];
+  Impl &m = *impl_;
+  int &bits = m.bits[table];
   if (bits != 0 && bits != plane.samples.bits)
     throw std::invalid_argument("noise estimate: planes of different depths in one table");
   bits = plane.samples.bits;
   if (plane.width < 3 || plane.height < 3) return;
-  PlaneArgs p{plane.data, plane.stride, plane.width, plane.height, step,
-              sample_levels(plane.samples), bits > 8 ? bits - 8 : 0, bits < 8 ? 8 - bits : 0};
-  const dim3 grid((plane.width - 2 + kTableThreads - 1) / kTableThreads,
-                  (plane.height - 2 + kTableRows - 1) / kTableRows);
-  Table *t = impl_->tables.get() + table;
-  if (plane.samples.deep())
-    noise_table_kernel<uint16_t><<<grid, kTableThreads, 0, stream>>>(p, t);
-  else
-    noise_table_kernel<uint8_t><<<grid, kTableThreads, 0, stream>>>(p, t);
+  if (m.pass.count == kMaxPlanes) launch_pass(stream);
+  const int blocks_x = (plane.width - 2 + kTableThreads - 1) / kTableThreads;
+  const int blocks_y = (plane.height - 2 + kTableRows - 1) / kTableRows;
+  m.pass.planes[m.pass.count++] =
+      PlaneArgs{plane.data, plane.stride, plane.width, plane.height, step,
+                sample_levels(plane.samples), bits > 8 ? bits - 8 : 0, bits < 8 ? 8 - bits : 0,
+                table, plane.samples.deep() ? 1 : 0, blocks_x, m.blocks};
+  m.blocks += blocks_x * blocks_y;
+}
+
+void NoiseEstimatorGpu::launch_pass(cudaStream_t stream) {
+  Impl &m = *impl_;
+  if (m.pass.count == 0) return;
+  m.pass.tables = m.tables.get();
+  noise_table_kernel<<<m.blocks, kTableThreads, 0, stream>>>(m.pass);
   check_launch("noise_table_kernel");
+  m.pass.count = 0;
+  m.blocks = 0;
 }
 
 void NoiseEstimatorGpu::estimate(int tables, cudaStream_t stream) {
   if (tables < 1 || tables > kMaxTables) throw std::invalid_argument("noise estimate: no such table");
+  launch_pass(stream);
   TailArgs a{impl_->tables.get(), {}, impl_->sigmas.get()};
   for (int i = 0; i < kMaxTables; ++i) a.bits[i] = impl_->bits[i] ? impl_->bits[i] : 8;
   noise_tail_kernel<<<tables, kTailThreads, 0, stream>>>(a);

@@ -229,7 +229,7 @@ GST_START_TEST (test_auto_strength)
         ("frame " + std::to_string (i)).c_str ());
     strengths[i] = want.h;
   }
-  fail_unless (strengths[3] > 3 * strengths[1] && strengths[4] < 0.6 * strengths[3],
+  fail_unless (strengths[3] > 2 * strengths[1] && strengths[4] < 0.75 * strengths[3],
       "strengths %.3f %.3f %.3f %.3f %.3f", strengths[0], strengths[1],
       strengths[2], strengths[3], strengths[4]);
   gst_object_unref (fixed_nlm);

@@ -613,7 +613,7 @@ GST_START_TEST (test_nlm_auto_follows_noise)
     if (i == 6)
       h_after_step = want.h;
   }
-  fail_unless (h_after_step > 4 * h_before_step,
+  fail_unless (h_after_step > 3 * h_before_step,
       "the strength went from %.3f to %.3f for noise from 4 to 20",
       h_before_step, h_after_step);
 }
