@@ -101,7 +101,7 @@ def cudanlm_best(noisy, clean, strengths, noise_sigmas, backend, tmp):
     noise-sigma searched too."""
     combos = [(h, hc, ns) for ns in [0.0] + noise_sigmas for h in strengths
               for hc in strengths] + [(h, 0.0, 0.0) for h in strengths]
-    filters = [f"cudanlm backend={backend} strength={h:.3f} chroma-strength={hc:.3f} "
+    filters = [f"cudanlm auto-strength=false backend={backend} strength={h:.3f} chroma-strength={hc:.3f} "
                f"noise-sigma={ns:.3f} patch-size={PATCH} search-size={SEARCH}"
                for h, hc, ns in combos]
     outs = through_i420(noisy, filters, tmp)

@@ -66,11 +66,11 @@ def quality(photos, backend, results):
         for path in photos:
             clean = cv2.imread(path, cv2.IMREAD_GRAYSCALE)
             noisy = [add_noise(clean, s, seed=s) for s in SIGMAS]
-            ours = filter_frames(noisy, [f"cudanlm backend={backend} strength={h} patch-size={PATCH} "
+            ours = filter_frames(noisy, [f"cudanlm auto-strength=false backend={backend} strength={h} patch-size={PATCH} "
                                          f"search-size={SEARCH}" for h in H_GRID], tmp)
             # With noise-sigma the filter wants a smaller h; one branch per
             # (sigma, h), each applied to the frame with that sigma.
-            with_sigma = filter_frames(noisy, [f"cudanlm backend={backend} strength={h} noise-sigma={s} "
+            with_sigma = filter_frames(noisy, [f"cudanlm auto-strength=false backend={backend} strength={h} noise-sigma={s} "
                                                f"patch-size={PATCH} search-size={SEARCH}"
                                                for s in SIGMAS for h in H_GRID], tmp)
             for i, s in enumerate(SIGMAS):
@@ -96,9 +96,9 @@ def quality_deep(photos, backend, results):
           f"fastNlMeansDenoising on CV_16U with NORM_L1 (h x257)")
     print(f"  {'photo':<14} {'sigma':>5} {'noisy':>7} {'OpenCV':>7} {'(h)':>6} {'cudanlm':>8} {'(h)':>6} "
           f"{'diff':>6} {'8-bit':>7} {'(h)':>6} {'16-8':>6} {'+sigma':>7} {'(h)':>6} {'diff':>6}")
-    elements = [f"cudanlm backend={backend} strength={h} patch-size={PATCH} search-size={SEARCH}"
+    elements = [f"cudanlm auto-strength=false backend={backend} strength={h} patch-size={PATCH} search-size={SEARCH}"
                 for h in H_GRID]
-    sigma_elements = [f"cudanlm backend={backend} strength={h} noise-sigma={s} patch-size={PATCH} "
+    sigma_elements = [f"cudanlm auto-strength=false backend={backend} strength={h} noise-sigma={s} patch-size={PATCH} "
                       f"search-size={SEARCH}" for s in SIGMAS for h in H_GRID]
     with tempfile.TemporaryDirectory() as tmp:
         for path in photos:
@@ -148,9 +148,9 @@ def against(photos, backend, other, deep, results):
                 noisy = [add_noise(clean, s, seed=s, scale=scale) for s in SIGMAS]
                 best = {}
                 for b in (backend, other):
-                    plain = filter_frames(noisy, [f"cudanlm backend={b} strength={h} patch-size={PATCH} "
+                    plain = filter_frames(noisy, [f"cudanlm auto-strength=false backend={b} strength={h} patch-size={PATCH} "
                                                   f"search-size={SEARCH}" for h in H_GRID], tmp)
-                    sig = filter_frames(noisy, [f"cudanlm backend={b} strength={h} noise-sigma={s} "
+                    sig = filter_frames(noisy, [f"cudanlm auto-strength=false backend={b} strength={h} noise-sigma={s} "
                                                 f"patch-size={PATCH} search-size={SEARCH}"
                                                 for s in SIGMAS for h in H_GRID], tmp)
                     best[b] = [(max(psnr(plain[k][i], ref) for k in range(len(H_GRID))),

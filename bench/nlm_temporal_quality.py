@@ -107,7 +107,7 @@ def main():
     elements, keys = [], []
     for name, radius, sigma in variants:
         for h in H_GRID:
-            elements.append(f"cudanlm backend={args.backend} strength={h} temporal-radius={radius} "
+            elements.append(f"cudanlm auto-strength=false backend={args.backend} strength={h} temporal-radius={radius} "
                             f"noise-sigma={sigma} patch-size={PATCH} search-size={SEARCH}")
             keys.append((name, h))
     with tempfile.TemporaryDirectory() as tmp:

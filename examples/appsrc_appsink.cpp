@@ -380,7 +380,7 @@ build_pipeline (const Options & o, GstCaps * caps)
   const std::string description =
       "appsrc name=src is-live=true format=time ! "
       "cudahisteq backend=" + o.backend + " ! "
-      "cudanlm name=nlm backend=" + o.backend +
+      "cudanlm name=nlm auto-strength=false backend=" + o.backend +
       " patch-size=" + std::to_string (o.patch_size) +
       " search-size=" + std::to_string (o.search_size) + " ! "
       "appsink name=sink sync=false";

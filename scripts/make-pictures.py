@@ -76,8 +76,8 @@ COMPARED = ["moon.png", "hubble_deep_field.jpg", "camera.png"]
 CLIP_LIMITS = [1.0, 2.0, 4.0, 0.0]
 
 NOISE_SIGMA, NOISE_SEED = 20, 20
-NLM = f"cudanlm strength=12 noise-sigma={NOISE_SIGMA}"
-NLM_TEXT = f"cudanlm strength=12\nnoise-sigma={NOISE_SIGMA}"
+NLM = f"cudanlm auto-strength=false strength=12 noise-sigma={NOISE_SIGMA}"
+NLM_TEXT = f"cudanlm auto-strength=false strength=12\nnoise-sigma={NOISE_SIGMA}"
 OPENCV_H = 19.5  # about OpenCV's best h for this noise (bench/nlm_quality.py)
 # Crops: (photo, top, left) of 128x128 pixels, shown zoomed 2x.
 NLM_CROPS = [("camera.png", 64, 160), ("astronaut.png", 36, 160)]

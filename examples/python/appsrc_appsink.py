@@ -137,7 +137,7 @@ def build_pipeline(args, info):
     pipeline = Gst.parse_launch(
         "appsrc name=src is-live=true format=time ! "
         f"cudahisteq backend={args.backend} ! "
-        f"cudanlm name=nlm backend={args.backend} "
+        f"cudanlm name=nlm auto-strength=false backend={args.backend} "
         f"patch-size={args.patch_size} "
         f"search-size={args.search_size} ! "
         "appsink name=sink sync=false"

@@ -254,6 +254,7 @@ class VideoFilter:
                     "cudanlm",
                     {
                         "backend": a.backend,
+                        "auto-strength": False,
                         "strength": a.denoise,
                         "noise-sigma": a.noise_sigma,
                         "search-size": a.search_size,

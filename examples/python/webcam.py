@@ -168,6 +168,7 @@ class SideBySide:
                 make(
                     "cudanlm",
                     backend=a.backend,
+                    auto_strength=False,
                     strength=a.denoise,
                     patch_size=5,
                     search_size=11,

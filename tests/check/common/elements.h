@@ -17,7 +17,7 @@ struct ElementCase {
 
 static const ElementCase kElements[] = {
   {"cudahisteq", ""},
-  {"cudanlm", " strength=15 patch-size=3 search-size=7 chroma-strength=0"},
+  {"cudanlm", " auto-strength=false strength=15 patch-size=3 search-size=7 chroma-strength=0"},
   {"cudaclahe", " clip-limit=3 tiles-x=5 tiles-y=3"},
   {"cudasharpen", " amount=1.5 radius=1.2 threshold=2"},
 };

@@ -25,7 +25,7 @@ struct NlmSettings {
   int radius = 0;
 
   std::string launch (const char *backend) const {
-    return std::string ("cudanlm backend=") + backend + " strength=" +
+    return std::string ("cudanlm auto-strength=false backend=") + backend + " strength=" +
         std::to_string (h) + " patch-size=" + std::to_string (patch) +
         " search-size=" + std::to_string (search) + " noise-sigma=" +
         std::to_string (sigma) + " patch-weighting=" +

@@ -579,7 +579,7 @@ check_message (GstMessage * m, const char *factory, const Image & in,
 }
 
 static const char *kMessageElements[] = {
-  "cudahisteq", "cudaclahe", "cudanlm strength=15 patch-size=3 search-size=7",
+  "cudahisteq", "cudaclahe", "cudanlm auto-strength=false strength=15 patch-size=3 search-size=7",
   "cudasharpen",
 };
 

@@ -197,7 +197,7 @@ GST_START_TEST (test_auto_strength)
   GstHarness *automatic = harness_for ((std::string ("cudanlm backend=") +
           kBackend + " auto-strength=true noise-smoothing=0.5 "
           "auto-strength-scale=1.5 patch-size=5 search-size=11").c_str (), w, h);
-  GstHarness *fixed = harness_for ((std::string ("cudanlm backend=") +
+  GstHarness *fixed = harness_for ((std::string ("cudanlm auto-strength=false backend=") +
           kBackend + " patch-size=5 search-size=11").c_str (), w, h);
   GstElement *fixed_nlm = gst_harness_find_element (fixed, "cudanlm");
   cudafilters::NlmParams p;
@@ -275,6 +275,23 @@ GST_START_TEST (test_properties_and_refused_values)
   assert_nlm_properties (e, 4.5f, 3, 5, 2.f, 1);
 
   assert_live_properties (e, {"strength", "noise-sigma"}, true);
+
+  /* Automatic strength: on by default, its scale and smoothing in range. */
+  gboolean automatic = FALSE;
+  gfloat scale = 0, smoothing = 0;
+  g_object_get (e, "auto-strength", &automatic, "auto-strength-scale", &scale,
+      "noise-smoothing", &smoothing, NULL);
+  fail_unless (automatic);
+  fail_unless_equals_float (scale, 1.f);
+  fail_unless_equals_float (smoothing, 0.5f);
+  ASSERT_WARNING (g_object_set (e, "auto-strength-scale", 0.05f, NULL));
+  ASSERT_WARNING (g_object_set (e, "noise-smoothing", 1.0f, NULL));
+  g_object_get (e, "auto-strength-scale", &scale, "noise-smoothing", &smoothing,
+      NULL);
+  fail_unless_equals_float (scale, 1.f);
+  fail_unless_equals_float (smoothing, 0.5f);
+  assert_live_properties (e, {"auto-strength-scale", "noise-smoothing"}, true);
+  assert_live_properties (e, {"auto-strength"}, false);
   gst_object_unref (e);
 }
 GST_END_TEST;

@@ -45,14 +45,14 @@ static const char *kDeepFilters[] = {
   "cudahisteq backend=cuda significant-bits=9",
   "cudaclahe backend=cuda clip-limit=3 tiles-x=6 tiles-y=5",
   "cudaclahe backend=cuda clip-limit=2 tiles-x=1 tiles-y=1",
-  "cudanlm backend=cuda strength=12 patch-size=5 search-size=11 chroma-strength=0",
+  "cudanlm auto-strength=false backend=cuda strength=12 patch-size=5 search-size=11 chroma-strength=0",
   "cudasharpen backend=cuda amount=1.5 radius=1.2 threshold=2",
   "cudasharpen backend=cuda kernel=laplacian-3x3",
 };
 
 static const char *kFilters[] = {
   "cudahisteq backend=cuda",
-  "cudanlm backend=cuda strength=12 patch-size=5 search-size=11 chroma-strength=0",
+  "cudanlm auto-strength=false backend=cuda strength=12 patch-size=5 search-size=11 chroma-strength=0",
   "cudaclahe backend=cuda clip-limit=3 tiles-x=6 tiles-y=5",
   "cudasharpen backend=cuda amount=1.5 radius=2 threshold=3",
   "cudasharpen backend=cuda kernel=laplacian-3x3",
@@ -355,12 +355,12 @@ GST_START_TEST (test_chains_without_host_waits)
   const char *kChains[] = {
     "cudahisteq backend=cuda ! cudahisteq backend=cuda ! "
         "cudahisteq backend=cuda ! cudahisteq backend=cuda",
-    "cudanlm backend=cuda strength=12 patch-size=5 search-size=11 ! "
-        "cudanlm backend=cuda strength=8 patch-size=7 search-size=21",
-    "cudahisteq backend=cuda ! cudanlm backend=cuda strength=12 "
+    "cudanlm auto-strength=false backend=cuda strength=12 patch-size=5 search-size=11 ! "
+        "cudanlm auto-strength=false backend=cuda strength=8 patch-size=7 search-size=21",
+    "cudahisteq backend=cuda ! cudanlm auto-strength=false backend=cuda strength=12 "
         "patch-size=5 search-size=11 ! cudaclahe backend=cuda clip-limit=3 "
         "! cudasharpen backend=cuda amount=1.5 radius=2",
-    "cudanlm backend=cuda strength=12 patch-size=5 search-size=11 "
+    "cudanlm auto-strength=false backend=cuda strength=12 patch-size=5 search-size=11 "
         "chroma-strength=6 temporal-radius=1 ! cudahisteq backend=cuda",
   };
   for (const char *chain : kChains) {
@@ -446,9 +446,9 @@ GST_START_TEST (test_decode_10bit_through_nvh265dec)
       "! nvh265dec ! ";
   const char *filters[] = { "cudahisteq backend=cuda",
     "cudaclahe backend=cuda clip-limit=3 tiles-x=4 tiles-y=3",
-    "cudanlm backend=cuda strength=12 patch-size=5 search-size=11",
+    "cudanlm auto-strength=false backend=cuda strength=12 patch-size=5 search-size=11",
     "cudasharpen backend=cuda amount=1.5 radius=1.2 threshold=2",
-    "cudanlm backend=cuda strength=8 patch-size=3 search-size=7 ! "
+    "cudanlm auto-strength=false backend=cuda strength=8 patch-size=3 search-size=7 ! "
         "cudaclahe backend=cuda ! cudasharpen backend=cuda",
   };
   for (const char *filter : filters) {
@@ -564,7 +564,7 @@ static const char *kPlaneFiltersAndNlm[] = {
   "cudahisteq backend=cuda",
   "cudaclahe backend=cuda clip-limit=3 tiles-x=4 tiles-y=3",
   "cudasharpen backend=cuda amount=1.5 radius=1.2",
-  "cudanlm backend=cuda strength=12 patch-size=3 search-size=5",
+  "cudanlm auto-strength=false backend=cuda strength=12 patch-size=3 search-size=5",
 };
 
 /* An element that writes an output buffer of its pool on a stream of its own
@@ -662,9 +662,9 @@ GST_START_TEST (test_memory_of_another_device_is_copied)
     "cudahisteq backend=cuda cuda-device-id=0",
     "cudaclahe backend=cuda cuda-device-id=0 clip-limit=3 tiles-x=4 tiles-y=3",
     "cudasharpen backend=cuda cuda-device-id=0 amount=1.5 radius=1.2",
-    "cudanlm backend=cuda cuda-device-id=0 strength=12 patch-size=3 "
+    "cudanlm auto-strength=false backend=cuda cuda-device-id=0 strength=12 patch-size=3 "
         "search-size=5 chroma-strength=6",
-    "cudanlm backend=cuda cuda-device-id=0 strength=12 patch-size=3 "
+    "cudanlm auto-strength=false backend=cuda cuda-device-id=0 strength=12 patch-size=3 "
         "search-size=5 temporal-radius=1",
   };
   for (const char *filter : filters) {
