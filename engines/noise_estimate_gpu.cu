@@ -78,48 +78,73 @@ struct BlockTable {
   }
 };
 
-// One pass over the interior pixels: each thread walks down one column of
-// its block's band of rows with the 3x3 neighbourhood in registers (three
-// loads per pixel, coalesced across the warp), and adds the pixel to its
-// gradient bin in the block's table. A warp whose pixels all fall in one
+// Adds one pixel to the block's table. A warp whose pixels all fall in one
 // bin (flat areas: a black border, a clear sky) adds once; otherwise each
-// lane adds its own. Exact: integers throughout, so the table is the CPU's.
+// lane adds its own. bin ~0u: no pixel (past the plane's right edge).
+__device__ __forceinline__ void add_pixel(BlockTable &t, uint32_t bin, uint32_t abs_lap) {
+  const uint32_t first = __shfl_sync(0xFFFFFFFFu, bin, 0);
+  if (__all_sync(0xFFFFFFFFu, bin == first)) {
+    // |L| <= 16 (2^16 - 1) at 16 bits: 32 lanes sum below 2^26.
+    const uint32_t lanes_sum = warp_sum(abs_lap);
+    if (first != 0xFFFFFFFFu && (threadIdx.x & 31) == 0) t.add(first, 32u, lanes_sum);
+  } else if (bin != 0xFFFFFFFFu) {
+    t.add(bin, 1u, abs_lap);
+  }
+}
+
+// One pass over the interior pixels: each thread walks down one column of
+// its block's band of rows with the 3x3 neighbourhood in registers, and
+// adds each pixel to its gradient bin in the block's table. Rows are loaded
+// kChunk at a time (three loads per pixel, coalesced across the warp), so
+// that the loads of a chunk are in flight together: one row at a time, each
+// thread would wait for memory on every row. Exact: integers throughout, so
+// the table is the CPU's.
+constexpr int kChunk = 8;
+
 template <typename Word>
 __device__ void add_band(const PlaneArgs &p, int block, BlockTable &t) {
   const int x = 1 + (block % p.blocks_x) * blockDim.x + threadIdx.x;
   const bool column = x + 1 < p.width;
   const int y0 = 1 + (block / p.blocks_x) * kTableRows;
-  const int y1 = min(y0 + kTableRows, p.height - 1);
-  const uint8_t *row = p.data + size_t(y0 - 1) * p.stride;
-  int a0 = 0, a1 = 0, a2 = 0, b0 = 0, b1 = 0, b2 = 0;
+  const int y1 = min(y0 + kTableRows, p.height - 1);  // the same for the whole block
+  auto load = [&](int y, int (&v)[3]) {
+    const uint8_t *row = p.data + size_t(y) * p.stride;
+    v[0] = level_at<Word>(row, p, x - 1);
+    v[1] = level_at<Word>(row, p, x);
+    v[2] = level_at<Word>(row, p, x + 1);
+  };
+  int a[3] = {0, 0, 0}, b[3] = {0, 0, 0};
   if (column) {
-    a0 = level_at<Word>(row, p, x - 1), a1 = level_at<Word>(row, p, x), a2 = level_at<Word>(row, p, x + 1);
-    row += p.stride;
-    b0 = level_at<Word>(row, p, x - 1), b1 = level_at<Word>(row, p, x), b2 = level_at<Word>(row, p, x + 1);
+    load(y0 - 1, a);
+    load(y0, b);
   }
-  for (int y = y0; y < y1; ++y) {
-    uint32_t bin = 0xFFFFFFFFu, abs_lap = 0;
-    int c0 = 0, c1 = 0, c2 = 0;
-    if (column) {
-      row += p.stride;
-      c0 = level_at<Word>(row, p, x - 1), c1 = level_at<Word>(row, p, x), c2 = level_at<Word>(row, p, x + 1);
-      const int lap = (a0 - 2 * a1 + a2) - 2 * (b0 - 2 * b1 + b2) + (c0 - 2 * c1 + c2);
-      const int gx = (a2 - a0) + 2 * (b2 - b0) + (c2 - c0);
-      const int gy = (c0 - a0) + 2 * (c1 - a1) + (c2 - a2);
-      const uint32_t g = uint32_t(abs(gx) + abs(gy));
-      bin = min((g >> p.down) << p.up, uint32_t(kNoiseBins - 1));
-      abs_lap = uint32_t(abs(lap));
+  for (int y = y0; y < y1; y += kChunk) {
+    int c[kChunk][3];
+#pragma unroll
+    for (int k = 0; k < kChunk; ++k) {
+      c[k][0] = c[k][1] = c[k][2] = 0;
+      if (column && y + k < y1) load(y + k + 1, c[k]);
     }
-    const uint32_t first = __shfl_sync(0xFFFFFFFFu, bin, 0);
-    if (__all_sync(0xFFFFFFFFu, bin == first)) {
-      // |L| <= 16 (2^16 - 1) at 16 bits: 32 lanes sum below 2^26.
-      const uint32_t lanes_sum = warp_sum(abs_lap);
-      if (first != 0xFFFFFFFFu && (threadIdx.x & 31) == 0) t.add(first, 32u, lanes_sum);
-    } else if (bin != 0xFFFFFFFFu) {
-      t.add(bin, 1u, abs_lap);
+#pragma unroll
+    for (int k = 0; k < kChunk; ++k) {
+      if (y + k >= y1) break;
+      uint32_t bin = 0xFFFFFFFFu, abs_lap = 0;
+      if (column) {
+        const int lap = (a[0] - 2 * a[1] + a[2]) - 2 * (b[0] - 2 * b[1] + b[2]) +
+                        (c[k][0] - 2 * c[k][1] + c[k][2]);
+        const int gx = (a[2] - a[0]) + 2 * (b[2] - b[0]) + (c[k][2] - c[k][0]);
+        const int gy = (c[k][0] - a[0]) + 2 * (c[k][1] - a[1]) + (c[k][2] - a[2]);
+        const uint32_t g = uint32_t(abs(gx) + abs(gy));
+        bin = min((g >> p.down) << p.up, uint32_t(kNoiseBins - 1));
+        abs_lap = uint32_t(abs(lap));
+      }
+      add_pixel(t, bin, abs_lap);
+#pragma unroll
+      for (int i = 0; i < 3; ++i) {
+        a[i] = b[i];
+        b[i] = c[k][i];
+      }
     }
-    a0 = b0, a1 = b1, a2 = b2;
-    b0 = c0, b1 = c1, b2 = c2;
   }
 }
 
