@@ -44,12 +44,12 @@ void NoiseTable::add(ConstPlane plane, int step) {
   if (plane.width < 3 || plane.height < 3) return;
   // A gradient of G levels falls in bin G / 2^(bits - 8): one 8-bit level.
   const int down = std::max(bits_ - 8, 0), up = std::max(8 - bits_, 0);
+  const int row_step = noise_row_step(plane.width, plane.height);
+  const int sampled = noise_rows_sampled(plane.height, row_step);
   std::vector<int32_t> rows[3];
-  levels_of_row(plane, step, 0, rows[0]);
-  levels_of_row(plane, step, 1, rows[1]);
-  for (int y = 1; y + 1 < plane.height; ++y) {
-    levels_of_row(plane, step, y + 1, rows[(y + 1) % 3]);
-    const int32_t *a = rows[(y - 1) % 3].data(), *b = rows[y % 3].data(), *c = rows[(y + 1) % 3].data();
+  for (int j = 0; j < sampled; ++j) {
+    for (int r = 0; r < 3; ++r) levels_of_row(plane, step, j * row_step + r, rows[r]);
+    const int32_t *a = rows[0].data(), *b = rows[1].data(), *c = rows[2].data();
     for (int x = 1; x + 1 < plane.width; ++x) {
       const int32_t lap = (a[x - 1] - 2 * a[x] + a[x + 1]) - 2 * (b[x - 1] - 2 * b[x] + b[x + 1]) +
                           (c[x - 1] - 2 * c[x] + c[x + 1]);
@@ -61,7 +61,7 @@ void NoiseTable::add(ConstPlane plane, int step) {
       abs_laplacian_[bin] += static_cast<uint32_t>(std::abs(lap));
     }
   }
-  pixels_ += static_cast<uint64_t>(plane.width - 2) * (plane.height - 2);
+  pixels_ += static_cast<uint64_t>(plane.width - 2) * sampled;
 }
 
 double NoiseTable::sigma() const {

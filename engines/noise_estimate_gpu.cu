@@ -11,9 +11,16 @@ namespace cudafilters {
 
 namespace {
 
-constexpr int kTableThreads = 256;
-// Rows each block walks down; its threads own one column each.
-constexpr int kTableRows = 64;
+// A block covers kTableColumns columns and kGroupRows x kRowGroups sampled
+// rows: each group of threads walks its rows down the columns. The table
+// pass is bound by the shared atomics (two per pixel at 8 bits): the shape
+// matters little (on the H100, 1080p I420: 25.6 to 30 us over seven shapes
+// from 256 to 1024 threads and 8 to 32 rows per thread; docs/cudanlm.md).
+constexpr int kTableColumns = 256;
+constexpr int kGroupRows = 16;
+constexpr int kRowGroups = 2;
+constexpr int kTableThreads = kTableColumns * kRowGroups;
+constexpr int kTableRows = kGroupRows * kRowGroups;
 constexpr int kTailThreads = kNoiseBins;
 
 struct Table {
@@ -27,6 +34,8 @@ struct PlaneArgs {
   int width;
   int height;
   int step;
+  int row_step;  // the rows sampled: 1, 1 + row_step, ...
+  int rows;      // how many
   SampleLevels levels;
   int down;  // a gradient's bin: (G >> down) << up
   int up;
@@ -59,17 +68,23 @@ __device__ __forceinline__ uint32_t warp_sum(uint32_t v) {
 #endif
 }
 
-// The block's table in shared memory: 32-bit counts, and the sums of |L| as
-// the sums of its low 8 bits and of the rest, each of which fits 32 bits
-// for the block's pixels at every depth. Every add is a reduction whose
-// result nobody waits for.
+// The block's table in shared memory: 32-bit counts and sums of |L|. An
+// 8-bit plane's |L| (at most 4080) sums in one word over the block's
+// pixels; deeper planes' in two, its low 8 bits and the rest. 64-bit
+// atomics on shared memory are loops of compare-and-swap, two to three times
+// slower here.
 struct BlockTable {
   uint32_t count[kNoiseBins];
   uint32_t sum_lo[kNoiseBins];
   uint32_t sum_hi[kNoiseBins];
 
+  template <bool DEEP>
   __device__ void add(uint32_t bin, uint32_t n, uint32_t abs_lap) {
     atomicAdd(&count[bin], n);
+    if (!DEEP) {
+      atomicAdd(&sum_lo[bin], abs_lap);
+      return;
+    }
     atomicAdd(&sum_lo[bin], abs_lap & 0xFFu);
     if (abs_lap >> 8) atomicAdd(&sum_hi[bin], abs_lap >> 8);
   }
@@ -80,70 +95,64 @@ struct BlockTable {
 
 // Adds one pixel to the block's table. A warp whose pixels all fall in one
 // bin (flat areas: a black border, a clear sky) adds once; otherwise each
-// lane adds its own. bin ~0u: no pixel (past the plane's right edge).
+// lane adds its own (grouping equal bins with __match_any_sync made the pass
+// three times slower). bin ~0u: no pixel (past the plane's right edge).
+template <bool DEEP>
 __device__ __forceinline__ void add_pixel(BlockTable &t, uint32_t bin, uint32_t abs_lap) {
   const uint32_t first = __shfl_sync(0xFFFFFFFFu, bin, 0);
   if (__all_sync(0xFFFFFFFFu, bin == first)) {
     // |L| <= 16 (2^16 - 1) at 16 bits: 32 lanes sum below 2^26.
     const uint32_t lanes_sum = warp_sum(abs_lap);
-    if (first != 0xFFFFFFFFu && (threadIdx.x & 31) == 0) t.add(first, 32u, lanes_sum);
+    if (first != 0xFFFFFFFFu && (threadIdx.x & 31) == 0) t.add<DEEP>(first, 32u, lanes_sum);
   } else if (bin != 0xFFFFFFFFu) {
-    t.add(bin, 1u, abs_lap);
+    t.add<DEEP>(bin, 1u, abs_lap);
   }
 }
 
-// One pass over the interior pixels: each thread walks down one column of
-// its block's band of rows with the 3x3 neighbourhood in registers, and
-// adds each pixel to its gradient bin in the block's table. Rows are loaded
-// kChunk at a time (three loads per pixel, coalesced across the warp), so
-// that the loads of a chunk are in flight together: one row at a time, each
-// thread would wait for memory on every row. Exact: integers throughout, so
-// the table is the CPU's.
+// One pass over the sampled rows: each thread takes one column of its
+// group's rows and adds each pixel to its gradient bin in the block's
+// table. The three rows around kChunk sampled rows are loaded together
+// (coalesced across the warp), so that a thread waits for memory once per
+// chunk, not once per row. Exact: integers throughout, so the table is the
+// CPU's.
 constexpr int kChunk = 8;
 
 template <typename Word>
 __device__ void add_band(const PlaneArgs &p, int block, BlockTable &t) {
-  const int x = 1 + (block % p.blocks_x) * blockDim.x + threadIdx.x;
+  const int x = 1 + (block % p.blocks_x) * kTableColumns + int(threadIdx.x) % kTableColumns;
   const bool column = x + 1 < p.width;
-  const int y0 = 1 + (block / p.blocks_x) * kTableRows;
-  const int y1 = min(y0 + kTableRows, p.height - 1);  // the same for the whole block
-  auto load = [&](int y, int (&v)[3]) {
-    const uint8_t *row = p.data + size_t(y) * p.stride;
-    v[0] = level_at<Word>(row, p, x - 1);
-    v[1] = level_at<Word>(row, p, x);
-    v[2] = level_at<Word>(row, p, x + 1);
-  };
-  int a[3] = {0, 0, 0}, b[3] = {0, 0, 0};
-  if (column) {
-    load(y0 - 1, a);
-    load(y0, b);
-  }
-  for (int y = y0; y < y1; y += kChunk) {
-    int c[kChunk][3];
+  // Sampled rows [i0, i1) of this thread's group; the same for the warp.
+  const int i0 = (block / p.blocks_x) * kTableRows + int(threadIdx.x) / kTableColumns * kGroupRows;
+  const int i1 = min(i0 + kGroupRows, p.rows);
+  for (int i = i0; i < i1; i += kChunk) {
+    int v[kChunk][3][3];
+#pragma unroll
+    for (int k = 0; k < kChunk; ++k)
+#pragma unroll
+      for (int r = 0; r < 3; ++r) {
+        v[k][r][0] = v[k][r][1] = v[k][r][2] = 0;
+        if (column && i + k < i1) {
+          const uint8_t *row = p.data + size_t((i + k) * p.row_step + r) * p.stride;
+          v[k][r][0] = level_at<Word>(row, p, x - 1);
+          v[k][r][1] = level_at<Word>(row, p, x);
+          v[k][r][2] = level_at<Word>(row, p, x + 1);
+        }
+      }
 #pragma unroll
     for (int k = 0; k < kChunk; ++k) {
-      c[k][0] = c[k][1] = c[k][2] = 0;
-      if (column && y + k < y1) load(y + k + 1, c[k]);
-    }
-#pragma unroll
-    for (int k = 0; k < kChunk; ++k) {
-      if (y + k >= y1) break;
+      if (i + k >= i1) break;
       uint32_t bin = 0xFFFFFFFFu, abs_lap = 0;
       if (column) {
+        const int(&a)[3] = v[k][0], (&b)[3] = v[k][1], (&c)[3] = v[k][2];
         const int lap = (a[0] - 2 * a[1] + a[2]) - 2 * (b[0] - 2 * b[1] + b[2]) +
-                        (c[k][0] - 2 * c[k][1] + c[k][2]);
-        const int gx = (a[2] - a[0]) + 2 * (b[2] - b[0]) + (c[k][2] - c[k][0]);
-        const int gy = (c[k][0] - a[0]) + 2 * (c[k][1] - a[1]) + (c[k][2] - a[2]);
+                        (c[0] - 2 * c[1] + c[2]);
+        const int gx = (a[2] - a[0]) + 2 * (b[2] - b[0]) + (c[2] - c[0]);
+        const int gy = (c[0] - a[0]) + 2 * (c[1] - a[1]) + (c[2] - a[2]);
         const uint32_t g = uint32_t(abs(gx) + abs(gy));
         bin = min((g >> p.down) << p.up, uint32_t(kNoiseBins - 1));
         abs_lap = uint32_t(abs(lap));
       }
-      add_pixel(t, bin, abs_lap);
-#pragma unroll
-      for (int i = 0; i < 3; ++i) {
-        a[i] = b[i];
-        b[i] = c[k][i];
-      }
+      add_pixel<sizeof(Word) == 2>(t, bin, abs_lap);
     }
   }
 }
@@ -236,10 +245,12 @@ void NoiseEstimatorGpu::add(int table, ConstPlane plane, int step, cudaStream_t 
   bits = plane.samples.bits;
   if (plane.width < 3 || plane.height < 3) return;
   if (m.pass.count == kMaxPlanes) launch_pass(stream);
-  const int blocks_x = (plane.width - 2 + kTableThreads - 1) / kTableThreads;
-  const int blocks_y = (plane.height - 2 + kTableRows - 1) / kTableRows;
+  const int blocks_x = (plane.width - 2 + kTableColumns - 1) / kTableColumns;
+  const int row_step = noise_row_step(plane.width, plane.height);
+  const int rows = noise_rows_sampled(plane.height, row_step);
+  const int blocks_y = (rows + kTableRows - 1) / kTableRows;
   m.pass.planes[m.pass.count++] =
-      PlaneArgs{plane.data, plane.stride, plane.width, plane.height, step,
+      PlaneArgs{plane.data, plane.stride, plane.width, plane.height, step, row_step, rows,
                 sample_levels(plane.samples), bits > 8 ? bits - 8 : 0, bits < 8 ? 8 - bits : 0,
                 table, plane.samples.deep() ? 1 : 0, blocks_x, m.blocks};
   m.blocks += blocks_x * blocks_y;
