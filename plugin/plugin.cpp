@@ -11,6 +11,7 @@
 
 #include "gstcudaclahe.h"
 #include "gstcudahisteq.h"
+#include "gstcudalowlight.h"
 #include "gstcudanlm.h"
 #include "gstcudasharpen.h"
 
@@ -37,6 +38,7 @@ plugin_init (GstPlugin * plugin)
   ok &= GST_ELEMENT_REGISTER (cudaclahe, plugin);
   ok &= GST_ELEMENT_REGISTER (cudanlm, plugin);
   ok &= GST_ELEMENT_REGISTER (cudasharpen, plugin);
+  ok &= GST_ELEMENT_REGISTER (cudalowlight, plugin);
   return ok;
 }
 
