@@ -7,6 +7,7 @@
 #include "hd_math.h"
 #include "nlm_auto.h"
 #include "noise_estimate.h"
+#include "noise_table.cuh"
 
 #include <cuda_fp16.h>
 
@@ -484,7 +485,7 @@ struct AutoState {
 };
 
 struct AutoArgs {
-  const double *sigmas;  // this frame's estimates: luma, chroma
+  NoiseEstimatorGpu::Tables tables;  // this frame's: luma, chroma
   AutoState *state;
   double past_weight;
   float scale;
@@ -495,14 +496,20 @@ struct AutoArgs {
   bool restart;
 };
 
-__global__ void nlm_auto_kernel(AutoArgs a) {
+// One block of kNoiseReadThreads: the frame's estimates from their tables,
+// then one thread follows them and sets the coefficients.
+__global__ void __launch_bounds__(kNoiseReadThreads) nlm_auto_kernel(AutoArgs a) {
+  const double luma_estimate = read_noise_table(a.tables.tables[0], a.tables.bits[0]);
+  const double chroma_estimate =
+      a.chroma ? read_noise_table(a.tables.tables[1], a.tables.bits[1]) : 0.0;
+  if (threadIdx.x != 0) return;
   AutoState &s = *a.state;
   if (a.restart) {
     s.luma = NoiseAverage{};
     s.chroma = NoiseAverage{};
   }
-  const double luma = follow_noise(s.luma, a.sigmas[0], a.past_weight);
-  const double chroma = a.chroma ? follow_noise(s.chroma, a.sigmas[1], a.past_weight) : 0.0;
+  const double luma = follow_noise(s.luma, luma_estimate, a.past_weight);
+  const double chroma = a.chroma ? follow_noise(s.chroma, chroma_estimate, a.past_weight) : 0.0;
   const NlmStrengths st = nlm_auto_strengths(luma, chroma, a.scale, a.temporal_radius, a.chroma);
   // The products give S * kSampleScale^2 * kColumnScale * row_scale.
   constexpr float kProductScale = kSampleScale * kSampleScale * kColumnScale;
@@ -582,11 +589,10 @@ void NlmGpu::Impl::enqueue_auto(const FramePlanes &frame, bool chroma, cudaStrea
     estimator_->add(1, frame.u, frame.chroma_step, stream);
     estimator_->add(1, frame.v, frame.chroma_step, stream);
   }
-  estimator_->estimate(chroma ? 2 : 1, stream);
   const NlmParams &p = params_;
-  const AutoArgs a{estimator_->sigmas(), auto_state_.get(), double(p.noise_smoothing), p.auto_scale,
-                   p.temporal_radius, p.patch_size, p.gaussian, chroma, restart_};
-  nlm_auto_kernel<<<1, 1, 0, stream>>>(a);
+  const AutoArgs a{estimator_->fill(stream), auto_state_.get(), double(p.noise_smoothing),
+                   p.auto_scale, p.temporal_radius, p.patch_size, p.gaussian, chroma, restart_};
+  nlm_auto_kernel<<<1, kNoiseReadThreads, 0, stream>>>(a);
   check_launch("nlm_auto_kernel");
   restart_ = false;
 }

@@ -186,6 +186,8 @@ double estimate_noise_sigma(ConstPlane plane, int step = 1);
 
 #endif
 
+struct NoiseTableGpu;
+
 // The same estimate on the GPU, for up to kMaxTables tables at once (luma,
 // and the two chroma channels together): add() names a device plane,
 // estimate() reads the planes added (in one pass: up to four per launch)
@@ -209,6 +211,16 @@ class NoiseEstimatorGpu {
   // Estimates tables 0..tables-1 (a table nothing was added to reads 0).
   void estimate(int tables, cudaStream_t stream);
   const double *sigmas() const;
+
+  // Instead of estimate(): queues the pass over the planes added and hands
+  // the tables to a kernel of the caller's, next on the stream, which must
+  // read every table it was given with read_noise_table (noise_table.cuh),
+  // and so clear it.
+  struct Tables {
+    NoiseTableGpu *tables;
+    int bits[kMaxTables];
+  };
+  Tables fill(cudaStream_t stream);
 
  private:
   void launch_pass(cudaStream_t stream);

@@ -1,9 +1,8 @@
 #include "noise_estimate.h"
+#include "noise_table.cuh"
 
 #include <cudafilters/cuda_check.h>
 #include <cudafilters/cuda_memory.h>
-
-#include <cub/block/block_scan.cuh>
 
 #include <stdexcept>
 
@@ -21,12 +20,7 @@ constexpr int kGroupRows = 16;
 constexpr int kRowGroups = 2;
 constexpr int kTableThreads = kTableColumns * kRowGroups;
 constexpr int kTableRows = kGroupRows * kRowGroups;
-constexpr int kTailThreads = kNoiseBins;
-
-struct Table {
-  unsigned long long count[kNoiseBins];
-  unsigned long long abs_laplacian[kNoiseBins];
-};
+using Table = NoiseTableGpu;
 
 struct PlaneArgs {
   const uint8_t *data;
@@ -111,23 +105,69 @@ __device__ __forceinline__ void add_pixel(BlockTable &t, uint32_t bin, uint32_t 
 
 // One pass over the sampled rows: each thread takes one column of its
 // group's rows and adds each pixel to its gradient bin in the block's
-// table. The three rows around kChunk sampled rows are loaded together
-// (coalesced across the warp), so that a thread waits for memory once per
-// chunk, not once per row. Exact: integers throughout, so the table is the
-// CPU's.
+// table. The rows of several pixels are loaded together (coalesced across
+// the warp), so that a thread waits for memory once per chunk of rows, not
+// once per row. Exact: integers throughout, so the table is the CPU's.
 constexpr int kChunk = 8;
 
+// L and the gradient bin of the pixel whose rows are a, b, c.
+__device__ __forceinline__ void laplacian_and_bin(const PlaneArgs &p, const int (&a)[3],
+                                                  const int (&b)[3], const int (&c)[3],
+                                                  uint32_t &bin, uint32_t &abs_lap) {
+  const int lap = (a[0] - 2 * a[1] + a[2]) - 2 * (b[0] - 2 * b[1] + b[2]) + (c[0] - 2 * c[1] + c[2]);
+  const int gx = (a[2] - a[0]) + 2 * (b[2] - b[0]) + (c[2] - c[0]);
+  const int gy = (c[0] - a[0]) + 2 * (c[1] - a[1]) + (c[2] - a[2]);
+  const uint32_t g = uint32_t(abs(gx) + abs(gy));
+  bin = min((g >> p.down) << p.up, uint32_t(kNoiseBins - 1));
+  abs_lap = uint32_t(abs(lap));
+}
+
+// Rows read one after the other (planes of at most kNoiseSamplePixels): the
+// 3x3 neighbourhood slides down the column, three new samples a pixel.
 template <typename Word>
-__device__ void add_band(const PlaneArgs &p, int block, BlockTable &t) {
-  const int x = 1 + (block % p.blocks_x) * kTableColumns + int(threadIdx.x) % kTableColumns;
-  const bool column = x + 1 < p.width;
-  // Sampled rows [i0, i1) of this thread's group; the same for the warp.
-  const int i0 = (block / p.blocks_x) * kTableRows + int(threadIdx.x) / kTableColumns * kGroupRows;
-  const int i1 = min(i0 + kGroupRows, p.rows);
+__device__ void add_rows(const PlaneArgs &p, int x, bool column, int i0, int i1, BlockTable &t) {
+  auto load = [&](int y, int(&v)[3]) {
+    const uint8_t *row = p.data + size_t(y) * p.stride;
+    v[0] = level_at<Word>(row, p, x - 1);
+    v[1] = level_at<Word>(row, p, x);
+    v[2] = level_at<Word>(row, p, x + 1);
+  };
+  int a[3] = {0, 0, 0}, b[3] = {0, 0, 0};
+  if (column && i0 < i1) {
+    load(i0, a);
+    load(i0 + 1, b);
+  }
   for (int i = i0; i < i1; i += kChunk) {
-    int v[kChunk][3][3];
+    int c[kChunk][3];
 #pragma unroll
-    for (int k = 0; k < kChunk; ++k)
+    for (int k = 0; k < kChunk; ++k) {
+      c[k][0] = c[k][1] = c[k][2] = 0;
+      if (column && i + k < i1) load(i + k + 2, c[k]);
+    }
+#pragma unroll
+    for (int k = 0; k < kChunk; ++k) {
+      if (i + k >= i1) break;
+      uint32_t bin = 0xFFFFFFFFu, abs_lap = 0;
+      if (column) laplacian_and_bin(p, a, b, c[k], bin, abs_lap);
+      add_pixel<sizeof(Word) == 2>(t, bin, abs_lap);
+#pragma unroll
+      for (int r = 0; r < 3; ++r) {
+        a[r] = b[r];
+        b[r] = c[k][r];
+      }
+    }
+  }
+}
+
+// Rows read every row_step (larger planes): each with its two neighbours.
+template <typename Word>
+__device__ void add_sampled_rows(const PlaneArgs &p, int x, bool column, int i0, int i1,
+                                 BlockTable &t) {
+  constexpr int kSampleChunk = kChunk / 2;
+  for (int i = i0; i < i1; i += kSampleChunk) {
+    int v[kSampleChunk][3][3];
+#pragma unroll
+    for (int k = 0; k < kSampleChunk; ++k)
 #pragma unroll
       for (int r = 0; r < 3; ++r) {
         v[k][r][0] = v[k][r][1] = v[k][r][2] = 0;
@@ -139,22 +179,26 @@ __device__ void add_band(const PlaneArgs &p, int block, BlockTable &t) {
         }
       }
 #pragma unroll
-    for (int k = 0; k < kChunk; ++k) {
+    for (int k = 0; k < kSampleChunk; ++k) {
       if (i + k >= i1) break;
       uint32_t bin = 0xFFFFFFFFu, abs_lap = 0;
-      if (column) {
-        const int(&a)[3] = v[k][0], (&b)[3] = v[k][1], (&c)[3] = v[k][2];
-        const int lap = (a[0] - 2 * a[1] + a[2]) - 2 * (b[0] - 2 * b[1] + b[2]) +
-                        (c[0] - 2 * c[1] + c[2]);
-        const int gx = (a[2] - a[0]) + 2 * (b[2] - b[0]) + (c[2] - c[0]);
-        const int gy = (c[0] - a[0]) + 2 * (c[1] - a[1]) + (c[2] - a[2]);
-        const uint32_t g = uint32_t(abs(gx) + abs(gy));
-        bin = min((g >> p.down) << p.up, uint32_t(kNoiseBins - 1));
-        abs_lap = uint32_t(abs(lap));
-      }
+      if (column) laplacian_and_bin(p, v[k][0], v[k][1], v[k][2], bin, abs_lap);
       add_pixel<sizeof(Word) == 2>(t, bin, abs_lap);
     }
   }
+}
+
+template <typename Word>
+__device__ void add_band(const PlaneArgs &p, int block, BlockTable &t) {
+  const int x = 1 + (block % p.blocks_x) * kTableColumns + int(threadIdx.x) % kTableColumns;
+  const bool column = x + 1 < p.width;
+  // Sampled rows [i0, i1) of this thread's group; the same for the warp.
+  const int i0 = (block / p.blocks_x) * kTableRows + int(threadIdx.x) / kTableColumns * kGroupRows;
+  const int i1 = min(i0 + kGroupRows, p.rows);
+  if (p.row_step == 1)
+    add_rows<Word>(p, x, column, i0, i1, t);
+  else
+    add_sampled_rows<Word>(p, x, column, i0, i1, t);
 }
 
 __global__ void __launch_bounds__(kTableThreads) noise_table_kernel(PassArgs a) {
@@ -188,30 +232,10 @@ struct TailArgs {
   double *sigmas;
 };
 
-// One block per table, a thread per bin: the prefix sums (exact, in
-// integers), then one thread reads the estimate from them as the CPU does.
-// The table is cleared for the next frame on the way.
-__global__ void __launch_bounds__(kTailThreads) noise_tail_kernel(TailArgs a) {
-  using Scan = cub::BlockScan<unsigned long long, kTailThreads>;
-  __shared__ typename Scan::TempStorage scan;
-  __shared__ uint64_t below_n[kNoiseBins + 1], below_l[kNoiseBins + 1];
-  Table &t = a.tables[blockIdx.x];
-  const int b = threadIdx.x;
-  const unsigned long long n = t.count[b], l = t.abs_laplacian[b];
-  t.count[b] = 0;
-  t.abs_laplacian[b] = 0;
-  unsigned long long pn, pl;
-  Scan(scan).ExclusiveSum(n, pn);
-  __syncthreads();
-  Scan(scan).ExclusiveSum(l, pl);
-  below_n[b] = pn;
-  below_l[b] = pl;
-  if (b == kNoiseBins - 1) {
-    below_n[kNoiseBins] = pn + n;
-    below_l[kNoiseBins] = pl + l;
-  }
-  __syncthreads();
-  if (b == 0) a.sigmas[blockIdx.x] = noise_sigma_of_prefix(below_n, below_l, a.bits[blockIdx.x]);
+// One block per table.
+__global__ void __launch_bounds__(kNoiseReadThreads) noise_tail_kernel(TailArgs a) {
+  const double sigma = read_noise_table(a.tables[blockIdx.x], a.bits[blockIdx.x]);
+  if (threadIdx.x == 0) a.sigmas[blockIdx.x] = sigma;
 }
 
 }  // namespace
@@ -266,14 +290,21 @@ void NoiseEstimatorGpu::launch_pass(cudaStream_t stream) {
   m.blocks = 0;
 }
 
+NoiseEstimatorGpu::Tables NoiseEstimatorGpu::fill(cudaStream_t stream) {
+  launch_pass(stream);
+  Tables t{impl_->tables.get(), {}};
+  for (int i = 0; i < kMaxTables; ++i) t.bits[i] = impl_->bits[i] ? impl_->bits[i] : 8;
+  for (int &b : impl_->bits) b = 0;
+  return t;
+}
+
 void NoiseEstimatorGpu::estimate(int tables, cudaStream_t stream) {
   if (tables < 1 || tables > kMaxTables) throw std::invalid_argument("noise estimate: no such table");
-  launch_pass(stream);
-  TailArgs a{impl_->tables.get(), {}, impl_->sigmas.get()};
-  for (int i = 0; i < kMaxTables; ++i) a.bits[i] = impl_->bits[i] ? impl_->bits[i] : 8;
-  noise_tail_kernel<<<tables, kTailThreads, 0, stream>>>(a);
+  const Tables t = fill(stream);
+  TailArgs a{t.tables, {}, impl_->sigmas.get()};
+  for (int i = 0; i < kMaxTables; ++i) a.bits[i] = t.bits[i];
+  noise_tail_kernel<<<tables, kNoiseReadThreads, 0, stream>>>(a);
   check_launch("noise_tail_kernel");
-  for (int &b : impl_->bits) b = 0;
 }
 
 const double *NoiseEstimatorGpu::sigmas() const { return impl_->sigmas.get(); }

@@ -1,0 +1,51 @@
+// The GPU noise estimate's table, and reading it from a kernel: for a caller
+// that reads the estimate in a kernel of its own (cudanlm's automatic
+// strength), one launch fewer on the frame's stream. Private to the engine
+// library.
+#pragma once
+
+#include "noise_estimate.h"
+
+#include <cub/block/block_scan.cuh>
+
+namespace cudafilters {
+
+// Pixel counts and sums of |L| per gradient bin, in the plane's levels.
+struct NoiseTableGpu {
+  unsigned long long count[kNoiseBins];
+  unsigned long long abs_laplacian[kNoiseBins];
+};
+
+// Blocks that read a table have this many threads, one per bin.
+constexpr int kNoiseReadThreads = kNoiseBins;
+
+// Called by every thread of a block of kNoiseReadThreads: the prefix sums of
+// `t` (exact, in integers), then thread 0 reads the estimate from them as
+// the CPU does and returns it (the other threads return 0). The table is
+// cleared for the next frame on the way.
+__device__ __forceinline__ double read_noise_table(NoiseTableGpu &t, int bits) {
+  using Scan = cub::BlockScan<unsigned long long, kNoiseReadThreads>;
+  __shared__ typename Scan::TempStorage scan;
+  __shared__ uint64_t below_n[kNoiseBins + 1], below_l[kNoiseBins + 1];
+  const int b = threadIdx.x;
+  const unsigned long long n = t.count[b], l = t.abs_laplacian[b];
+  t.count[b] = 0;
+  t.abs_laplacian[b] = 0;
+  unsigned long long pn, pl;
+  Scan(scan).ExclusiveSum(n, pn);
+  __syncthreads();
+  Scan(scan).ExclusiveSum(l, pl);
+  below_n[b] = pn;
+  below_l[b] = pl;
+  if (b == kNoiseBins - 1) {
+    below_n[kNoiseBins] = pn + n;
+    below_l[kNoiseBins] = pl + l;
+  }
+  __syncthreads();
+  const double sigma = b == 0 ? noise_sigma_of_prefix(below_n, below_l, bits) : 0.0;
+  // The shared arrays are reused by the next call.
+  __syncthreads();
+  return sigma;
+}
+
+}  // namespace cudafilters
