@@ -26,7 +26,8 @@ Modes:
   --evaluate FILE --against GRID
                   automatic strength as the engine runs it, on every photo
                   and sigma, next to GRID's best-of-grid: the report for
-                  docs/cudanlm.md (held-out photos apart).
+                  docs/cudanlm.md (held-out photos apart). With --markdown
+                  OUT, writes the tables of an earlier evaluation instead.
 
     python3 bench/nlm_auto_strength.py --prepare .carry/photos
     python3 bench/nlm_auto_strength.py --grid grid.json --photos .carry/photos
@@ -364,6 +365,56 @@ FILES = {"camera": "camera.png", "moon": "moon.png", "astronaut": "astronaut.png
          "motorcycle_left": "motorcycle_left.png"}
 
 
+def markdown(evaluation, grid, out):
+    """The tables of docs/cudanlm.md from an --evaluate file and its grid."""
+    with open(evaluation) as f:
+        rows = json.load(f)["rows"]
+    with open(grid) as f:
+        g = json.load(f)
+    s_grid, n_grid = g["grid"]["strength"], g["grid"]["noise_sigma"]
+    default = {(r["kind"], r["photo"], r["sigma"]): r["grid"][s_grid.index(10)][n_grid.index(0)]
+               for r in g["results"]}
+    lines = []
+    w = lines.append
+    w("| kind | photos | sigma | cases | within 0.3 dB of the best | mean shortfall (dB) | "
+      "worst (dB) | automatic - fixed defaults (dB, mean) |")
+    w("| --- | --- | ---: | ---: | ---: | ---: | --- | ---: |")
+    for kind in ("gray", "colour", "temporal"):
+        for held in (False, True):
+            for sigma in sorted({r["sigma"] for r in rows if r["kind"] == kind}):
+                sel = [r for r in rows if r["kind"] == kind and r["calibration"] != held
+                       and r["sigma"] == sigma]
+                if not sel:
+                    continue
+                gain = np.mean([r["auto"] - default[(kind, r["photo"], sigma)] for r in sel])
+                if sigma == 0:
+                    low = min(sel, key=lambda r: r["auto"])
+                    w(f"| {kind} | {'held out' if held else 'calibration'} | 0 | {len(sel)} | "
+                      f"clean: lowest PSNR {low['auto']:.1f} dB ({low['photo']}) | | | {gain:+.2f} |")
+                    continue
+                worst = max(sel, key=lambda r: r["shortfall"])
+                w(f"| {kind} | {'held out' if held else 'calibration'} | {sigma} | {len(sel)} | "
+                  f"{sum(r['shortfall'] <= 0.3 for r in sel)} | "
+                  f"{np.mean([r['shortfall'] for r in sel]):.2f} | {worst['shortfall']:.2f} "
+                  f"({worst['photo']}) | {gain:+.2f} |")
+    w("")
+    w("Held-out cases more than 0.3 dB from their best, and clean photos under 45 dB:")
+    w("")
+    w("| kind | photo | sigma | estimate | automatic (dB) | best of grid (dB) | at strength, noise-sigma |")
+    w("| --- | --- | ---: | ---: | ---: | ---: | --- |")
+    for r in rows:
+        if r["calibration"]:
+            continue
+        if (r["sigma"] > 0 and r["shortfall"] > 0.3) or (r["sigma"] == 0 and r["auto"] < 45):
+            b = r["best"]
+            w(f"| {r['kind']} | {r['photo']} | {r['sigma']} | {r['estimate']:.2f} | {r['auto']:.2f} | "
+              f"{b['psnr']:.2f} | {b['h']}, {b['noise_sigma']} |")
+    text = "\n".join(lines) + "\n"
+    with open(out, "w") as f:
+        f.write(text)
+    print(text)
+
+
 def prepare(out):
     """The photos of docs/noise-estimation.md: centre crops of at most
     512x512, luma by OpenCV's BGR2GRAY (BT.601 weights)."""
@@ -393,6 +444,7 @@ def main():
     ap.add_argument("--grid")
     ap.add_argument("--evaluate")
     ap.add_argument("--against")
+    ap.add_argument("--markdown", help="with --evaluate FILE --against GRID: the tables, to this file")
     ap.add_argument("--photos", default=".carry/photos")
     ap.add_argument("--lib", default="build/bench/libnlmtune.so")
     ap.add_argument("--cpu", action="store_true", help="NlmCpu instead of NlmGpu")
@@ -402,6 +454,8 @@ def main():
         prepare(args.prepare)
     elif args.grid:
         grid(args)
+    elif args.evaluate and args.markdown:
+        markdown(args.evaluate, args.against, args.markdown)
     elif args.evaluate:
         evaluate(args)
     else:
