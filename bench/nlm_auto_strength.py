@@ -377,7 +377,7 @@ def markdown(evaluation, grid, out):
     lines = []
     w = lines.append
     w("| kind | photos | sigma | cases | within 0.3 dB of the best | mean shortfall (dB) | "
-      "worst (dB) | automatic - fixed defaults (dB, mean) |")
+      "worst (dB) | automatic - fixed strength 10 (dB, mean) |")
     w("| --- | --- | ---: | ---: | ---: | ---: | --- | ---: |")
     for kind in ("gray", "colour", "temporal"):
         for held in (False, True):
