@@ -248,10 +248,10 @@ struct Sequence {
   int break_at = 0;
 };
 
-/* `count` frames of `fmt`, w x h, and from `break_at` on (for Break::kCaps)
- * w2 x h2. */
-inline Sequence
-make_sequence (std::mt19937 & rng, GstVideoFormat fmt, int w, int h, int count,
+/* `count` frames of `fmt` made by make (fmt, width, height, index), w x h,
+ * and from `break_at` on (for Break::kCaps) w2 x h2. */
+template < typename MakeFrame > inline Sequence
+sequence_of (MakeFrame make, GstVideoFormat fmt, int w, int h, int count,
     Break kind = Break::kNone, int break_at = 0, int w2 = 0, int h2 = 0)
 {
   Sequence seq;
@@ -259,10 +259,19 @@ make_sequence (std::mt19937 & rng, GstVideoFormat fmt, int w, int h, int count,
   seq.break_at = break_at;
   for (int i = 0; i < count; ++i) {
     const bool second = kind == Break::kCaps && i >= break_at;
-    seq.frames.push_back (noisy_yuv_frame (rng, fmt, second ? w2 : w,
-            second ? h2 : h, 14.0));
+    seq.frames.push_back (make (fmt, second ? w2 : w, second ? h2 : h, i));
   }
   return seq;
+}
+
+/* Noisy frames (sigma 14). */
+inline Sequence
+make_sequence (std::mt19937 & rng, GstVideoFormat fmt, int w, int h, int count,
+    Break kind = Break::kNone, int break_at = 0, int w2 = 0, int h2 = 0)
+{
+  return sequence_of ([&rng](GstVideoFormat f, int fw, int fh, int) {
+        return noisy_yuv_frame (rng, f, fw, fh, 14.0);
+      }, fmt, w, h, count, kind, break_at, w2, h2);
 }
 
 /* What comes out, and when. */

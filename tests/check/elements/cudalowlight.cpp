@@ -88,15 +88,9 @@ dark_sequence (std::mt19937 & rng, GstVideoFormat fmt, int w, int h,
     int count, Break kind = Break::kNone, int break_at = 0, int w2 = 0,
     int h2 = 0)
 {
-  Sequence seq;
-  seq.kind = kind;
-  seq.break_at = break_at;
-  for (int i = 0; i < count; ++i) {
-    const bool second = kind == Break::kCaps && i >= break_at;
-    seq.frames.push_back (dark_frame (rng, fmt, second ? w2 : w,
-            second ? h2 : h, 2 * i, 3.0 + 0.5 * i));
-  }
-  return seq;
+  return sequence_of ([&rng](GstVideoFormat f, int fw, int fh, int i) {
+        return dark_frame (rng, f, fw, fh, 2 * i, 3.0 + 0.5 * i);
+      }, fmt, w, h, count, kind, break_at, w2, h2);
 }
 
 static bool
