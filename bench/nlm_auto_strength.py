@@ -398,6 +398,20 @@ def markdown(evaluation, grid, out):
                   f"{np.mean([r['shortfall'] for r in sel]):.2f} | {worst['shortfall']:.2f} "
                   f"({worst['photo']}) | {gain:+.2f} |")
     w("")
+    w("The estimate against the sigma of the noise added before rounding and clipping (dark "
+      "photos lose part of it to clipping, hubble_deep_field most; a photo's own noise and "
+      "texture add to it), held-out photos, mean and range of estimate / sigma:")
+    w("")
+    w("| kind | " + " | ".join(f"sigma {s}" for s in SIGMAS if s) + " |")
+    w("| --- |" + " ---: |" * (len(SIGMAS) - 1))
+    for kind in ("gray", "temporal"):
+        cells = []
+        for sigma in SIGMAS[1:]:
+            sel = [r["estimate"] / sigma for r in rows
+                   if r["kind"] == kind and not r["calibration"] and r["sigma"] == sigma]
+            cells.append(f"{np.mean(sel):.2f} ({min(sel):.2f}-{max(sel):.2f})" if sel else "")
+        w(f"| {kind} | " + " | ".join(cells) + " |")
+    w("")
     w("Held-out cases more than 0.3 dB from their best, and clean photos under 45 dB:")
     w("")
     w("| kind | photo | sigma | estimate | automatic (dB) | best of grid (dB) | at strength, noise-sigma |")
