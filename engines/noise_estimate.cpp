@@ -46,10 +46,23 @@ void NoiseTable::add(ConstPlane plane, int step) {
   const int down = std::max(bits_ - 8, 0), up = std::max(8 - bits_, 0);
   const int row_step = noise_row_step(plane.width, plane.height);
   const int sampled = noise_rows_sampled(plane.height, row_step);
+  // rows[k] holds plane row held[k]: rows read one after the other (a step
+  // of 1) reuse two of the three, so each row is converted once.
   std::vector<int32_t> rows[3];
+  int held[3] = {-1, -1, -1};
+  auto row = [&](int y) -> const int32_t * {
+    for (int k = 0; k < 3; ++k)
+      if (held[k] == y) return rows[k].data();
+    int oldest = 0;
+    for (int k = 1; k < 3; ++k)
+      if (held[k] < held[oldest]) oldest = k;
+    levels_of_row(plane, step, y, rows[oldest]);
+    held[oldest] = y;
+    return rows[oldest].data();
+  };
   for (int j = 0; j < sampled; ++j) {
-    for (int r = 0; r < 3; ++r) levels_of_row(plane, step, j * row_step + r, rows[r]);
-    const int32_t *a = rows[0].data(), *b = rows[1].data(), *c = rows[2].data();
+    const int y = j * row_step;
+    const int32_t *a = row(y), *b = row(y + 1), *c = row(y + 2);
     for (int x = 1; x + 1 < plane.width; ++x) {
       const int32_t lap = (a[x - 1] - 2 * a[x] + a[x + 1]) - 2 * (b[x - 1] - 2 * b[x] + b[x + 1]) +
                           (c[x - 1] - 2 * c[x] + c[x + 1]);
