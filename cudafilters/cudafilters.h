@@ -17,6 +17,8 @@
 #include "gpu_plane_filter.h"
 #include "gpu_window_filter.h"
 #include "gpu_window_runner.h"
+#include "packed_filters.h"
+#include "packed_pixels.h"
 #include "plane.h"
 
 #include "clahe_cpu.h"

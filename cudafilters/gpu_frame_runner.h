@@ -45,8 +45,8 @@ class GpuFrameRunner {
   // host memory, its kernels read and write them directly. Otherwise
   // page-locked memory (cudaHostAlloc/cudaHostRegister, any context) is
   // copied directly, and pageable memory goes through the runner's
-  // page-locked staging, in chunks, so host copies overlap the DMA of
-  // neighbouring chunks.
+  // page-locked staging band by band, the host copies spread over the
+  // shared thread pool and overlapping the DMA of neighbouring bands.
   //
   // With `levels`, the histograms of src and dst are counted on the device
   // too and stored there; such a frame is copied in and out, never
@@ -92,8 +92,9 @@ class GpuFrameRunner {
   // src and dst: device addresses of mapped page-locked host planes.
   void stream_frame(GpuPlaneFilter &filter, ConstPlane src, Plane dst);
   void upload(ConstPlane src, bool page_locked);
-  // Queues the level counts of src and dst (device planes).
-  void count_levels(ConstPlane src, ConstPlane dst);
+  // Queues the level counts of the planes the filter's statistics describe
+  // (src and dst, device planes, unless it says otherwise).
+  void count_levels(const GpuPlaneFilter &filter, ConstPlane src, ConstPlane dst);
   void download(Plane dst, bool page_locked);
   // The filter's device state is ordered by the stream its frames run on:
   // before a frame goes to another stream than the last one, the last one's

@@ -41,6 +41,12 @@ class GpuPlaneFilter {
   // afresh with the next frame: after a seek, a gap or new caps.
   virtual void reset_history() {}
 
+  // The planes a frame's statistics describe, asked once the frame is
+  // filtered (or queued): src and dst themselves, unless the filter filters
+  // planes derived from them (the luma of packed pixels), which it then
+  // gives instead, valid until its next frame.
+  virtual void statistics_planes(ConstPlane & /*src*/, ConstPlane & /*dst*/) const {}
+
   // Whether the filter can run on page-locked host memory directly
   // (enqueue_streaming). Worth it for a filter that reads its source once and
   // writes each output byte once: its kernels then overlap the bus transfers

@@ -19,6 +19,12 @@ class GpuWindowFilter {
   // the window's).
   virtual void enqueue_window(const FramePlanes *window, int count, int center,
                               const FramePlanesOut &dst, cudaStream_t stream) = 0;
+
+  // The frame and output plane a frame's statistics describe, asked once
+  // the frame is filtered (or queued): the window's center and dst's luma,
+  // unless the filter filters frames derived from them (packed pixels),
+  // whose planes it then gives instead, valid until its next frame.
+  virtual void statistics_frame(FramePlanes & /*center*/, ConstPlane & /*dst*/) const {}
 };
 
 }  // namespace cudafilters

@@ -10,7 +10,11 @@ void CpuFrameRunner::process(CpuPlaneFilter &filter, ConstPlane src, Plane dst,
                              FrameLevels *levels) {
   if (poison_outputs_) poison_host_plane(dst);
   filter.process(src, dst);
-  if (levels) measure_levels_cpu(src, dst, *levels);
+  if (levels) {
+    ConstPlane in = src, out = dst;
+    filter.statistics_planes(in, out);
+    measure_levels_cpu(in, out, *levels);
+  }
 }
 
 }  // namespace cudafilters

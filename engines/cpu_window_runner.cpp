@@ -25,7 +25,12 @@ void CpuWindowRunner::output(CpuWindowFilter &filter, const FramePlanesOut &dst,
   if (poison_outputs_) poison_host_frame(dst);
   try {
     filter.process_window(views, w.count, w.center, dst);
-    if (levels) measure_levels_cpu(views[w.center].luma, dst.luma, *levels, &views[w.center]);
+    if (levels) {
+      FramePlanes in = views[w.center];
+      ConstPlane out = dst.luma;
+      filter.statistics_frame(in, out);
+      measure_levels_cpu(in.luma, out, *levels, &in);
+    }
   } catch (...) {
     window_.pop();
     throw;

@@ -44,8 +44,9 @@ void GpuFrameRunner::download(Plane dst, bool page_locked) {
   transfer_->download(dev_out_.data(), dev_out_.pitch(), dst, page_locked, stream_.get());
 }
 
-void GpuFrameRunner::count_levels(ConstPlane src, ConstPlane dst) {
+void GpuFrameRunner::count_levels(const GpuPlaneFilter &filter, ConstPlane src, ConstPlane dst) {
   if (!levels_) levels_ = std::make_unique<LevelCounterGpu>();
+  filter.statistics_planes(src, dst);
   levels_->enqueue(src, dst, stream_.get());
 }
 
@@ -87,7 +88,7 @@ void GpuFrameRunner::process_device(GpuPlaneFilter &filter, ConstPlane src, Plan
   if (dst_users != nullptr) order_after(dst_users, stream_.get());
   poison_device(dst, carried, stream_.get());
   filter.enqueue_carrying(src, dst, carried, stream_.get());
-  if (levels) count_levels(src, dst);
+  if (levels) count_levels(filter, src, dst);
   synchronize();
   if (levels) *levels = levels_->result();
 }
@@ -131,7 +132,7 @@ void GpuFrameRunner::process_host(GpuPlaneFilter &filter, ConstPlane src, Plane 
   const Plane dev_dst{dev_out_.data(), dev_out_.pitch(), dst.width, dst.height, dst.samples};
   poison_device(dev_dst, {}, stream_.get());
   filter.enqueue(dev_src, dev_dst, stream_.get());
-  if (levels) count_levels(dev_src, dev_dst);
+  if (levels) count_levels(filter, dev_src, dev_dst);
   download(dst, out.page_locked);
   if (levels) *levels = levels_->result();
 }

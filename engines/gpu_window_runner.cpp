@@ -103,7 +103,10 @@ void GpuWindowRunner::filter_next(GpuWindowFilter &filter, const FramePlanesOut 
   filter.enqueue_window(views, w.count, w.center, dst, stream_.get());
   if (levels) {
     if (!levels_) levels_ = std::make_unique<LevelCounterGpu>();
-    levels_->enqueue(views[w.center].luma, dst.luma, stream_.get(), &views[w.center]);
+    FramePlanes in = views[w.center];
+    ConstPlane out = dst.luma;
+    filter.statistics_frame(in, out);
+    levels_->enqueue(in.luma, out, stream_.get(), &in);
   }
   window_.pop();
 }
