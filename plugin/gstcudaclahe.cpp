@@ -196,8 +196,10 @@ gst_cuda_clahe_class_init (GstCudaClaheClass * klass)
       "frames on an NVIDIA GPU (bit-identical to OpenCV's CLAHE)",
       "cudafilters developers");
   gst_cuda_filters_base_class_add_pad_templates (element_class,
-      GST_CUDA_FILTERS_FORMATS ", " GST_CUDA_FILTERS_DEEP_FORMATS,
-      GST_CUDA_FILTERS_CUDA_FORMATS ", " GST_CUDA_FILTERS_DEEP_CUDA_FORMATS);
+      GST_CUDA_FILTERS_FORMATS ", " GST_CUDA_FILTERS_PACKED_FORMATS ", "
+      GST_CUDA_FILTERS_DEEP_FORMATS, GST_CUDA_FILTERS_CUDA_FORMATS ", "
+      GST_CUDA_FILTERS_PACKED_CUDA_FORMATS ", "
+      GST_CUDA_FILTERS_DEEP_CUDA_FORMATS);
 
   filter_class->create_engine = gst_cuda_clahe_create_engine;
 

@@ -10,6 +10,7 @@
 #include "gstcudafiltersallocation.h"
 #include "gstcudafilterscaps.h"
 #include "gstcudafiltersflow.h"
+#include "gstcudafiltersframe.h"
 #include "gstcudafiltersgpu.h"
 
 GST_DEBUG_CATEGORY (gst_cuda_filters_base_debug);
@@ -178,6 +179,8 @@ gst_cuda_filters_base_set_caps (GstBaseTransform * trans, GstCaps * incaps,
   /* Renegotiation with the same frames keeps the frames held; new frames
    * come after a CAPS event, which drained them. */
   GstCudaFiltersStream & s = priv->stream;
+  cudafilters::PackedPixels pixels;
+  const bool packed = gst_cuda_filters_packed_pixels (&info, &pixels);
   const bool new_frames = s.info.finfo == nullptr ||
       !gst_video_info_is_equal (&info, &s.info);
   GST_OBJECT_LOCK (self);
@@ -187,6 +190,7 @@ gst_cuda_filters_base_set_caps (GstBaseTransform * trans, GstCaps * incaps,
   s.cuda_caps = cuda_caps;
   if (new_frames)
     priv->flow->reset ();
+  priv->engine->set_packing (packed ? &pixels : nullptr);
   GST_DEBUG_OBJECT (self, "configured for %" GST_PTR_FORMAT, incaps);
   return TRUE;
 }

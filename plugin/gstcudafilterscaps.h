@@ -14,6 +14,17 @@
  * element can produce or pool such frames. */
 #define GST_CUDA_FILTERS_CUDA_FORMATS "I420, YV12, NV12, NV21, Y42B, Y444"
 
+/* Packed 8-bit formats, one plane. RGB of 3 or 4 bytes per pixel: the luma
+ * of OpenCV's YCrCb is filtered (whole-frame filters also take its Cr and
+ * Cb); alpha and padding are carried. YUV 4:2:2: as the same frame in Y42B.
+ * See cudafilters/packed_pixels.h. */
+#define GST_CUDA_FILTERS_PACKED_FORMATS "RGBA, BGRA, RGBx, BGRx, ARGB, " \
+    "ABGR, xRGB, xBGR, RGB, BGR, YUY2, UYVY, YVYU"
+/* The same in CUDA memory: those GStreamer's CUDA allocator lays out in
+ * every supported version (not xRGB, xBGR or YVYU). */
+#define GST_CUDA_FILTERS_PACKED_CUDA_FORMATS "RGBA, BGRA, RGBx, BGRx, ARGB, " \
+    "ABGR, RGB, BGR, YUY2, UYVY"
+
 /* Deeper formats, 10 to 16 bits in 16-bit words: luma (or gray) is filtered
  * at full precision, the other planes are carried. */
 #define GST_CUDA_FILTERS_DEEP_FORMATS "GRAY16_LE, P010_10LE, P016_LE, " \

@@ -15,9 +15,11 @@
 #include <cudafilters/cpu_window_filter.h>
 #include <cudafilters/gpu_plane_filter.h>
 #include <cudafilters/gpu_window_filter.h>
+#include <cudafilters/packed_filters.h>
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <type_traits>
 #include <utility>
 
@@ -41,6 +43,9 @@ public:
   virtual void configure (bool gpu) = 0;
   /* The next frame starts a new history (temporal smoothing). */
   virtual void reset_history () = 0;
+  /* Frames from the next one on pack their pixels so (null: they are
+   * planes); the filters below then take them packed, as planes of bytes. */
+  virtual void set_packing (const cudafilters::PackedPixels * pixels) = 0;
 
   /* The engines of the filter's kind; null for the other kind, and for the
    * GPU before open_gpu. */
@@ -59,6 +64,10 @@ class GstCudaFiltersEngineOf final : public GstCudaFiltersEngine
       std::is_base_of_v<cudafilters::GpuWindowFilter, Gpu>;
   static_assert (kWindows == std::is_base_of_v<cudafilters::CpuWindowFilter, Cpu>,
       "the CPU and GPU engines filter the same kind of input");
+  using CpuPacked = std::conditional_t<kWindows,
+      cudafilters::CpuPackedWindowFilter, cudafilters::CpuPackedPlaneFilter>;
+  using GpuPacked = std::conditional_t<kWindows,
+      cudafilters::GpuPackedWindowFilter, cudafilters::GpuPackedPlaneFilter>;
 
 public:
   GstCudaFiltersEngineOf (std::function<Params ()> settings, int radius)
@@ -66,8 +75,18 @@ public:
 
   bool whole_frames () const override { return kWindows; }
   int window_radius () const override { return radius_; }
-  void open_gpu () override { gpu_ = std::make_unique<Gpu> (); }
-  void close_gpu () override { gpu_.reset (); }
+  void open_gpu () override {
+    auto gpu = std::make_unique<Gpu> ();
+    auto packed = std::make_unique<GpuPacked> (*gpu);
+    if (pixels_)
+      packed->set_pixels (*pixels_);
+    gpu_packed_ = std::move (packed);
+    gpu_ = std::move (gpu);
+  }
+  void close_gpu () override {
+    gpu_packed_.reset ();
+    gpu_.reset ();
+  }
   void configure (bool gpu) override {
     const Params p = settings_ ();
     if (gpu)
@@ -80,24 +99,50 @@ public:
     if (gpu_)
       gpu_->reset_history ();
   }
+  void set_packing (const cudafilters::PackedPixels * pixels) override {
+    pixels_.reset ();
+    if (pixels) {
+      pixels_ = *pixels;
+      cpu_packed_.set_pixels (*pixels);
+      if (gpu_packed_)
+        gpu_packed_->set_pixels (*pixels);
+    }
+  }
   cudafilters::CpuPlaneFilter *cpu_plane () override {
-    if constexpr (kWindows) return nullptr; else return &cpu_;
+    if constexpr (kWindows) return nullptr; else return cpu ();
   }
   cudafilters::GpuPlaneFilter *gpu_plane () override {
-    if constexpr (kWindows) return nullptr; else return gpu_.get ();
+    if constexpr (kWindows) return nullptr; else return gpu ();
   }
   cudafilters::CpuWindowFilter *cpu_window () override {
-    if constexpr (kWindows) return &cpu_; else return nullptr;
+    if constexpr (kWindows) return cpu (); else return nullptr;
   }
   cudafilters::GpuWindowFilter *gpu_window () override {
-    if constexpr (kWindows) return gpu_.get (); else return nullptr;
+    if constexpr (kWindows) return gpu (); else return nullptr;
   }
 
 private:
+  using CpuBase = std::conditional_t<kWindows, cudafilters::CpuWindowFilter,
+      cudafilters::CpuPlaneFilter>;
+  using GpuBase = std::conditional_t<kWindows, cudafilters::GpuWindowFilter,
+      cudafilters::GpuPlaneFilter>;
+  /* The filter frames go through: the engine itself, or its wrapper for
+   * packed pixels. */
+  CpuBase *cpu () {
+    return pixels_ ? static_cast<CpuBase *> (&cpu_packed_) : &cpu_;
+  }
+  GpuBase *gpu () {
+    if (!gpu_)
+      return nullptr;
+    return pixels_ ? static_cast<GpuBase *> (gpu_packed_.get ()) : gpu_.get ();
+  }
   std::function<Params ()> settings_;
   int radius_;
   Cpu cpu_;
+  CpuPacked cpu_packed_ { cpu_ };
   std::unique_ptr<Gpu> gpu_;
+  std::unique_ptr<GpuPacked> gpu_packed_;
+  std::optional<cudafilters::PackedPixels> pixels_;
 };
 
 /* The engine of an element whose settings @settings () returns (under the

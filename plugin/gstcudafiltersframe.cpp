@@ -15,6 +15,43 @@ gst_cuda_filters_sample_layout (const GstVideoInfo * info)
   return l;
 }
 
+bool
+gst_cuda_filters_packed_pixels (const GstVideoInfo * info,
+    cudafilters::PackedPixels * pixels)
+{
+  const GstVideoFormatInfo *f = info->finfo;
+  if (GST_VIDEO_INFO_N_PLANES (info) != 1 ||
+      GST_VIDEO_INFO_N_COMPONENTS (info) < 3 ||
+      GST_VIDEO_INFO_COMP_DEPTH (info, 0) != 8)
+    return false;
+  cudafilters::PackedPixels p;
+  p.width = GST_VIDEO_INFO_WIDTH (info);
+  if (GST_VIDEO_FORMAT_INFO_IS_RGB (f)) {
+    p.kind = cudafilters::PackedPixels::Kind::kRgb;
+    p.unit_bytes = GST_VIDEO_FORMAT_INFO_PSTRIDE (f, 0);
+    p.r = GST_VIDEO_FORMAT_INFO_POFFSET (f, GST_VIDEO_COMP_R);
+    p.g = GST_VIDEO_FORMAT_INFO_POFFSET (f, GST_VIDEO_COMP_G);
+    p.b = GST_VIDEO_FORMAT_INFO_POFFSET (f, GST_VIDEO_COMP_B);
+  } else if (GST_VIDEO_FORMAT_INFO_IS_YUV (f) &&
+      GST_VIDEO_FORMAT_INFO_W_SUB (f, 1) == 1 &&
+      GST_VIDEO_FORMAT_INFO_H_SUB (f, 1) == 0 &&
+      GST_VIDEO_FORMAT_INFO_PSTRIDE (f, 0) == 2) {
+    /* Two pixels in 4 bytes: the second luma one word after the first. */
+    p.kind = cudafilters::PackedPixels::Kind::kYuv422;
+    p.unit_bytes = 4;
+    p.y0 = GST_VIDEO_FORMAT_INFO_POFFSET (f, GST_VIDEO_COMP_Y);
+    p.y1 = p.y0 + 2;
+    p.u = GST_VIDEO_FORMAT_INFO_POFFSET (f, GST_VIDEO_COMP_U);
+    p.v = GST_VIDEO_FORMAT_INFO_POFFSET (f, GST_VIDEO_COMP_V);
+  } else {
+    return false;
+  }
+  if (!p.valid ())
+    return false;
+  *pixels = p;
+  return true;
+}
+
 namespace {
 
 /* Why a video meta cannot describe frames of @info (checked before mapping,
@@ -68,6 +105,7 @@ GstCudaFiltersFrame::map (const GstVideoInfo & info, GstBuffer * buf,
   mapped_ = true;
   frame_.info.width = GST_VIDEO_INFO_WIDTH (&info);
   frame_.info.height = GST_VIDEO_INFO_HEIGHT (&info);
+  packed_ = gst_cuda_filters_packed_pixels (&frame_.info, &pixels_);
   why = planes_overflow ();
   if (why.empty ())
     return true;
@@ -88,7 +126,9 @@ GstCudaFiltersFrame::planes_overflow () const
     /* Without a meta, every plane lies in the one mapping of the buffer. */
     const GstMapInfo & map = frame_.meta ? frame_.map[p] : frame_.map[0];
     const gint stride = GST_VIDEO_FRAME_PLANE_STRIDE (&frame_, p);
-    const guint64 row_bytes = (guint64) GST_VIDEO_FRAME_COMP_WIDTH (&frame_, p) *
+    /* A 4:2:2 row of odd width ends with a whole group of two pixels. */
+    const guint64 row_bytes = packed_ ? cudafilters::packed_row_bytes (pixels_) :
+        (guint64) GST_VIDEO_FRAME_COMP_WIDTH (&frame_, p) *
         GST_VIDEO_FRAME_COMP_PSTRIDE (&frame_, p);
     const guint64 rows = GST_VIDEO_FRAME_COMP_HEIGHT (&frame_, p);
     const guint8 *start = static_cast < const guint8 *>(
@@ -119,6 +159,18 @@ GstCudaFiltersFrame::plane (guint p) const
       GST_VIDEO_FRAME_COMP_WIDTH (&frame_, p),
       GST_VIDEO_FRAME_COMP_HEIGHT (&frame_, p),
       gst_cuda_filters_sample_layout (&frame_.info));
+}
+
+cudafilters::ConstPlane
+GstCudaFiltersFrame::luma () const
+{
+  if (!packed_)
+    return plane (0);
+  return cudafilters::ConstPlane (static_cast < const uint8_t *>(
+          GST_VIDEO_FRAME_PLANE_DATA (&frame_, 0)),
+      GST_VIDEO_FRAME_PLANE_STRIDE (&frame_, 0),
+      (int) cudafilters::packed_row_bytes (pixels_),
+      GST_VIDEO_FRAME_HEIGHT (&frame_));
 }
 
 void
@@ -177,6 +229,10 @@ cudafilters::FramePlanes
 GstCudaFiltersFrame::components () const
 {
   cudafilters::FramePlanes f;
+  if (packed_) {
+    f.luma = luma ();
+    return f;
+  }
   f.luma = component (0);
   if (GST_VIDEO_FRAME_N_COMPONENTS (&frame_) >= 3) {
     f.u = component (1);

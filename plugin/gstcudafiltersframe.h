@@ -15,10 +15,16 @@
 
 #include <cudafilters/frame_planes.h>
 #include <cudafilters/gpu_plane_filter.h>
+#include <cudafilters/packed_pixels.h>
 #include <cudafilters/plane.h>
 
 /* How the first plane of frames of @info stores its samples. */
 cudafilters::SampleLayout gst_cuda_filters_sample_layout (const GstVideoInfo * info);
+
+/* Whether frames of @info pack their pixels in one plane (RGB, YUV 4:2:2),
+ * and how: fills @pixels where they do. */
+bool gst_cuda_filters_packed_pixels (const GstVideoInfo * info,
+    cudafilters::PackedPixels * pixels);
 
 class GstCudaFiltersFrame
 {
@@ -37,8 +43,9 @@ public:
 
   guint n_planes () const { return GST_VIDEO_FRAME_N_PLANES (&frame_); }
 
-  /* The first (luma or gray) plane, in samples. */
-  cudafilters::ConstPlane luma () const { return plane (0); }
+  /* The first (luma or gray) plane, in samples; for packed pixels, the
+   * whole frame as a plane of bytes (cudafilters/packed_pixels.h). */
+  cudafilters::ConstPlane luma () const;
   cudafilters::Plane luma_mut () { return cudafilters::writable (luma ()); }
 
   /* Fills @carried with the planes after the first, in bytes, from @in's
@@ -52,7 +59,7 @@ public:
   void copy_plane_from (const GstCudaFiltersFrame & in, guint p);
 
   /* Luma and, for YUV formats, U and V, each component where it lies:
-   * what whole-frame filters take. */
+   * what whole-frame filters take. For packed pixels, luma () alone. */
   cudafilters::FramePlanes components () const;
   cudafilters::FramePlanesOut components_mut () {
     return cudafilters::writable (components ());
@@ -65,6 +72,8 @@ private:
 
   GstVideoFrame frame_ = {};
   bool mapped_ = false;
+  bool packed_ = false;
+  cudafilters::PackedPixels pixels_;
 };
 
 /* Maps @buf into @frame, as GstCudaFiltersFrame::map; where it cannot,

@@ -470,8 +470,10 @@ gst_cuda_low_light_class_init (GstCudaLowLightClass * klass)
       "denoising with automatic strength, then CLAHE, optionally sharpening",
       "cudafilters developers");
   gst_cuda_filters_base_class_add_pad_templates (element_class,
-      GST_CUDA_FILTERS_FORMATS ", " GST_CUDA_FILTERS_DEEP_FORMATS,
-      GST_CUDA_FILTERS_CUDA_FORMATS ", " GST_CUDA_FILTERS_DEEP_CUDA_FORMATS);
+      GST_CUDA_FILTERS_FORMATS ", " GST_CUDA_FILTERS_PACKED_FORMATS ", "
+      GST_CUDA_FILTERS_DEEP_FORMATS, GST_CUDA_FILTERS_CUDA_FORMATS ", "
+      GST_CUDA_FILTERS_PACKED_CUDA_FORMATS ", "
+      GST_CUDA_FILTERS_DEEP_CUDA_FORMATS);
 
   element_class->change_state =
       GST_DEBUG_FUNCPTR (gst_cuda_low_light_change_state);

@@ -384,8 +384,10 @@ gst_cuda_nlm_class_init (GstCudaNlmClass * klass)
       "Removes noise from 8- to 16-bit video frames with non-local means on "
       "an NVIDIA GPU", "cudafilters developers");
   gst_cuda_filters_base_class_add_pad_templates (element_class,
-      GST_CUDA_FILTERS_FORMATS ", " GST_CUDA_FILTERS_DEEP_FORMATS,
-      GST_CUDA_FILTERS_CUDA_FORMATS ", " GST_CUDA_FILTERS_DEEP_CUDA_FORMATS);
+      GST_CUDA_FILTERS_FORMATS ", " GST_CUDA_FILTERS_PACKED_FORMATS ", "
+      GST_CUDA_FILTERS_DEEP_FORMATS, GST_CUDA_FILTERS_CUDA_FORMATS ", "
+      GST_CUDA_FILTERS_PACKED_CUDA_FORMATS ", "
+      GST_CUDA_FILTERS_DEEP_CUDA_FORMATS);
 
   filter_class->create_engine = gst_cuda_nlm_create_engine;
 
