@@ -281,7 +281,9 @@ GST_END_TEST;
 GST_START_TEST (test_unsupported_caps_are_refused)
 {
   const char *refused[] = {
-    "video/x-raw,format=RGB,width=64,height=48,framerate=30/1",
+    /* 16-bit RGB and packed 4:4:4 YUV. */
+    "video/x-raw,format=RGB16,width=64,height=48,framerate=30/1",
+    "video/x-raw,format=AYUV,width=64,height=48,framerate=30/1",
     "video/x-raw,format=GRAY16_BE,width=64,height=48,framerate=30/1",
     "video/x-raw,format=P012_LE,width=64,height=48,framerate=30/1",
     "audio/x-raw,format=S16LE,rate=48000,channels=2,layout=interleaved",
@@ -290,6 +292,9 @@ GST_START_TEST (test_unsupported_caps_are_refused)
     /* GStreamer's CUDA allocator has no GRAY8 or GRAY16 layout. */
     "video/x-raw(memory:CUDAMemory),format=GRAY8,width=64,height=48,framerate=30/1",
     "video/x-raw(memory:CUDAMemory),format=GRAY16_LE,width=64,height=48,framerate=30/1",
+    /* ... nor for these packed formats (system memory only). */
+    "video/x-raw(memory:CUDAMemory),format=xRGB,width=64,height=48,framerate=30/1",
+    "video/x-raw(memory:CUDAMemory),format=YVYU,width=64,height=48,framerate=30/1",
     /* Depths and layouts no element takes: 4:2:2 10-bit, three 10-bit
      * samples in 32-bit words, packed 4:4:4. */
     "video/x-raw,format=I422_10LE,width=64,height=48,framerate=30/1",
