@@ -2,17 +2,20 @@
 """Colour denoising quality of cudanlm next to OpenCV's
 fastNlMeansDenoisingColored, on real colour photographs.
 
-For each photo (scikit-image's astronaut, coffee and chelsea) and noise sigma
-(10, 20, 30), Gaussian noise is added in RGB. cudanlm sees the noisy photo
-as a user's pipeline does: videoconvert to I420, cudanlm, videoconvert back
-to RGB. OpenCV's fastNlMeansDenoisingColored gets the noisy RGB photo
-itself. Both run with patch 7 and search 21 over the same grid of luma and
+For each photo (scikit-image's astronaut, coffee and chelsea by default) and
+noise sigma (10, 20, 30), Gaussian noise is added in RGB. With --input rgb,
+cudanlm takes the noisy RGB photo itself, as OpenCV's
+fastNlMeansDenoisingColored does (it denoises the Y, Cr and Cb of OpenCV's
+YCrCb at full resolution). With --input i420, it sees the photo as a
+pipeline with a converter does: videoconvert to I420, cudanlm, videoconvert
+back to RGB. Both run with patch 7 and search 21 over the same grid of luma and
 chroma strengths (h and hColor for OpenCV, strength and chroma-strength for
 cudanlm, multiples of sigma), and each one's best PSNR in RGB against the
 clean photo is reported, with the settings that gave it.
 
-Also reported: the noisy photo after the I420 round trip, the clean photo
-after it (the most any filter behind an I420 conversion can reach),
+Also reported: the noisy photo after the I420 round trip (or as it is), the
+clean photo after the I420 round trip or after the 8-bit YCrCb one (the
+most the filter can reach),
 cudanlm with chroma carried (chroma-strength=0), and cudanlm with
 noise-sigma searched too (NOISE_GRID; OpenCV has no such setting).
 
@@ -21,8 +24,9 @@ on L with h and on a,b with hColor, and the conversion back: the grid is run
 in that form (each h once), and its best point checked bit for bit against
 the function itself.
 
-    bench/nlm_colour_quality.py [--backend cpu|cuda] [--sigmas 10 20 30]
-                                [--photos DIR] [--json FILE]
+    bench/nlm_colour_quality.py [--backend cpu|cuda] [--input rgb|i420]
+                                [--sigmas 10 20 30] [--photos DIR]
+                                [--names astronaut ...] [--json FILE]
 
 The photos come from scikit-image's data folder, or from DIR (copies of
 astronaut.png, coffee.png and chelsea.png, for hosts without it). Needs
@@ -65,12 +69,26 @@ NOISE_GRID = [0.3, 0.45, 0.6]  # cudanlm's noise-sigma, times sigma
 PATCH, SEARCH = 7, 21
 
 
+INPUT = "i420"
+
+
 def through_i420(img, filters, tmp):
     """img -> videoconvert -> I420 -> each of `filters` (one tee branch
-    each; "" for none) -> videoconvert -> RGB. Returns the RGB images."""
+    each; "" for none) -> videoconvert -> RGB. Returns the RGB images.
+    With --input rgb, each filter takes the RGB image itself."""
+    if INPUT == "rgb":
+        return [o[0] for o in filter_frames([img], filters, tmp)]
     outs = filter_frames([img], filters, tmp, via="videoconvert ! video/x-raw,format=I420",
                          back="videoconvert ! video/x-raw,format=RGB")
     return [o[0] for o in outs]
+
+
+def ceiling_of(clean, tmp):
+    """The clean photo after the conversion the filter works behind."""
+    if INPUT == "rgb":
+        ycc = cv2.cvtColor(clean, cv2.COLOR_RGB2YCrCb)
+        return psnr(cv2.cvtColor(ycc, cv2.COLOR_YCrCb2RGB), clean)
+    return psnr(through_i420(clean, [""], tmp)[0], clean)
 
 
 def opencv_best(noisy, clean, strengths):
@@ -117,26 +135,32 @@ def main():
     ap.add_argument("--backend", default="cuda")
     ap.add_argument("--sigmas", type=float, nargs="+", default=[10, 20, 30])
     ap.add_argument("--photos", help="folder with the photos (default: scikit-image's)")
+    ap.add_argument("--input", choices=["rgb", "i420"], default="rgb")
+    ap.add_argument("--names", nargs="+", default=PHOTOS)
     ap.add_argument("--json")
     args = ap.parse_args()
+    global INPUT
+    INPUT = args.input
     folder = photo_dir(args.photos)
 
     print(f"RGB PSNR (dB) at each one's best strengths from the same grid ({GRID} x sigma); "
-          f"patch {PATCH}, search {SEARCH}; cudanlm backend={args.backend}, OpenCV {cv2.__version__}")
-    print(f"{'photo':<10} {'sigma':>5} {'I420 ceiling':>12} {'noisy':>6} {'OpenCV':>7} {'(h, hColor)':>13} "
+          f"patch {PATCH}, search {SEARCH}; cudanlm backend={args.backend}, input {args.input}, "
+          f"OpenCV {cv2.__version__}")
+    print(f"{'photo':<10} {'sigma':>5} {'ceiling':>12} {'noisy':>6} {'OpenCV':>7} {'(h, hColor)':>13} "
           f"{'cudanlm':>8} {'(h, chroma)':>13} {'diff':>6} {'carried':>8} {'+noise-sigma':>12} "
           f"{'(h, chroma, sigma)':>19} {'diff':>6}")
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        for name in PHOTOS:
+        for name in args.names:
             clean = load_rgb(folder, name)
-            ceiling = psnr(through_i420(clean, [""], tmp)[0], clean)
+            ceiling = ceiling_of(clean, tmp)
             for sigma in args.sigmas:
                 t0 = time.time()
                 rng = np.random.default_rng(int(sigma) * 7919 + len(name))
                 noisy = np.clip(np.rint(clean + rng.normal(0, sigma, clean.shape)), 0,
                                 255).astype(np.uint8)
-                noisy_rt = psnr(through_i420(noisy, [""], tmp)[0], clean)
+                noisy_rt = psnr(through_i420(noisy, [""], tmp)[0], clean) if INPUT == "i420" \
+                    else psnr(noisy, clean)
                 strengths = [round(m * sigma, 3) for m in GRID]
                 noise_sigmas = [round(m * sigma, 3) for m in NOISE_GRID]
                 cv_best = opencv_best(noisy, clean, strengths)
