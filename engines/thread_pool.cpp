@@ -44,7 +44,9 @@ struct Job {
   int count;
   std::atomic<int> next{0};
   std::atomic<int> done{0};
-  std::atomic<int> holders{0};  // workers that took the job; changed under the pool's mutex
+  // Workers that took the job: raised under the pool's mutex, dropped
+  // without it.
+  std::atomic<int> holders{0};
   // Set by the first body that throws, which then stores its exception:
   // the indices after it are only counted, and the caller rethrows it.
   std::atomic<bool> failed{false};
@@ -103,7 +105,7 @@ class Pool {
     {
       std::lock_guard<std::mutex> lock(mutex_);
       jobs_.push_back(&job);
-      listed_.store(static_cast<int>(jobs_.size()));
+      posted_.fetch_add(1);
     }
     wake_.notify_all();
     take_indices(job);
@@ -111,7 +113,6 @@ class Pool {
     {
       std::lock_guard<std::mutex> lock(mutex_);
       jobs_.erase(std::find(jobs_.begin(), jobs_.end(), &job));
-      listed_.store(static_cast<int>(jobs_.size()));
     }
     if (job.error) std::rethrow_exception(job.error);
   }
@@ -155,11 +156,23 @@ class Pool {
     return job;
   }
 
-  // Spins for a while on the list of calls, then sleeps until one comes.
+  // Looks for a call, then spins for a while watching for new ones, then
+  // sleeps until one comes. A spinning worker takes the mutex only when a
+  // call has been listed since it last looked: workers that took it on
+  // every turn while a call was still listed (its last indices running)
+  // held up its caller and each other (docs/benchmarks.md, "Pageable
+  // input").
   Job *next_job() {
+    uint64_t seen = posted_.load();
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (Job *job = claim()) return job;
+    }
     const auto until = std::chrono::steady_clock::now() + kWorkerSpin;
     do {
-      if (listed_.load() > 0) {
+      const uint64_t now_posted = posted_.load();
+      if (now_posted != seen) {
+        seen = now_posted;
         std::lock_guard<std::mutex> lock(mutex_);
         if (Job *job = claim()) return job;
       }
@@ -175,11 +188,17 @@ class Pool {
     for (;;) {
       Job *job = next_job();
       take_indices(*job);
-      {
-        std::lock_guard<std::mutex> lock(mutex_);
-        --job->holders;
+      // Only the last worker out takes the mutex, so that the caller, which
+      // waits for all of them, does not wait for each to have its turn at
+      // it. Claims raise `holders` only while indices are left, so once it
+      // reaches 0 it stays there. The job may be gone as soon as it does:
+      // nothing here touches it after.
+      if (job->holders.fetch_sub(1) == 1) {
+        // A caller asleep on finished_ checked its condition under the
+        // mutex: taking it here orders that check before the notify.
+        { std::lock_guard<std::mutex> lock(mutex_); }
+        finished_.notify_all();
       }
-      finished_.notify_all();
     }
   }
 
@@ -193,7 +212,9 @@ class Pool {
   std::condition_variable wake_;
   std::condition_variable finished_;
   std::vector<Job *> jobs_;     // open and finishing calls
-  std::atomic<int> listed_{0};  // jobs_.size(), for spinning workers to read without the mutex
+  // Counts the calls listed so far (changed under the mutex), for spinning
+  // workers to watch without it.
+  std::atomic<uint64_t> posted_{0};
   int workers_ = 0;             // set by the constructor only
 };
 
