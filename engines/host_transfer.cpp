@@ -1,5 +1,7 @@
 #include "host_transfer.h"
 
+#include "thread_pool.h"
+
 #include <cuda.h>
 
 #include <algorithm>
@@ -133,14 +135,52 @@ void wait_for(cudaEvent_t event) { check_cuda(wait_event(event), "cudaEventQuery
 
 namespace {
 
-// Rows per staging chunk: about 512 KB, enough for the DMA engine to run at
-// full speed, small enough for host copies and transfers to overlap.
-size_t rows_per_chunk(size_t row_bytes) {
-  constexpr size_t kChunkBytes = 512 * 1024;
-  return row_bytes >= kChunkBytes ? 1 : kChunkBytes / row_bytes;
+// Whole rows of `row_bytes` in about `bytes`, at least one.
+size_t rows_in(size_t bytes, size_t row_bytes) {
+  return row_bytes >= bytes ? 1 : bytes / row_bytes;
+}
+
+// Host copies of at least `rows` rows each, and no more than kMaxCopies of
+// them for a plane: the pool takes an int count, and a plane of a billion
+// narrow rows needs no more parallelism than one of a million.
+constexpr size_t kMaxCopies = size_t(1) << 20;
+size_t copy_rows_for(size_t rows, size_t height) {
+  return std::max(rows, (height + kMaxCopies - 1) / kMaxCopies);
+}
+
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
+// Whether the work before `event` is done; throws the error it reports.
+bool arrived(cudaEvent_t event) {
+  const cudaError_t state = cudaEventQuery(event);
+  if (state == cudaErrorNotReady) {
+    (void)cudaGetLastError();
+    return false;
+  }
+  check_cuda(state, "cudaEventQuery");
+  return true;
 }
 
 }  // namespace
+
+HostTransfer::HostTransfer(TransferBands bands) : bands_(bands) {
+  bands_.copy_bytes = std::max<size_t>(bands_.copy_bytes, 1);
+}
+
+size_t HostTransfer::dma_rows(size_t row_bytes, size_t height, size_t copy_rows) const {
+  // Fewer, larger DMAs cost the calling thread fewer calls, smaller ones
+  // start sooner and leave less to wait for at the end: on the H100 host
+  // 256 KB did best at 1080p and 1 MB at 4K (docs/benchmarks.md).
+  constexpr size_t kMinDma = 256 * 1024, kMaxDma = 1024 * 1024;
+  const size_t bytes = bands_.dma_bytes > 0
+                           ? bands_.dma_bytes
+                           : std::clamp(row_bytes * height / 8, kMinDma, kMaxDma);
+  return std::max<size_t>(1, rows_in(bytes, row_bytes) / copy_rows) * copy_rows;
+}
 
 HostTransfer::~HostTransfer() {
   if (staged_lo_ < staged_hi_ && wait_event(staged_read_.get()) != cudaSuccess)
@@ -185,17 +225,10 @@ void HostTransfer::upload(ConstPlane src, bool page_locked, uint8_t *dst, size_t
   staged_hi_ = std::max(staged_hi_, hi);
   staged_stream_ = stream;
   try {
-    const size_t chunk = rows_per_chunk(w);
-    for (size_t y = 0; y < height; y += chunk) {
-      const size_t rows = std::min(chunk, height - y);
-      uint8_t *stage = stage_in_.data() + stage_at + y * w;
-      copy_rows(src.data + y * src.stride, src.stride, stage, w, w, rows);
-      CUDAFILTERS_CHECK(cudaMemcpy2DAsync(dst + y * pitch, pitch, stage, w, w, rows,
-                                          cudaMemcpyHostToDevice, stream));
-    }
+    stage_and_queue(src, stage_in_.data() + stage_at, dst, pitch, stream);
     CUDAFILTERS_CHECK(cudaEventRecord(staged_read_.get(), stream));
   } catch (...) {
-    // The chunks queued before the failure still read the staging.
+    // The bands queued before the failure still read the staging.
     if (cudaEventRecord(staged_read_.get(), stream) != cudaSuccess) {
       (void)cudaGetLastError();
       settle(stream);
@@ -203,6 +236,80 @@ void HostTransfer::upload(ConstPlane src, bool page_locked, uint8_t *dst, size_t
     }
     throw;
   }
+}
+
+void HostTransfer::stage_and_queue(ConstPlane src, uint8_t *stage, uint8_t *dst, size_t pitch,
+                                   cudaStream_t stream) {
+  const size_t w = src.row_bytes(), height = static_cast<size_t>(src.height);
+  const size_t copy_rows_each = copy_rows_for(rows_in(bands_.copy_bytes, w), height);
+  const size_t copies = (height + copy_rows_each - 1) / copy_rows_each;
+  // A DMA takes whole host copies, at least one.
+  const size_t band_rows = dma_rows(w, height, copy_rows_each);
+  if (staged_flags_ < copies) {
+    staged_.reset(new std::atomic<bool>[copies]);
+    staged_flags_ = copies;
+  }
+  for (size_t i = 0; i < copies; ++i) staged_[i].store(false, std::memory_order_relaxed);
+
+  // Host copies are taken in order by whichever thread is free; the calling
+  // thread alone queues the DMAs (CUDA calls from the pool's threads would
+  // need the caller's context made current there), each as soon as the
+  // copies before its end are staged. It copies too, but only while no other
+  // thread is copying: then there is nothing staged to queue, and a pool
+  // busy with other calls (or none at all) still makes progress.
+  std::atomic<size_t> next{0};
+  std::atomic<bool> stop{false};
+  const std::thread::id caller = std::this_thread::get_id();
+  size_t staged_prefix = 0, queued_rows = 0;  // the calling thread's
+
+  auto stage_one = [&](size_t i) {
+    const size_t y = i * copy_rows_each, rows = std::min(copy_rows_each, height - y);
+    copy_rows(src.data + y * src.stride, src.stride, stage + y * w, w, w, rows);
+    staged_[i].store(true, std::memory_order_release);
+  };
+  // Queues the DMA of the rows staged and not yet queued, once they make a
+  // band (or end the plane).
+  auto queue_staged = [&] {
+    while (staged_prefix < copies && staged_[staged_prefix].load(std::memory_order_acquire))
+      ++staged_prefix;
+    const size_t rows = std::min(staged_prefix * copy_rows_each, height);
+    if (rows == queued_rows || (rows - queued_rows < band_rows && rows < height)) return;
+    CUDAFILTERS_CHECK(cudaMemcpy2DAsync(dst + queued_rows * pitch, pitch, stage + queued_rows * w,
+                                        w, w, rows - queued_rows, cudaMemcpyHostToDevice, stream));
+    queued_rows = rows;
+  };
+  auto queue_all = [&] {
+    try {
+      while (queued_rows < height) {
+        queue_staged();
+        if (queued_rows == height) break;
+        const size_t taken = std::min(next.load(std::memory_order_relaxed), copies);
+        if (staged_prefix == taken && taken < copies) {
+          const size_t i = next.fetch_add(1, std::memory_order_relaxed);
+          if (i < copies) stage_one(i);
+        } else {
+          cpu_relax();
+        }
+      }
+    } catch (...) {
+      // The other threads stop at their next copy: nothing more is queued.
+      stop.store(true, std::memory_order_relaxed);
+      throw;
+    }
+  };
+  parallel_for(threads_for(copies), [&](int) {
+    if (std::this_thread::get_id() == caller) {
+      queue_all();
+      return;
+    }
+    for (size_t i = next.fetch_add(1, std::memory_order_relaxed);
+         i < copies && !stop.load(std::memory_order_relaxed);
+         i = next.fetch_add(1, std::memory_order_relaxed))
+      stage_one(i);
+  });
+  // Where the pool's threads took every turn, the calling thread had none:
+  // the whole plane is staged by now.
+  queue_all();
 }
 
 void HostTransfer::download(const uint8_t *src, size_t pitch, Plane dst, bool page_locked,
@@ -236,7 +343,7 @@ void HostTransfer::queue_plane(const uint8_t *src, size_t pitch, Plane dst, bool
                                cudaStream_t stream, size_t stage_at) {
   if (empty(dst)) return;
   const size_t w = dst.row_bytes(), height = static_cast<size_t>(dst.height);
-  QueuedDownload q{dst, nullptr, height, events_used_, 1, stream};
+  QueuedDownload q{dst, nullptr, height, height, events_used_, 1, stream};
   if (page_locked) {
     CUDAFILTERS_CHECK(cudaMemcpy2DAsync(dst.data, dst.stride, src, pitch, w, height,
                                         cudaMemcpyDeviceToHost, stream));
@@ -244,7 +351,8 @@ void HostTransfer::queue_plane(const uint8_t *src, size_t pitch, Plane dst, bool
     if (stage_at + w * height > reserved_)
       throw std::invalid_argument("download: plane past the end of the staging");
     q.stage = stage_out_.data() + stage_at;
-    q.chunk_rows = rows_per_chunk(w);
+    q.copy_rows = copy_rows_for(rows_in(bands_.copy_bytes, w), height);
+    q.chunk_rows = dma_rows(w, height, q.copy_rows);
     q.events = (height + q.chunk_rows - 1) / q.chunk_rows;
   }
   while (chunk_done_.size() < events_used_ + q.events) chunk_done_.emplace_back(kHostWaitEventFlags);
@@ -260,17 +368,92 @@ void HostTransfer::queue_plane(const uint8_t *src, size_t pitch, Plane dst, bool
   queued_.push_back(q);
 }
 
+int HostTransfer::threads_for(size_t copies) const {
+  int threads = parallel_threads();
+  if (bands_.threads > 0) threads = std::min(threads, bands_.threads);
+  return static_cast<int>(std::min<size_t>(copies, static_cast<size_t>(threads)));
+}
+
+void HostTransfer::copy_out(const QueuedDownload &q) {
+  const size_t w = q.dst.row_bytes(), height = static_cast<size_t>(q.dst.height);
+  const size_t each = q.copy_rows, copies = (height + each - 1) / each;
+  const size_t per_band = q.chunk_rows / each;
+  const Event *band_done = &chunk_done_[q.first_event];
+  // The copies whose rows lie in the first `bands` bands.
+  auto copies_in = [&](size_t bands) { return bands >= q.events ? copies : bands * per_band; };
+  auto copy_one = [&](size_t i) {
+    const size_t y = i * each, rows = std::min(each, height - y);
+    copy_rows(q.stage + y * w, w, q.dst.data + y * q.dst.stride, q.dst.stride, w, rows);
+  };
+  // The first band waits on the host's usual terms (polling, then sleeping),
+  // as the kernels before it may take long; the pool is only called once it
+  // is there, and the rest arrive at the speed of the DMA.
+  wait_for(band_done[0].get());
+  size_t arrived_bands = 1;  // the calling thread's
+
+  // Only the calling thread asks CUDA which bands have arrived, and
+  // publishes how many copies they hold; every thread takes the next copy
+  // once it is among them. A thread of the pool waits for arrivals only
+  // while the calling thread can still come: where every index of the call
+  // started without it (a pool busy with other calls), no arrival would be
+  // published, and the calling thread copies the rest itself afterwards.
+  const int threads = threads_for(copies);
+  std::atomic<size_t> ready{copies_in(1)}, next{0};
+  std::atomic<int> started{0};
+  std::atomic<bool> caller_in{false}, stop{false};
+  const std::thread::id caller = std::this_thread::get_id();
+  auto take = [&](size_t i) { return next.compare_exchange_strong(i, i + 1); };
+  parallel_for(threads, [&](int) {
+    if (std::this_thread::get_id() == caller) {
+      caller_in.store(true);
+      ++started;
+      try {
+        for (;;) {
+          while (arrived_bands < q.events && arrived(band_done[arrived_bands].get()))
+            ready.store(copies_in(++arrived_bands));
+          const size_t i = next.load();
+          if (i >= copies) return;
+          if (i < ready.load()) {
+            if (take(i)) copy_one(i);
+          } else {
+            cpu_relax();
+          }
+        }
+      } catch (...) {
+        stop.store(true);
+        throw;
+      }
+    }
+    ++started;
+    while (!stop.load()) {
+      const size_t i = next.load();
+      if (i >= copies) return;
+      if (i < ready.load()) {
+        if (take(i)) copy_one(i);
+      } else if (!caller_in.load() && started.load() == threads) {
+        return;
+      } else {
+        cpu_relax();
+      }
+    }
+  });
+  // Left by a pool that gave the calling thread no turn: no other thread
+  // copies any more.
+  for (size_t i = next.load(); i < copies; ++i) {
+    const size_t band = std::min(i / per_band, q.events - 1);
+    for (; arrived_bands <= band; ++arrived_bands) wait_for(band_done[arrived_bands].get());
+    copy_one(i);
+  }
+}
+
 void HostTransfer::finish_downloads() {
   try {
-    // Waiting on a chunk's event also covers every kernel before it.
+    // Waiting on a band's event also covers every kernel before it.
     for (const QueuedDownload &q : queued_) {
-      const size_t w = q.dst.row_bytes(), height = static_cast<size_t>(q.dst.height);
-      for (size_t c = 0; c < q.events; ++c) {
-        wait_for(chunk_done_[q.first_event + c].get());
-        if (!q.stage) continue;
-        const size_t y = c * q.chunk_rows, rows = std::min(q.chunk_rows, height - y);
-        copy_rows(q.stage + y * w, w, q.dst.data + y * q.dst.stride, q.dst.stride, w, rows);
-      }
+      if (q.stage)
+        copy_out(q);
+      else
+        wait_for(chunk_done_[q.first_event].get());
     }
   } catch (...) {
     drop_downloads(queued_.front().stream);

@@ -6,6 +6,8 @@
 #include <cudafilters/cuda_memory.h>
 #include <cudafilters/plane.h>
 
+#include <atomic>
+#include <memory>
 #include <vector>
 
 namespace cudafilters {
@@ -30,14 +32,32 @@ struct HostResidence {
 };
 HostResidence locate(ConstPlane plane);
 
+// How a pageable plane is cut up on its way through the staging: host
+// copies of `copy_bytes` (rounded to whole rows), spread over at most
+// `threads` threads of the shared thread pool (0: all of them), and DMAs
+// (and, for downloads, events) of `dma_bytes`, rounded to whole host copies;
+// 0 for an eighth of the plane, from 256 KB to 1 MB. The defaults were
+// chosen by measurement (docs/benchmarks.md, "Pageable input"); benchmarks
+// and tests set others.
+struct TransferBands {
+  size_t copy_bytes = 16 * 1024;
+  size_t dma_bytes = 0;
+  int threads = 0;
+};
+
 // Copies host planes to and from device memory on a stream: page-locked
-// planes directly, pageable ones in chunks through page-locked staging, so
-// that host copies overlap the DMA of neighbouring chunks. Planes of one
-// frame use disjoint parts of the staging, from `stage_at` bytes on. Empty
-// planes copy nothing.
+// planes directly, pageable ones band by band through page-locked staging.
+// The host copies of a plane run on the shared thread pool, and each band's
+// DMA is queued as soon as the bands before it are staged, so that the host
+// copies of later bands overlap it; a download copies each band out, on the
+// pool, once it has arrived, while later bands are still in flight. Planes of
+// one frame use disjoint parts of the staging, from `stage_at` bytes on.
+// Empty planes copy nothing. Only the calling thread calls CUDA: the pool's
+// threads copy host memory and nothing else, whatever context the caller
+// has current.
 class HostTransfer {
  public:
-  HostTransfer() = default;
+  explicit HostTransfer(TransferBands bands = {});
   // Waits for any copy still reading the staging (after a frame that
   // failed), which is then freed.
   ~HostTransfer();
@@ -73,10 +93,20 @@ class HostTransfer {
  private:
   void queue_plane(const uint8_t *src, size_t pitch, Plane dst, bool page_locked,
                    cudaStream_t stream, size_t stage_at);
+  // Stages the pageable plane src at `stage` on the pool and queues the
+  // DMA of each band to dst once it is staged.
+  void stage_and_queue(ConstPlane src, uint8_t *stage, uint8_t *dst, size_t pitch,
+                       cudaStream_t stream);
   // Waits for the copies reading stage_in_, and forgets them.
   void staging_read();
   // Waits, without throwing, for every download queued, and drops them.
   void drop_downloads(cudaStream_t also) noexcept;
+
+  TransferBands bands_;
+  // One flag per host copy of the plane being uploaded: set by whichever
+  // thread staged it, read by the caller, which queues the DMAs.
+  std::unique_ptr<std::atomic<bool>[]> staged_;
+  size_t staged_flags_ = 0;
 
   PinnedBuffer stage_in_;
   PinnedBuffer stage_out_;
@@ -90,16 +120,25 @@ class HostTransfer {
   Event staged_read_{kHostWaitEventFlags};
 
   // A plane queued for download: straight into `dst` where page-locked,
-  // else in chunks of `chunk_rows` rows through `stage`.
+  // else in bands of `chunk_rows` rows through `stage`, an event after each,
+  // copied out `copy_rows` rows at a time (a band is whole copies).
   struct QueuedDownload {
     Plane dst;
     uint8_t *stage;
-    size_t chunk_rows;
+    size_t chunk_rows, copy_rows;
     size_t first_event, events;
     cudaStream_t stream;
   };
-  // One per download chunk (or page-locked plane) in flight, so the host
-  // copies a chunk out while the next ones are still in flight.
+  // Copies a staged download out to q.dst on the pool, each part once its
+  // band has arrived, and returns once all of it is there.
+  void copy_out(const QueuedDownload &q);
+  // The threads of the pool a plane of `copies` host copies uses.
+  int threads_for(size_t copies) const;
+  // Rows per DMA of a plane of `height` rows of `row_bytes`, host copies
+  // of `copy_rows` rows.
+  size_t dma_rows(size_t row_bytes, size_t height, size_t copy_rows) const;
+  // One per download band (or page-locked plane) in flight, so the host
+  // copies a band out while the next ones are still in flight.
   std::vector<Event> chunk_done_;
   std::vector<QueuedDownload> queued_;
   size_t events_used_ = 0;
