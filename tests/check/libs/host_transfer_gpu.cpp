@@ -3,8 +3,12 @@
  * copies reading it have run, a failed frame leaving no copy behind it, the
  * frame after a failed one, empty planes, a failed growth of the staging,
  * planes of 2^31 - 2^19 one-byte rows, and planes across two page-locked
- * allocations. A host callback holds the stream where a copy must still be
- * queued when the host goes on. Exits 77 (skipped) where no GPU is usable. */
+ * allocations; pageable planes cut into bands of many sizes (odd widths,
+ * strides, planes smaller than a band, many bands), several planes of a
+ * frame in flight, two threads sharing the thread pool, and an upload that
+ * fails at its first DMA while the pool copies. A host callback holds the
+ * stream where a copy must still be queued when the host goes on. Exits 77
+ * (skipped) where no GPU is usable. */
 #include <cudafilters/cuda_memory.h>
 #include <cudafilters/gpu_frame_runner.h>
 #include <cudafilters/histeq_cpu.h>
@@ -18,6 +22,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <climits>
 #include <cstring>
@@ -307,6 +313,248 @@ GST_END_TEST;
 
 namespace {
 
+/* Bands of host copies and DMAs from one byte (a band per row) to more
+ * than a plane; the TransferBands the tests below cut planes by. */
+const TransferBands kBandings[] = { {1, 1}, {100, 333}, {4096, 4096},
+  {4096, 65536}, {65536, 4096}, TransferBands ()
+};
+
+/* A pageable plane of w x h bytes at stride `stride` (padding filled with
+ * 0xEE), its bytes from `seed`. */
+struct HostPlane
+{
+  HostPlane (int w_, int h_, size_t stride_, unsigned seed)
+  : w (w_), h (h_), stride (stride_), bytes (stride_ * size_t (h_), 0xEE)
+  {
+    for (int y = 0; y < h; ++y)
+      for (int x = 0; x < w; ++x)
+        bytes[size_t (y) * stride + x] = uint8_t (x * 31 + y * 17 + seed);
+  }
+  ConstPlane plane () const { return ConstPlane (bytes.data (), stride, w, h); }
+  Plane writable_plane () { return Plane (bytes.data (), stride, w, h); }
+  int w, h;
+  size_t stride;
+  std::vector<uint8_t> bytes;
+};
+
+/* The rows of `got` equal those of `want`, and got's padding is untouched
+ * (still 0xEE). */
+void
+check_plane (const HostPlane & got, const HostPlane & want, const char *what)
+{
+  /* One check per plane: check records every assertion that passes. */
+  for (int y = 0; y < got.h; ++y) {
+    const uint8_t *g = got.bytes.data () + size_t (y) * got.stride;
+    const uint8_t *r = want.bytes.data () + size_t (y) * want.stride;
+    const size_t at = first_difference (g, r, size_t (got.w));
+    if (at != size_t (got.w))
+      fail ("%s: row %d differs at byte %zu", what, y, at);
+    for (size_t x = size_t (got.w); x < got.stride; ++x)
+      if (g[x] != 0xEE)
+        fail ("%s: padding of row %d written at %zu", what, y, x);
+  }
+}
+
+}  // namespace
+
+/* Pageable planes of odd sizes and strides, to a pitched device plane and
+ * back into a plane of another stride, for every banding: the device holds
+ * the plane, the host gets it back, padding untouched. */
+GST_START_TEST (test_banded_round_trips)
+{
+  const int sizes[][2] = { {1, 1}, {3, 7}, {17, 2}, {1000, 64}, {1920, 1081},
+    {4099, 33}, {1, 5000}, {70000, 3}
+  };
+  Stream stream;
+  for (const TransferBands & bands:kBandings) {
+    HostTransfer t (bands);
+    for (const auto & wh : sizes) {
+      const int w = wh[0], h = wh[1];
+      char what[128];
+      snprintf (what, sizeof what, "%dx%d, copies of %zu bytes, DMAs of %zu",
+          w, h, bands.copy_bytes, bands.dma_bytes);
+      const HostPlane src (w, h, size_t (w) + 13, unsigned (w + h));
+      HostPlane back (w, h, size_t (w) + 64, 0);
+      std::fill (back.bytes.begin (), back.bytes.end (), 0xEE);
+      DevicePlane dev;
+      dev.reserve (w, h);
+      t.reserve (size_t (w) * h);
+      t.upload (src.plane (), false, dev.data (), dev.pitch (), stream.get ());
+      std::vector<uint8_t> on_device (size_t (w) * h);
+      stream.synchronize ();
+      CUDAFILTERS_CHECK (cudaMemcpy2D (on_device.data (), size_t (w),
+              dev.data (), dev.pitch (), size_t (w), size_t (h),
+              cudaMemcpyDeviceToHost));
+      for (int y = 0; y < h; ++y)
+        if (memcmp (on_device.data () + size_t (y) * w,
+                src.bytes.data () + size_t (y) * src.stride, size_t (w)) != 0)
+          fail ("%s: row %d on the device differs", what, y);
+      t.download (dev.data (), dev.pitch (), back.writable_plane (), false,
+          stream.get ());
+      check_plane (back, src, what);
+    }
+  }
+}
+GST_END_TEST;
+
+/* The three planes of an I420-like frame at disjoint parts of the staging,
+ * uploaded while the stream is held and downloaded together (all queued
+ * before the first is waited for), pageable and page-locked mixed; then
+ * the same frame again at the same places. */
+GST_START_TEST (test_banded_frame_of_three_planes)
+{
+  const int w = 1283, h = 721;
+  const int cw = (w + 1) / 2, ch = (h + 1) / 2;
+  const size_t luma = size_t (w) * h, chroma = size_t (cw) * ch;
+  Stream stream;
+  for (const TransferBands & bands:kBandings) {
+    HostTransfer t (bands);
+    t.reserve (luma + 2 * chroma);
+    for (int round = 0; round < 2; ++round) {
+      const HostPlane y_in (w, h, size_t (w) + 5, 1 + round),
+          u_in (cw, ch, size_t (cw) + 3, 2 + round),
+          v_in (cw, ch, size_t (cw), 3 + round);
+      HostPlane y_out (w, h, size_t (w) + 7, 0), u_out (cw, ch, size_t (cw),
+          0);
+      std::fill (y_out.bytes.begin (), y_out.bytes.end (), 0xEE);
+      std::fill (u_out.bytes.begin (), u_out.bytes.end (), 0xEE);
+      PinnedBuffer v_out;
+      v_out.reserve (chroma);
+      DevicePlane dy, du, dv;
+      dy.reserve (w, h);
+      du.reserve (cw, ch);
+      dv.reserve (cw, ch);
+      hold_stream (stream.get (), 50);
+      t.upload (y_in.plane (), false, dy.data (), dy.pitch (), stream.get ());
+      t.upload (u_in.plane (), false, du.data (), du.pitch (), stream.get (),
+          luma);
+      t.upload (v_in.plane (), false, dv.data (), dv.pitch (), stream.get (),
+          luma + chroma);
+      t.queue_download (dy.data (), dy.pitch (), y_out.writable_plane (),
+          false, stream.get ());
+      t.queue_download (du.data (), du.pitch (), u_out.writable_plane (),
+          false, stream.get (), luma);
+      t.queue_download (dv.data (), dv.pitch (), Plane (v_out.data (),
+              size_t (cw), cw, ch), true, stream.get (), luma + chroma);
+      t.finish_downloads ();
+      check_plane (y_out, y_in, "luma");
+      check_plane (u_out, u_in, "u");
+      for (int y = 0; y < ch; ++y)
+        if (memcmp (v_out.data () + size_t (y) * cw,
+                v_in.bytes.data () + size_t (y) * v_in.stride,
+                size_t (cw)) != 0)
+          fail ("v: row %d differs", y);
+    }
+  }
+}
+GST_END_TEST;
+
+/* As test_staging_rewritten_after_its_copies, cut into many bands: the
+ * second frame's host copies (on the pool) wait for every band the first
+ * frame queued from the staging. */
+GST_START_TEST (test_banded_staging_rewritten_after_its_copies)
+{
+  const int w = 1000, h = 999;
+  const size_t bytes = size_t (w) * h;
+  const std::vector<uint8_t> a = pattern (bytes, 4), b = pattern (bytes, 5);
+  Stream stream;
+  DeviceArray<uint8_t> x (bytes), y (bytes);
+  HostTransfer t (TransferBands {3000, 20000});
+  t.reserve (bytes);
+  hold_stream (stream.get (), 200);
+  t.upload (ConstPlane (a.data (), size_t (w), w, h), false, x.get (),
+      size_t (w), stream.get ());
+  t.upload (ConstPlane (b.data (), size_t (w), w, h), false, y.get (),
+      size_t (w), stream.get ());
+  stream.synchronize ();
+  const std::vector<uint8_t> got_x = device_bytes (x.get (), bytes);
+  const size_t at = first_difference (got_x.data (), a.data (), bytes);
+  fail_unless (at == bytes, "the first upload's bands read staging the "
+      "second had overwritten (first difference at byte %zu)", at);
+  fail_unless (device_bytes (y.get (), bytes) == b, "second upload wrong");
+}
+GST_END_TEST;
+
+/* An upload whose DMA is refused (a device pitch below the row) while the
+ * pool is staging its bands: the error reaches the caller, nothing is
+ * left running, and the next frames through the same staging are whole;
+ * a download refused likewise leaves the pageable plane untouched. */
+GST_START_TEST (test_banded_upload_that_fails)
+{
+  const int w = 2048, h = 600;
+  const size_t bytes = size_t (w) * h;
+  Stream stream;
+  DevicePlane dev;
+  dev.reserve (w, h);
+  HostTransfer t (TransferBands {2048, 8192});
+  t.reserve (bytes);
+  const HostPlane src (w, h, size_t (w), 7);
+  for (int round = 0; round < 3; ++round) {
+    bool thrown = false;
+    try {
+      t.upload (src.plane (), false, dev.data (), size_t (w) - 1,
+          stream.get ());
+    } catch (const CudaError &) {
+      thrown = true;
+    }
+    fail_unless (thrown, "an upload with a pitch below its row was queued");
+    HostPlane untouched (w, h, size_t (w), 0);
+    std::fill (untouched.bytes.begin (), untouched.bytes.end (), 0x5A);
+    thrown = false;
+    try {
+      t.download (dev.data (), size_t (w) - 1, untouched.writable_plane (),
+          false, stream.get ());
+    } catch (const CudaError &) {
+      thrown = true;
+    }
+    fail_unless (thrown, "a download with a pitch below its row was queued");
+    stream.synchronize ();
+    const size_t written = size_t (std::count_if (untouched.bytes.begin (),
+            untouched.bytes.end (), [](uint8_t v) { return v != 0x5A; }));
+    fail_unless (written == 0, "a refused download wrote %zu bytes of its "
+        "plane", written);
+
+    HostPlane back (w, h, size_t (w), 0);
+    t.upload (src.plane (), false, dev.data (), dev.pitch (), stream.get ());
+    t.download (dev.data (), dev.pitch (), back.writable_plane (), false,
+        stream.get ());
+    check_plane (back, src, "frame after a refused one");
+  }
+}
+GST_END_TEST;
+
+/* Two threads, each with its own transfer and stream, sharing the thread
+ * pool: every round trip comes back whole. */
+GST_START_TEST (test_banded_transfers_on_two_threads)
+{
+  std::atomic<int> wrong {0};
+  auto run = [&wrong] (unsigned seed) {
+    Stream stream;
+    HostTransfer t (TransferBands {8192, 65536});
+    for (int i = 0; i < 40; ++i) {
+      const int w = 640 + int (seed) * 3 + i, h = 480 + i;
+      const HostPlane src (w, h, size_t (w) + 1, seed + unsigned (i));
+      HostPlane back (w, h, size_t (w) + 1, 0);
+      DevicePlane dev;
+      dev.reserve (w, h);
+      t.reserve (size_t (w) * h);
+      t.upload (src.plane (), false, dev.data (), dev.pitch (), stream.get ());
+      t.download (dev.data (), dev.pitch (), back.writable_plane (), false,
+          stream.get ());
+      if (back.bytes != src.bytes)
+        ++wrong;
+    }
+  };
+  std::thread other (run, 1u);
+  run (2u);
+  other.join ();
+  fail_unless (wrong.load () == 0, "%d round trips came back wrong",
+      wrong.load ());
+}
+GST_END_TEST;
+
+namespace {
+
 /* Whether the driver tells the allocation of a page-locked address (its
  * buffer id), as locate() asks it. */
 bool
@@ -415,6 +663,11 @@ host_transfer_suite (void)
   tcase_add_test (tc, test_frame_after_a_failed_frame);
   tcase_add_test (tc, test_empty_planes);
   tcase_add_test (tc, test_staging_after_a_failed_growth);
+  tcase_add_test (tc, test_banded_round_trips);
+  tcase_add_test (tc, test_banded_frame_of_three_planes);
+  tcase_add_test (tc, test_banded_staging_rewritten_after_its_copies);
+  tcase_add_test (tc, test_banded_upload_that_fails);
+  tcase_add_test (tc, test_banded_transfers_on_two_threads);
   tcase_add_test (tc, test_narrow_plane_of_2g_rows);
   tcase_add_test (tc, test_plane_across_two_registrations);
   tcase_add_test (tc, test_plane_across_registrations_with_a_gap);
