@@ -6,6 +6,8 @@
 //                 [--dump-frames DIR] [--only histeq|clahe|nlm|sharpen]
 //   element_bench --chain [--frames N] [--json FILE] [--only histeq|nlm]
 //   element_bench --cross-device [--frames N] [--json FILE]
+//   element_bench --system-memory [--backend cuda|cpu] [--frames N] [--json FILE]
+//                 [--only histeq|clahe|nlm|sharpen]
 //
 // Rows, for each element and size:
 //   - system memory (GRAY8), pageable frames pushed through a GstHarness;
@@ -33,6 +35,9 @@
 // of four elements on device 0 against the same chain alternating between
 // the devices (four crossings). Next to them, the copy alone: a frame from
 // device 0 to device 1 with cudaMemcpy2D, as the element makes it.
+//
+// --system-memory: the rows of frames in system memory alone (pageable
+// frames, the proposed pool, the GRAY8 pipeline).
 //
 // Kernel-only GPU times and the copy and bandwidth floors come from
 // histeq_bench, clahe_bench and nlm_bench. Four distinct frames are rotated; --dump-frames
@@ -76,6 +81,7 @@ struct ElementOptions {
   std::string only;
   bool chain = false;
   bool cross_device = false;
+  bool system_memory = false;
 };
 
 std::string caps_string(const char *format, const Size &sz, bool cuda) {
@@ -480,6 +486,7 @@ void run_rows(Reporter &rep, const ElementOptions &opt, GstCudaContext *ctx) {
                 time_harness_proposed(launch, "GRAY8", sz, lumas, iters), 2 * n);
         // GRAY8 has no CUDA-memory layout in GStreamer: NV12 only.
         for (const char *format : {"NV12"}) {
+          if (opt.system_memory) break;
           CudaFrames cuda(ctx, format, sz, lumas);
           rep.row(what((std::string(format) + " CUDA memory").c_str()).c_str(), sz,
                   time_harness(launch, caps_string(format, sz, true), ctx, cuda.bufs, iters), 2 * n);
@@ -488,7 +495,7 @@ void run_rows(Reporter &rep, const ElementOptions &opt, GstCudaContext *ctx) {
       const int reps = on_gpu || e.frames_divisor == 1 ? 5 : 1;
       rep.row(what("pipeline, GRAY8 system memory").c_str(), sz,
               time_pipeline(launch, caps_string("GRAY8", sz, false), nullptr, gray, iters, reps), 2 * n);
-      if (on_gpu) {
+      if (on_gpu && !opt.system_memory) {
         CudaFrames cuda(ctx, "NV12", sz, lumas);
         rep.row(what("pipeline, NV12 CUDA memory").c_str(), sz,
                 time_pipeline(launch, caps_string("NV12", sz, true), ctx, cuda.bufs, iters, reps), 2 * n);
@@ -528,6 +535,7 @@ int main(int argc, char **argv) {
     else if (!std::strcmp(argv[i], "--only")) opt.only = next();
     else if (!std::strcmp(argv[i], "--chain")) opt.chain = true;
     else if (!std::strcmp(argv[i], "--cross-device")) opt.cross_device = true;
+    else if (!std::strcmp(argv[i], "--system-memory")) opt.system_memory = true;
   }
   FILE *json = opt.json.empty() ? nullptr : std::fopen(opt.json.c_str(), "w");
   const bool on_gpu = opt.backend == "cuda";
