@@ -304,6 +304,9 @@ def machine_lines(machines):
     return out
 
 
+KEEP_MARKER = "<!-- measured by hand: bench/report.py keeps what follows -->"
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("results")
@@ -377,8 +380,16 @@ def main():
                   "The engines' CPU paths alone (bench/cpu_bench: no GStreamer, no GPU), on the "
                   "frames the OpenCV rows use. Times are medians per frame.", ""] + cpu_lines
 
+    # Sections measured by hand (docs/benchmarks.md's "Pageable input") follow
+    # KEEP_MARKER in the file being replaced, and are kept.
+    kept = ""
+    if os.path.exists(args.out):
+        text = open(args.out).read()
+        at = text.find(KEEP_MARKER)
+        if at >= 0:
+            kept = "\n" + text[at:]
     with open(args.out, "w") as f:
-        f.write("\n".join(lines))
+        f.write("\n".join(lines) + kept)
     print(f"wrote {args.out} and plots in {plots_dir}")
 
 
