@@ -11,12 +11,20 @@ cv2.createCLAHE(clip, grid).apply() and OpenCV's sharpening
 (opencv_sharpen below). Also times cv2.equalizeHist and CLAHE on this host
 for comparison.
 
+The RGB paths the same way: BGR, RGBA and BGRx frames (odd widths among
+them, alpha and padding bytes random) through the same elements, against
+OpenCV itself: cv2.cvtColor to YCrCb (COLOR_BGR2YCrCb, or COLOR_RGB2YCrCb
+for RGBA), the same operation on channel 0, cv2.cvtColor(COLOR_YCrCb2BGR or
+COLOR_YCrCb2RGB) back, the fourth byte as it went in.
+
     scripts/check-against-opencv.py [--backend cuda|cpu] [--timing] [--quick]
+                                    [--colour-only]
 Needs python3 with numpy and cv2, gst-launch-1.0 and the plugin on
 GST_PLUGIN_PATH. Exits non-zero on any mismatch.
 """
 import argparse
 import os
+import subprocess
 import sys
 import tempfile
 import time
@@ -29,7 +37,7 @@ ensure(["cv2", "numpy"])
 import cv2  # noqa: E402
 import numpy as np  # noqa: E402
 
-from gstraw import filter_frames  # noqa: E402
+from gstraw import filter_frames, from_raw, to_raw  # noqa: E402
 
 SIZES = [(1, 1), (2, 1), (1, 7), (3, 3), (17, 5), (33, 1), (385, 289), (641, 479),
          (1280, 720), (1921, 1081), (3840, 2160), (7680, 4320)]
@@ -111,8 +119,8 @@ def compare(label, got, want):
     if np.array_equal(got, want):
         return True
     bad = np.argwhere(got != want)
-    y, x = bad[0]
-    print(f"MISMATCH {label}: {len(bad)} pixels differ, first at ({x},{y}) "
+    y, x = bad[0][:2]
+    print(f"MISMATCH {label}: {len(bad)} samples differ, first at ({x},{y}) "
           f"got {got[y, x]} want {want[y, x]}")
     return False
 
@@ -145,6 +153,110 @@ def check(backend, sizes):
     return eq_failures == 0 and cl_failures == 0
 
 
+# The RGB paths: sizes with odd widths (3-byte rows padded to 4 bytes), a
+# width of 1, and common video sizes; 4K without --quick.
+COLOUR_SIZES = [(1, 1), (1, 7), (3, 3), (17, 5), (33, 17), (385, 289), (641, 479),
+                (1281, 721), (1920, 1080), (3840, 2160)]
+
+# Each format: its rawvideoparse name, the pixel's size in bytes, and
+# OpenCV's conversions for its channel order.
+COLOUR_FORMATS = {
+    "BGR": ("bgr", 3, cv2.COLOR_BGR2YCrCb, cv2.COLOR_YCrCb2BGR),
+    "RGBA": ("rgba", 4, cv2.COLOR_RGB2YCrCb, cv2.COLOR_YCrCb2RGB),
+    "BGRx": ("bgrx", 4, cv2.COLOR_BGR2YCrCb, cv2.COLOR_YCrCb2BGR),
+}
+
+
+def colour_frames_for(rng, w, h, channels):
+    """Random colours, a low-contrast band, a smooth scene with noise, grey
+    and saturated primaries; any fourth byte random."""
+    def with_extra(rgb):
+        if channels == 3:
+            return rgb.astype(np.uint8)
+        extra = rng.integers(0, 256, (h, w, 1))
+        return np.concatenate([rgb, extra], axis=2).astype(np.uint8)
+    yield "uniform", with_extra(rng.integers(0, 256, (h, w, 3)))
+    yield "low-contrast", with_extra(rng.integers(100, 141, (h, w, 3)))
+    yy, xx = np.mgrid[0:h, 0:w]
+    base = 90 + 40 * xx / max(w, 1) + 20 * yy / max(h, 1)
+    scene = np.stack([base + 40, base, 250 - base], axis=2) + rng.normal(0, 6, (h, w, 3))
+    yield "natural", with_extra(np.clip(scene, 0, 255))
+    grey = rng.integers(60, 121, (h, w, 1))
+    yield "grey", with_extra(np.repeat(grey, 3, axis=2))
+    primaries = np.array([[255, 0, 0], [0, 255, 0], [0, 0, 255], [255, 255, 0],
+                          [0, 0, 0], [255, 255, 255]])
+    yield "primaries", with_extra(primaries[rng.integers(0, len(primaries), (h, w))])
+
+
+def filter_colour_frames(frames, fmt, elements, tmp):
+    """frames (h, w, channels) in the byte order of `fmt` through each
+    element description (one tee branch each), as gstraw.filter_frames."""
+    h, w, channels = frames[0].shape
+    src = os.path.join(tmp, "in.raw")
+    with open(src, "wb") as f:
+        for img in frames:
+            f.write(to_raw(img))
+    cmd = ["gst-launch-1.0", "-q", "filesrc", f"location={src}", "!", "rawvideoparse",
+           f"format={COLOUR_FORMATS[fmt][0]}", f"width={w}", f"height={h}", "framerate=30/1",
+           "!", "tee", "name=t"]
+    outs = []
+    for i, el in enumerate(elements):
+        out = os.path.join(tmp, f"out{i}.raw")
+        outs.append(out)
+        cmd += ["t.", "!", "queue", "!"] + (el.split() + ["!"] if el else [])
+        cmd += ["filesink", f"location={out}"]
+    res = subprocess.run(cmd, capture_output=True, text=True)
+    if res.returncode != 0:
+        raise RuntimeError(f"gst-launch failed ({fmt} {w}x{h}): {res.stdout}{res.stderr}")
+    results = []
+    for out in outs:
+        with open(out, "rb") as f:
+            results.append(list(from_raw(f.read(), w, h, len(frames), np.uint8, channels)))
+    return results
+
+
+def opencv_on_luma(img, fmt, op):
+    """OpenCV's YCrCb of `img` (channel order of `fmt`), `op` on channel 0,
+    back to the same order; a fourth byte as it was."""
+    _, _, to_ycc, from_ycc = COLOUR_FORMATS[fmt]
+    ycc = cv2.cvtColor(np.ascontiguousarray(img[:, :, :3]), to_ycc)
+    ycc[:, :, 0] = op(np.ascontiguousarray(ycc[:, :, 0]))
+    out = img.copy()
+    out[:, :, :3] = cv2.cvtColor(ycc, from_ycc)
+    return out
+
+
+def check_colour(backend, sizes):
+    """cudahisteq, cudaclahe (CLAHE_PARAMS) and cudasharpen (SHARPEN_PARAMS)
+    on BGR, RGBA and BGRx frames against OpenCV's YCrCb round trip."""
+    rng = np.random.default_rng(38)
+    elements = ([f"cudahisteq backend={backend}"] +
+                [f"cudaclahe backend={backend} clip-limit={c} tiles-x={tx} tiles-y={ty}"
+                 for c, tx, ty in CLAHE_PARAMS] +
+                [sharpen_element(backend, *p) for p in SHARPEN_PARAMS])
+    ops = ([("equalizeHist", cv2.equalizeHist)] +
+           [(f"CLAHE({c}, {tx}x{ty})", cv2.createCLAHE(clipLimit=c, tileGridSize=(tx, ty)).apply)
+            for c, tx, ty in CLAHE_PARAMS] +
+           [(f"sharpen{p}", lambda img, p=p: opencv_sharpen(img, *p)) for p in SHARPEN_PARAMS])
+    counts = {"cudahisteq": [0, 0], "cudaclahe": [0, 0], "cudasharpen": [0, 0]}
+    with tempfile.TemporaryDirectory() as tmp:
+        for fmt in COLOUR_FORMATS:
+            channels = COLOUR_FORMATS[fmt][1]
+            for w, h in sizes:
+                named = list(colour_frames_for(rng, w, h, channels))
+                outs = filter_colour_frames([img for _, img in named], fmt, elements, tmp)
+                for el, (label, op), branch in zip(elements, ops, outs):
+                    count = counts[el.split()[0]]
+                    for (name, img), got in zip(named, branch):
+                        count[0] += 1
+                        count[1] += not compare(f"{label} {fmt} {w}x{h} {name}", got,
+                                                opencv_on_luma(img, fmt, op))
+    for el, (checked, failures) in counts.items():
+        print(f"{el} backend={backend} on {', '.join(COLOUR_FORMATS)} vs OpenCV {cv2.__version__} "
+              f"(cvtColor YCrCb round trip): {checked - failures}/{checked} frames identical")
+    return all(failures == 0 for _, failures in counts.values())
+
+
 def timing():
     rng = np.random.default_rng(1)
     print(f"OpenCV {cv2.__version__} on this host, {cv2.getNumThreads()} threads, {os.cpu_count()} CPUs")
@@ -171,10 +283,16 @@ def main():
     ap.add_argument("--backend", default="cuda", choices=["cuda", "cpu", "auto"])
     ap.add_argument("--timing", action="store_true")
     ap.add_argument("--quick", action="store_true", help="leave out 4K and 8K frames")
+    ap.add_argument("--colour-only", action="store_true",
+                    help="only the RGB paths (BGR, RGBA, BGRx)")
     args = ap.parse_args()
     sizes = [s for s in SIZES if not args.quick or s[0] * s[1] < 3840 * 2160]
-    ok = check(args.backend, sizes)
-    ok = check_sharpen(args.backend, sizes) and ok
+    colour_sizes = [s for s in COLOUR_SIZES if not args.quick or s[0] * s[1] < 3840 * 2160]
+    ok = True
+    if not args.colour_only:
+        ok = check(args.backend, sizes)
+        ok = check_sharpen(args.backend, sizes) and ok
+    ok = check_colour(args.backend, colour_sizes) and ok
     if args.timing:
         timing()
     sys.exit(0 if ok else 1)
