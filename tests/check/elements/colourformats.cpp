@@ -115,8 +115,10 @@ static std::vector<std::pair<int, int>>
 small_sizes ()
 {
   std::vector<std::pair<int, int>> s = { {33, 17}, {1, 5}, {2, 3}, {7, 1} };
-  if (!quick ())
+  if (!quick ()) {
     s.push_back ({64, 48});
+    s.push_back ({385, 289});
+  }
   return s;
 }
 
@@ -639,6 +641,79 @@ GST_START_TEST (test_xrgb_and_yvyu)
 }
 GST_END_TEST;
 
+/* A buffer of `f` with rows `stride` bytes apart after `offset` bytes,
+ * described by a video meta; the bytes between rows 0xEE. */
+static GstBuffer *
+buffer_with_stride (const PackedFrame & f, int offset, int stride)
+{
+  const size_t size = size_t (offset) + size_t (stride) * f.height;
+  GstBuffer *buf = gst_buffer_new_allocate (NULL, size, NULL);
+  gst_buffer_memset (buf, 0, 0xEE, size);
+  for (int y = 0; y < f.height; ++y)
+    gst_buffer_fill (buf, size_t (offset) + size_t (y) * stride,
+        &f.rows.pixels[size_t (y) * f.rows.width], f.rows.width);
+  gsize offsets[GST_VIDEO_MAX_PLANES] = { gsize (offset) };
+  gint strides[GST_VIDEO_MAX_PLANES] = { stride };
+  gst_buffer_add_video_meta_full (buf, GST_VIDEO_FRAME_FLAG_NONE, f.format,
+      f.width, f.height, 1, offsets, strides);
+  return buf;
+}
+
+/* Input rows further apart than GStreamer's default (a video meta's stride
+ * and offset, rows of RGB at odd distances): the same output as from the
+ * default layout. */
+GST_START_TEST (test_strides_from_video_meta)
+{
+  std::mt19937 rng (388);
+  for (const std::string & launch : every_element_launch ())
+    for (GstVideoFormat fmt : {GST_VIDEO_FORMAT_RGB, GST_VIDEO_FORMAT_BGRA,
+            GST_VIDEO_FORMAT_xBGR, GST_VIDEO_FORMAT_YUY2, GST_VIDEO_FORMAT_YVYU}) {
+      const PackedFrame in = scene_frame (rng, fmt, 31, 9, 8.0);
+      const PackedFrame want = push_pull_packed (launch, in);
+      for (const auto & layout : { std::make_pair (0, row_bytes (fmt, 31) + 1),
+              std::make_pair (7, row_bytes (fmt, 31) + 61) }) {
+        GstHarness *h = gst_harness_new_parse (launch.c_str ());
+        gst_harness_set_src_caps_str (h, caps_of (in).c_str ());
+        const GstFlowReturn ret = gst_harness_push (h, buffer_with_stride (in,
+                layout.first, layout.second));
+        fail_unless (ret == GST_FLOW_OK, "%s: pushing gave %s",
+            describe (launch, in).c_str (), gst_flow_get_name (ret));
+        GstBuffer *out = gst_harness_pull (h);
+        fail_unless (out != NULL);
+        assert_packed_equal (packed_from_buffer (out, in), want,
+            describe (launch, in) + ", stride " + std::to_string (layout.second) +
+            " after " + std::to_string (layout.first) + " bytes");
+        gst_buffer_unref (out);
+        gst_harness_teardown (h);
+      }
+    }
+}
+GST_END_TEST;
+
+/* Many frames through one element: what the element keeps between frames
+ * (converted planes, histograms, buffers) starts afresh each time. */
+GST_START_TEST (test_frame_sequence)
+{
+  std::mt19937 rng (389);
+  const int frames = quick () ? 4 : 20;
+  const int w = quick () ? 40 : 160, hgt = quick () ? 30 : 120;
+  for (GstVideoFormat fmt : {GST_VIDEO_FORMAT_RGBA, GST_VIDEO_FORMAT_BGR,
+          GST_VIDEO_FORMAT_UYVY}) {
+    for (const PlaneFilter & f : kPlaneFilters) {
+      GstHarness *h = gst_harness_new_parse (f.launch ().c_str ());
+      for (int i = 0; i < frames; ++i) {
+        const PackedFrame in = scene_frame (rng, fmt, w, hgt, 2.0 * (i % 7));
+        assert_packed_equal (push_pull_packed_in (h, in), rgb_layout (fmt) ?
+            reference_rgb (in, f.reference) : reference_packed_yuv (in,
+                f.reference), describe (f.launch (), in) + ", frame " +
+            std::to_string (i));
+      }
+      gst_harness_teardown (h);
+    }
+  }
+}
+GST_END_TEST;
+
 /* ----------------------------------------------------- caps and links */
 
 /* The formats of the structures of `caps` in system memory (cuda: in CUDA
@@ -970,6 +1045,8 @@ colourformats_suite (void)
   tcase_add_test (tc, test_alpha_padding_and_unused_luma_carried);
   tcase_add_test (tc, test_renegotiation_rgb_packed_planar);
   tcase_add_test (tc, test_xrgb_and_yvyu);
+  tcase_add_test (tc, test_strides_from_video_meta);
+  tcase_add_test (tc, test_frame_sequence);
   tcase_add_test (tc, test_videotestsrc_links_without_converter);
 #if TEST_GPU
   tcase_add_test (tc, test_large_frames_match_cpu);
