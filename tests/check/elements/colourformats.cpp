@@ -748,7 +748,8 @@ contains (const std::vector<std::string> & v, const char *s)
 }
 
 /* Both pads of every element name the new formats: all of them in system
- * memory, the CUDA allocator's in CUDA memory. */
+ * memory, the CUDA allocator's in CUDA memory (xRGB, xBGR and YVYU in
+ * system memory only). */
 GST_START_TEST (test_template_caps)
 {
   for (const char *factory : {"cudahisteq", "cudaclahe", "cudasharpen",
@@ -769,6 +770,11 @@ GST_START_TEST (test_template_caps)
       for (GstVideoFormat fmt : kCudaMemoryFormats)
         fail_unless (contains (cuda, format_name (fmt)),
             "%s %s: no %s in CUDA memory", factory, pad, format_name (fmt));
+      /* GStreamer's CUDA allocator has no layout for these. */
+      for (GstVideoFormat fmt : {GST_VIDEO_FORMAT_xRGB, GST_VIDEO_FORMAT_xBGR,
+              GST_VIDEO_FORMAT_YVYU})
+        fail_if (contains (cuda, format_name (fmt)),
+            "%s %s: %s offered in CUDA memory", factory, pad, format_name (fmt));
 #endif
       gst_caps_unref (caps);
     }
