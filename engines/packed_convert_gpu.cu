@@ -1,6 +1,5 @@
-// Packed frames to planes and back on the device: one thread per pixel
-// (RGB) or per two pixels (YUV 4:2:2), rows of a block side by side so
-// that a warp reads consecutive units of one row.
+// Packed frames to planes and back on the device, queued on a stream;
+// rows of a block side by side, so that a warp reads one row.
 #include "packed_convert.h"
 
 #include "packed_math.h"
@@ -33,10 +32,54 @@ __device__ __forceinline__ uint8_t *at(uint8_t *base, size_t stride, int y, int 
   return base + static_cast<size_t>(y) * stride + x;
 }
 
-__global__ void unpack_rgb_kernel(PackedArgs a) {
-  const int x = blockIdx.x * blockDim.x + threadIdx.x;
-  const int y = blockIdx.y * blockDim.y + threadIdx.y;
-  if (x >= a.width || y >= a.height) return;
+// The fast path: each thread takes four units (16 bytes of RGBA or 4:2:2,
+// 12 of RGB) as 32-bit words and writes its luma and chroma as words, so
+// that every access of a warp is wide and contiguous; per-byte accesses
+// of 1- to 4-byte strides made the conversions several times slower than
+// the bandwidth they need. Bytes are picked from the words by shifts with
+// the layout's offsets, so that the words stay in registers. A row's last
+// units, short of a whole chunk, go one by one.
+constexpr int kChunk = 4;  // units a thread takes
+
+template <int kWords>
+__device__ __forceinline__ uint32_t byte_of(const uint32_t (&w)[kWords], int k) {
+  uint32_t word = w[0];
+#pragma unroll
+  for (int i = 1; i < kWords; ++i)
+    if ((k >> 2) == i) word = w[i];
+  return (word >> ((k & 3) * 8)) & 0xFFu;
+}
+
+template <int kWords>
+__device__ __forceinline__ void set_byte(uint32_t (&w)[kWords], int k, uint32_t v) {
+  const int shift = (k & 3) * 8;
+#pragma unroll
+  for (int i = 0; i < kWords; ++i)
+    if ((k >> 2) == i) w[i] = (w[i] & ~(0xFFu << shift)) | (v << shift);
+}
+
+template <int kWords>
+__device__ __forceinline__ void load_words(uint32_t (&w)[kWords], const uint8_t *p) {
+  if constexpr (kWords == 4) {
+    const uint4 v = *reinterpret_cast<const uint4 *>(p);
+    w[0] = v.x, w[1] = v.y, w[2] = v.z, w[3] = v.w;
+  } else {
+#pragma unroll
+    for (int i = 0; i < kWords; ++i) w[i] = reinterpret_cast<const uint32_t *>(p)[i];
+  }
+}
+
+template <int kWords>
+__device__ __forceinline__ void store_words(uint8_t *p, const uint32_t (&w)[kWords]) {
+  if constexpr (kWords == 4) {
+    *reinterpret_cast<uint4 *>(p) = make_uint4(w[0], w[1], w[2], w[3]);
+  } else {
+#pragma unroll
+    for (int i = 0; i < kWords; ++i) reinterpret_cast<uint32_t *>(p)[i] = w[i];
+  }
+}
+
+__device__ __forceinline__ void unpack_rgb_unit(const PackedArgs &a, int x, int y) {
   const uint8_t *p = a.src + static_cast<size_t>(y) * a.src_stride + static_cast<size_t>(x) * a.unit_bytes;
   const int r = p[a.r], g = p[a.g], b = p[a.b];
   const int l = ycrcb::luma(r, g, b);
@@ -47,10 +90,7 @@ __global__ void unpack_rgb_kernel(PackedArgs a) {
   }
 }
 
-__global__ void repack_rgb_kernel(PackedArgs a) {
-  const int x = blockIdx.x * blockDim.x + threadIdx.x;
-  const int y = blockIdx.y * blockDim.y + threadIdx.y;
-  if (x >= a.width || y >= a.height) return;
+__device__ __forceinline__ void repack_rgb_unit(const PackedArgs &a, int x, int y) {
   const size_t off = static_cast<size_t>(x) * a.unit_bytes;
   const uint8_t *p = a.src + static_cast<size_t>(y) * a.src_stride + off;
   uint8_t *q = a.dst + static_cast<size_t>(y) * a.dst_stride + off;
@@ -61,10 +101,9 @@ __global__ void repack_rgb_kernel(PackedArgs a) {
     ccr = *at(a.u, a.u_stride, y, x);
     ccb = *at(a.v, a.v_stride, y, x);
   } else {
-    const int r = unit[a.r], b = unit[a.b];
-    const int l = ycrcb::luma(r, unit[a.g], b);
-    ccr = ycrcb::cr(r, l);
-    ccb = ycrcb::cb(b, l);
+    const int l = ycrcb::luma(unit[a.r], unit[a.g], unit[a.b]);
+    ccr = ycrcb::cr(unit[a.r], l);
+    ccb = ycrcb::cb(unit[a.b], l);
   }
   const ycrcb::Rgb c = ycrcb::to_rgb(*at(a.luma, a.luma_stride, y, x), ccr, ccb);
   unit[a.r] = c.r;
@@ -73,26 +112,8 @@ __global__ void repack_rgb_kernel(PackedArgs a) {
   for (int i = 0; i < a.unit_bytes; ++i) q[i] = unit[i];
 }
 
-// 4:2:2 groups are 4 bytes: one 32-bit word where the rows are aligned.
-__device__ __forceinline__ uchar4 load_group(const uint8_t *p, bool aligned) {
-  if (aligned) return *reinterpret_cast<const uchar4 *>(p);
-  return make_uchar4(p[0], p[1], p[2], p[3]);
-}
-
-__device__ __forceinline__ void store_group(uint8_t *p, uint8_t g[4], bool aligned) {
-  if (aligned) {
-    *reinterpret_cast<uchar4 *>(p) = make_uchar4(g[0], g[1], g[2], g[3]);
-    return;
-  }
-  for (int i = 0; i < 4; ++i) p[i] = g[i];
-}
-
-__global__ void unpack_422_kernel(PackedArgs a, bool aligned) {
-  const int i = blockIdx.x * blockDim.x + threadIdx.x;
-  const int y = blockIdx.y * blockDim.y + threadIdx.y;
-  if (i >= a.units || y >= a.height) return;
-  const uchar4 w = load_group(a.src + static_cast<size_t>(y) * a.src_stride + 4 * static_cast<size_t>(i), aligned);
-  const uint8_t g[4] = {w.x, w.y, w.z, w.w};
+__device__ __forceinline__ void unpack_422_unit(const PackedArgs &a, int i, int y) {
+  const uint8_t *g = a.src + static_cast<size_t>(y) * a.src_stride + 4 * static_cast<size_t>(i);
   *at(a.luma, a.luma_stride, y, 2 * i) = g[a.y0];
   if (2 * i + 1 < a.width) *at(a.luma, a.luma_stride, y, 2 * i + 1) = g[a.y1];
   if (a.u) {
@@ -101,19 +122,186 @@ __global__ void unpack_422_kernel(PackedArgs a, bool aligned) {
   }
 }
 
-__global__ void repack_422_kernel(PackedArgs a, bool aligned) {
-  const int i = blockIdx.x * blockDim.x + threadIdx.x;
-  const int y = blockIdx.y * blockDim.y + threadIdx.y;
-  if (i >= a.units || y >= a.height) return;
-  const uchar4 w = load_group(a.src + static_cast<size_t>(y) * a.src_stride + 4 * static_cast<size_t>(i), aligned);
-  uint8_t g[4] = {w.x, w.y, w.z, w.w};
+__device__ __forceinline__ void repack_422_unit(const PackedArgs &a, int i, int y) {
+  const uint8_t *p = a.src + static_cast<size_t>(y) * a.src_stride + 4 * static_cast<size_t>(i);
+  uint8_t *q = a.dst + static_cast<size_t>(y) * a.dst_stride + 4 * static_cast<size_t>(i);
+  uint8_t g[4] = {p[0], p[1], p[2], p[3]};
   g[a.y0] = *at(a.luma, a.luma_stride, y, 2 * i);
   if (2 * i + 1 < a.width) g[a.y1] = *at(a.luma, a.luma_stride, y, 2 * i + 1);
   if (a.u) {
     g[a.cu] = *at(a.u, a.u_stride, y, i);
     g[a.cv] = *at(a.v, a.v_stride, y, i);
   }
-  store_group(a.dst + static_cast<size_t>(y) * a.dst_stride + 4 * static_cast<size_t>(i), g, aligned);
+  for (int k = 0; k < 4; ++k) q[k] = g[k];
+}
+
+// kUnit: bytes per RGB pixel (3 or 4). Four pixels a thread.
+template <int kUnit>
+__global__ void unpack_rgb_chunks_kernel(PackedArgs a) {
+  constexpr int kWords = kUnit;  // 4 pixels of kUnit bytes: kUnit words
+  const int c = blockIdx.x * blockDim.x + threadIdx.x;
+  const int y = blockIdx.y * blockDim.y + threadIdx.y;
+  const int x0 = c * kChunk;
+  if (x0 >= a.units || y >= a.height) return;
+  if (x0 + kChunk > a.units) {
+    for (int x = x0; x < a.units; ++x) unpack_rgb_unit(a, x, y);
+    return;
+  }
+  uint32_t w[kWords];
+  load_words(w, a.src + static_cast<size_t>(y) * a.src_stride + static_cast<size_t>(x0) * kUnit);
+  uint32_t lw = 0, crw = 0, cbw = 0;
+#pragma unroll
+  for (int p = 0; p < kChunk; ++p) {
+    const int r = byte_of(w, p * kUnit + a.r), g = byte_of(w, p * kUnit + a.g),
+              b = byte_of(w, p * kUnit + a.b);
+    const int l = ycrcb::luma(r, g, b);
+    lw |= static_cast<uint32_t>(l) << (8 * p);
+    crw |= static_cast<uint32_t>(ycrcb::cr(r, l)) << (8 * p);
+    cbw |= static_cast<uint32_t>(ycrcb::cb(b, l)) << (8 * p);
+  }
+  *reinterpret_cast<uint32_t *>(at(a.luma, a.luma_stride, y, x0)) = lw;
+  if (a.u) {
+    *reinterpret_cast<uint32_t *>(at(a.u, a.u_stride, y, x0)) = crw;
+    *reinterpret_cast<uint32_t *>(at(a.v, a.v_stride, y, x0)) = cbw;
+  }
+}
+
+template <int kUnit>
+__global__ void repack_rgb_chunks_kernel(PackedArgs a) {
+  constexpr int kWords = kUnit;
+  const int c = blockIdx.x * blockDim.x + threadIdx.x;
+  const int y = blockIdx.y * blockDim.y + threadIdx.y;
+  const int x0 = c * kChunk;
+  if (x0 >= a.units || y >= a.height) return;
+  if (x0 + kChunk > a.units) {
+    for (int x = x0; x < a.units; ++x) repack_rgb_unit(a, x, y);
+    return;
+  }
+  const size_t off = static_cast<size_t>(x0) * kUnit;
+  uint32_t w[kWords];
+  load_words(w, a.src + static_cast<size_t>(y) * a.src_stride + off);
+  const uint32_t lw = *reinterpret_cast<const uint32_t *>(at(a.luma, a.luma_stride, y, x0));
+  uint32_t crw = 0, cbw = 0;
+  if (a.u) {
+    crw = *reinterpret_cast<const uint32_t *>(at(a.u, a.u_stride, y, x0));
+    cbw = *reinterpret_cast<const uint32_t *>(at(a.v, a.v_stride, y, x0));
+  }
+#pragma unroll
+  for (int p = 0; p < kChunk; ++p) {
+    const int br = p * kUnit + a.r, bg = p * kUnit + a.g, bb = p * kUnit + a.b;
+    int ccr, ccb;
+    if (a.u) {
+      ccr = (crw >> (8 * p)) & 0xFF;
+      ccb = (cbw >> (8 * p)) & 0xFF;
+    } else {
+      const int r = byte_of(w, br), b = byte_of(w, bb);
+      const int l = ycrcb::luma(r, byte_of(w, bg), b);
+      ccr = ycrcb::cr(r, l);
+      ccb = ycrcb::cb(b, l);
+    }
+    const ycrcb::Rgb rgb = ycrcb::to_rgb((lw >> (8 * p)) & 0xFF, ccr, ccb);
+    set_byte(w, br, rgb.r);
+    set_byte(w, bg, rgb.g);
+    set_byte(w, bb, rgb.b);
+  }
+  store_words(a.dst + static_cast<size_t>(y) * a.dst_stride + off, w);
+}
+
+// Four groups (eight pixels) a thread.
+__global__ void unpack_422_chunks_kernel(PackedArgs a) {
+  const int c = blockIdx.x * blockDim.x + threadIdx.x;
+  const int y = blockIdx.y * blockDim.y + threadIdx.y;
+  const int i0 = c * kChunk;
+  // The last group of an odd width has one pixel: it goes alone.
+  const int whole = a.width / 2;
+  if (i0 >= a.units || y >= a.height) return;
+  if (i0 + kChunk > whole) {
+    for (int i = i0; i < a.units; ++i) unpack_422_unit(a, i, y);
+    return;
+  }
+  uint32_t w[4];
+  load_words(w, a.src + static_cast<size_t>(y) * a.src_stride + 4 * static_cast<size_t>(i0));
+  uint32_t l0 = 0, l1 = 0, uw = 0, vw = 0;
+#pragma unroll
+  for (int g = 0; g < kChunk; ++g) {
+    const uint32_t y0 = (w[g] >> (8 * a.y0)) & 0xFF, y1 = (w[g] >> (8 * a.y1)) & 0xFF;
+    const uint32_t pair = y0 | (y1 << 8);
+    if (g < 2) l0 |= pair << (16 * g);
+    else l1 |= pair << (16 * (g - 2));
+    uw |= ((w[g] >> (8 * a.cu)) & 0xFF) << (8 * g);
+    vw |= ((w[g] >> (8 * a.cv)) & 0xFF) << (8 * g);
+  }
+  *reinterpret_cast<uint2 *>(at(a.luma, a.luma_stride, y, 2 * i0)) = make_uint2(l0, l1);
+  if (a.u) {
+    *reinterpret_cast<uint32_t *>(at(a.u, a.u_stride, y, i0)) = uw;
+    *reinterpret_cast<uint32_t *>(at(a.v, a.v_stride, y, i0)) = vw;
+  }
+}
+
+__global__ void repack_422_chunks_kernel(PackedArgs a) {
+  const int c = blockIdx.x * blockDim.x + threadIdx.x;
+  const int y = blockIdx.y * blockDim.y + threadIdx.y;
+  const int i0 = c * kChunk;
+  const int whole = a.width / 2;
+  if (i0 >= a.units || y >= a.height) return;
+  if (i0 + kChunk > whole) {
+    for (int i = i0; i < a.units; ++i) repack_422_unit(a, i, y);
+    return;
+  }
+  const size_t off = 4 * static_cast<size_t>(i0);
+  uint32_t w[4];
+  load_words(w, a.src + static_cast<size_t>(y) * a.src_stride + off);
+  const uint2 l = *reinterpret_cast<const uint2 *>(at(a.luma, a.luma_stride, y, 2 * i0));
+  uint32_t uw = 0, vw = 0;
+  if (a.u) {
+    uw = *reinterpret_cast<const uint32_t *>(at(a.u, a.u_stride, y, i0));
+    vw = *reinterpret_cast<const uint32_t *>(at(a.v, a.v_stride, y, i0));
+  }
+#pragma unroll
+  for (int g = 0; g < kChunk; ++g) {
+    const uint32_t pair = ((g < 2 ? l.x : l.y) >> (16 * (g & 1))) & 0xFFFF;
+    uint32_t word = w[g];
+    word = (word & ~(0xFFu << (8 * a.y0))) | ((pair & 0xFF) << (8 * a.y0));
+    word = (word & ~(0xFFu << (8 * a.y1))) | ((pair >> 8) << (8 * a.y1));
+    if (a.u) {
+      word = (word & ~(0xFFu << (8 * a.cu))) | (((uw >> (8 * g)) & 0xFF) << (8 * a.cu));
+      word = (word & ~(0xFFu << (8 * a.cv))) | (((vw >> (8 * g)) & 0xFF) << (8 * a.cv));
+    }
+    w[g] = word;
+  }
+  store_words(a.dst + static_cast<size_t>(y) * a.dst_stride + off, w);
+}
+
+// The plain path, for rows not aligned for words: a thread a unit.
+__global__ void unpack_units_kernel(PackedArgs a, bool rgb) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  const int y = blockIdx.y * blockDim.y + threadIdx.y;
+  if (i >= a.units || y >= a.height) return;
+  if (rgb) unpack_rgb_unit(a, i, y);
+  else unpack_422_unit(a, i, y);
+}
+
+__global__ void repack_units_kernel(PackedArgs a, bool rgb) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  const int y = blockIdx.y * blockDim.y + threadIdx.y;
+  if (i >= a.units || y >= a.height) return;
+  if (rgb) repack_rgb_unit(a, i, y);
+  else repack_422_unit(a, i, y);
+}
+
+bool aligned_to(const void *p, size_t stride, size_t n) {
+  return reinterpret_cast<uintptr_t>(p) % n == 0 && stride % n == 0;
+}
+
+// Whether the chunked kernels may run: packed rows aligned for their words,
+// planes for theirs.
+bool chunks_fit(const PackedArgs &a, bool rgb, bool with_dst) {
+  const size_t packed = a.unit_bytes == 3 ? 4 : 16;
+  const size_t luma = rgb ? 4 : 8;
+  bool ok = aligned_to(a.src, a.src_stride, packed) && aligned_to(a.luma, a.luma_stride, luma);
+  if (with_dst) ok = ok && aligned_to(a.dst, a.dst_stride, packed);
+  if (a.u) ok = ok && aligned_to(a.u, a.u_stride, 4) && aligned_to(a.v, a.v_stride, 4);
+  return ok;
 }
 
 PackedArgs args_of(ConstPlane src, const PackedPixels &px, const FramePlanes &planes) {
@@ -142,12 +330,9 @@ PackedArgs args_of(ConstPlane src, const PackedPixels &px, const FramePlanes &pl
   return a;
 }
 
-dim3 grid_of(const PackedArgs &a) {
-  return dim3((a.units + kBlockX - 1) / kBlockX, (a.height + kBlockY - 1) / kBlockY);
-}
-
-bool words_aligned(const void *p, size_t stride) {
-  return reinterpret_cast<uintptr_t>(p) % 4 == 0 && stride % 4 == 0;
+dim3 grid_of(const PackedArgs &a, int units_per_thread) {
+  const int threads = (a.units + units_per_thread - 1) / units_per_thread;
+  return dim3((threads + kBlockX - 1) / kBlockX, (a.height + kBlockY - 1) / kBlockY);
 }
 
 }  // namespace
@@ -158,12 +343,18 @@ void enqueue_unpack(ConstPlane src, const PackedPixels &px, const FramePlanesOut
   check_planes(planes.as_const(), px, src.height);
   const PackedArgs a = args_of(src, px, planes.as_const());
   const dim3 block(kBlockX, kBlockY);
-  if (px.rgb()) {
-    unpack_rgb_kernel<<<grid_of(a), block, 0, stream>>>(a);
-    check_launch("unpack_rgb_kernel");
+  if (!chunks_fit(a, px.rgb(), false)) {
+    unpack_units_kernel<<<grid_of(a, 1), block, 0, stream>>>(a, px.rgb());
+    check_launch("unpack_units_kernel");
+  } else if (!px.rgb()) {
+    unpack_422_chunks_kernel<<<grid_of(a, kChunk), block, 0, stream>>>(a);
+    check_launch("unpack_422_chunks_kernel");
+  } else if (px.unit_bytes == 4) {
+    unpack_rgb_chunks_kernel<4><<<grid_of(a, kChunk), block, 0, stream>>>(a);
+    check_launch("unpack_rgb_chunks_kernel<4>");
   } else {
-    unpack_422_kernel<<<grid_of(a), block, 0, stream>>>(a, words_aligned(src.data, src.stride));
-    check_launch("unpack_422_kernel");
+    unpack_rgb_chunks_kernel<3><<<grid_of(a, kChunk), block, 0, stream>>>(a);
+    check_launch("unpack_rgb_chunks_kernel<3>");
   }
 }
 
@@ -177,13 +368,18 @@ void enqueue_repack(ConstPlane src, const PackedPixels &px, const FramePlanes &p
   a.dst = dst.data;
   a.dst_stride = dst.stride;
   const dim3 block(kBlockX, kBlockY);
-  if (px.rgb()) {
-    repack_rgb_kernel<<<grid_of(a), block, 0, stream>>>(a);
-    check_launch("repack_rgb_kernel");
+  if (!chunks_fit(a, px.rgb(), true)) {
+    repack_units_kernel<<<grid_of(a, 1), block, 0, stream>>>(a, px.rgb());
+    check_launch("repack_units_kernel");
+  } else if (!px.rgb()) {
+    repack_422_chunks_kernel<<<grid_of(a, kChunk), block, 0, stream>>>(a);
+    check_launch("repack_422_chunks_kernel");
+  } else if (px.unit_bytes == 4) {
+    repack_rgb_chunks_kernel<4><<<grid_of(a, kChunk), block, 0, stream>>>(a);
+    check_launch("repack_rgb_chunks_kernel<4>");
   } else {
-    const bool aligned = words_aligned(src.data, src.stride) && words_aligned(dst.data, dst.stride);
-    repack_422_kernel<<<grid_of(a), block, 0, stream>>>(a, aligned);
-    check_launch("repack_422_kernel");
+    repack_rgb_chunks_kernel<3><<<grid_of(a, kChunk), block, 0, stream>>>(a);
+    check_launch("repack_rgb_chunks_kernel<3>");
   }
 }
 

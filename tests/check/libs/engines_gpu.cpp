@@ -31,6 +31,7 @@
 #include "cooperative_launch.h"
 #include "histeq_gpu_launch.h"
 #include "noise_estimate.h"
+#include "packed_convert.h"
 
 using namespace cudafilters;
 
@@ -1198,6 +1199,109 @@ GST_START_TEST (test_failed_reserve_keeps_memory)
 }
 GST_END_TEST;
 
+/* Packed frames to planes and back on the GPU equal the CPU's conversions
+ * byte for byte: every layout kind, widths around the kernels' chunks of
+ * four units (and a 4:2:2 row's odd last pixel), rows aligned for the wide
+ * path and rows one byte off, which take the plain one. */
+GST_START_TEST (test_packed_conversions_match_cpu)
+{
+  struct Layout {
+    const char *name;
+    PackedPixels pixels;
+  };
+  PackedPixels rgba, bgr, argb, yuy2, uyvy;
+  bgr.unit_bytes = 3;
+  bgr.r = 2, bgr.b = 0;
+  argb.r = 1, argb.g = 2, argb.b = 3;
+  yuy2.kind = uyvy.kind = PackedPixels::Kind::kYuv422;
+  uyvy.u = 0, uyvy.y0 = 1, uyvy.v = 2, uyvy.y1 = 3;
+  const Layout layouts[] = {{"RGBA", rgba}, {"BGR", bgr}, {"ARGB", argb},
+    {"YUY2", yuy2}, {"UYVY", uyvy}};
+  std::mt19937 rng (11);
+  Stream stream;
+  for (const Layout & l : layouts)
+    for (int width : {1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 33, 64, 65, 130})
+      for (int off : {0, 1}) {
+        PackedPixels px = l.pixels;
+        px.width = width;
+        const int h = 3;
+        const size_t row = packed_row_bytes (px);
+        const size_t stride = off ? row + 3 : (row + 15) / 16 * 16;
+        const int cw = packed_chroma_width (px);
+        std::vector<uint8_t> src = random_bytes (rng, stride * h, 0, 255);
+        DevicePlane dev_src, dev_dst, planes[6];
+        dev_src.reserve ((int) stride + 16, h);
+        dev_dst.reserve ((int) stride + 16, h);
+        const ConstPlane d_src (dev_src.data () + off, stride, (int) row, h);
+        const Plane d_dst (dev_dst.data () + off, stride, (int) row, h);
+        CUDAFILTERS_CHECK (cudaMemcpy2D (dev_src.data () + off, stride,
+                src.data (), stride, row, h, cudaMemcpyHostToDevice));
+        FramePlanesOut dp;
+        int widths[3] = {width, cw, cw};
+        Plane *targets[3] = {&dp.luma, &dp.u, &dp.v};
+        for (int c = 0; c < 3; ++c) {
+          planes[c].reserve (widths[c] + 16, h);
+          *targets[c] = Plane (planes[c].data () + off, planes[c].pitch (),
+              widths[c], h);
+        }
+        /* CPU planes, tight rows. */
+        std::vector<uint8_t> hy (size_t (width) * h), hu (size_t (cw) * h),
+            hv (size_t (cw) * h);
+        FramePlanesOut hp;
+        hp.luma = Plane (hy.data (), width, width, h);
+        hp.u = Plane (hu.data (), cw, cw, h);
+        hp.v = Plane (hv.data (), cw, cw, h);
+        const ConstPlane h_src (src.data (), stride, (int) row, h);
+        unpack_cpu (h_src, px, hp);
+        enqueue_unpack (d_src, px, dp, stream.get ());
+        stream.synchronize ();
+        for (int c = 0; c < 3; ++c) {
+          std::vector<uint8_t> got (size_t (widths[c]) * h);
+          CUDAFILTERS_CHECK (cudaMemcpy2D (got.data (), widths[c],
+                  targets[c]->data, targets[c]->stride, widths[c], h,
+                  cudaMemcpyDeviceToHost));
+          const std::vector<uint8_t> &want = c == 0 ? hy : c == 1 ? hu : hv;
+          fail_unless (got == want, "%s width %d offset %d: plane %d differs "
+              "from the CPU's after unpacking", l.name, width, off, c);
+        }
+        /* New planes in, with and without chroma: each rebuilt frame equals
+         * the CPU's, the bytes between rows untouched. */
+        for (bool chroma : {false, true}) {
+          std::vector<uint8_t> ny = random_bytes (rng, hy.size (), 0, 255),
+              nu = random_bytes (rng, hu.size (), 0, 255),
+              nv = random_bytes (rng, hv.size (), 0, 255);
+          FramePlanes hn;
+          hn.luma = ConstPlane (ny.data (), width, width, h);
+          FramePlanes dn;
+          dn.luma = dp.luma;
+          CUDAFILTERS_CHECK (cudaMemcpy2D (dp.luma.data, dp.luma.stride,
+                  ny.data (), width, width, h, cudaMemcpyHostToDevice));
+          if (chroma) {
+            hn.u = ConstPlane (nu.data (), cw, cw, h);
+            hn.v = ConstPlane (nv.data (), cw, cw, h);
+            dn.u = dp.u;
+            dn.v = dp.v;
+            CUDAFILTERS_CHECK (cudaMemcpy2D (dp.u.data, dp.u.stride,
+                    nu.data (), cw, cw, h, cudaMemcpyHostToDevice));
+            CUDAFILTERS_CHECK (cudaMemcpy2D (dp.v.data, dp.v.stride,
+                    nv.data (), cw, cw, h, cudaMemcpyHostToDevice));
+          }
+          std::vector<uint8_t> want (stride * h, 0x5A), got (stride * h, 0x5A);
+          repack_cpu (h_src, px, hn, Plane (want.data (), stride, (int) row, h));
+          CUDAFILTERS_CHECK (cudaMemcpy2D (dev_dst.data () + off, stride,
+                  got.data (), stride, stride, h, cudaMemcpyHostToDevice));
+          enqueue_repack (d_src, px, dn, d_dst, stream.get ());
+          stream.synchronize ();
+          CUDAFILTERS_CHECK (cudaMemcpy2D (got.data (), stride,
+                  dev_dst.data () + off, stride, stride, h,
+                  cudaMemcpyDeviceToHost));
+          fail_unless (got == want, "%s width %d offset %d chroma %d: packed "
+              "frame differs from the CPU's", l.name, width, off, chroma);
+        }
+      }
+}
+GST_END_TEST;
+
 static Suite *
 engines_gpu_suite (void)
 {
@@ -1222,6 +1326,7 @@ engines_gpu_suite (void)
   tcase_add_test (tc, test_nlm_window_refuses_bad_frames);
   tcase_add_test (tc, test_window_runner_device_in_host_out);
   tcase_add_test (tc, test_failed_reserve_keeps_memory);
+  tcase_add_test (tc, test_packed_conversions_match_cpu);
   return s;
 }
 
