@@ -7,7 +7,7 @@
  *     odd width's unused luma carried, and equal to the element on the same
  *     frame as planar Y42B;
  *   - cudanlm on RGB: equal to the element on the Y444 frame of the same Y,
- *     Cb (U) and Cr (V) planes, converted back; on packed 4:2:2 equal to it
+ *     Cr (U) and Cb (V) planes, converted back; on packed 4:2:2 equal to it
  *     on Y42B; single frames and a temporal window;
  *   - odd widths (3-byte rows padded to 4), a width of 1, output caps equal
  *     to input caps, renegotiation between RGB, packed and planar YUV in one
@@ -265,23 +265,24 @@ describe (const std::string & launch, const PackedFrame & f)
 
 /* -------------------------------------------- what cudanlm must output */
 
-/* The Y444 frame of an RGB frame's OpenCV YCrCb: Y, then Cb as U and Cr
- * as V. */
+/* The Y444 frame of an RGB frame's OpenCV YCrCb, its planes in OpenCV's
+ * channel order: Y, then Cr as U and Cb as V. (cudanlm weighs U and V
+ * together; on the CPU the other order gives the same bytes.) */
 static PlanarFrame
 y444_of_rgb (const PackedFrame & in)
 {
   const YCrCbPlanes p = split_ycrcb (in);
   PlanarFrame f;
   gst_video_info_set_format (&f.info, GST_VIDEO_FORMAT_Y444, in.width, in.height);
-  f.planes = { p.y, p.cb, p.cr };
+  f.planes = { p.y, p.cr, p.cb };
   return f;
 }
 
-/* `in` with the colours of the Y444 frame `f` (Y, Cb, Cr) converted back. */
+/* `in` with the colours of the Y444 frame `f` (Y, Cr, Cb) converted back. */
 static PackedFrame
 rgb_of_y444 (const PackedFrame & in, const PlanarFrame & f)
 {
-  return merge_ycrcb (in, YCrCbPlanes { f.planes[0], f.planes[2], f.planes[1] });
+  return merge_ycrcb (in, YCrCbPlanes { f.planes[0], f.planes[1], f.planes[2] });
 }
 
 /* What an element of `launch` (a fresh one) must output for `in`, from its
