@@ -135,8 +135,11 @@ __device__ __forceinline__ void repack_422_unit(const PackedArgs &a, int i, int 
   for (int k = 0; k < 4; ++k) q[k] = g[k];
 }
 
-// kUnit: bytes per RGB pixel (3 or 4). Four pixels a thread.
-template <int kUnit>
+// kUnit: bytes per RGB pixel (3 or 4); kR, kG, kB: where R, G and B lie
+// in it, as constants, so that picking a byte is one shift (with offsets
+// known only at run time, the selects cost more than the memory traffic).
+// Four pixels a thread.
+template <int kUnit, int kR, int kG, int kB>
 __global__ void unpack_rgb_chunks_kernel(PackedArgs a) {
   constexpr int kWords = kUnit;  // 4 pixels of kUnit bytes: kUnit words
   const int c = blockIdx.x * blockDim.x + threadIdx.x;
@@ -152,8 +155,8 @@ __global__ void unpack_rgb_chunks_kernel(PackedArgs a) {
   uint32_t lw = 0, crw = 0, cbw = 0;
 #pragma unroll
   for (int p = 0; p < kChunk; ++p) {
-    const int r = byte_of(w, p * kUnit + a.r), g = byte_of(w, p * kUnit + a.g),
-              b = byte_of(w, p * kUnit + a.b);
+    const int r = byte_of(w, p * kUnit + kR), g = byte_of(w, p * kUnit + kG),
+              b = byte_of(w, p * kUnit + kB);
     const int l = ycrcb::luma(r, g, b);
     lw |= static_cast<uint32_t>(l) << (8 * p);
     crw |= static_cast<uint32_t>(ycrcb::cr(r, l)) << (8 * p);
@@ -166,7 +169,7 @@ __global__ void unpack_rgb_chunks_kernel(PackedArgs a) {
   }
 }
 
-template <int kUnit>
+template <int kUnit, int kR, int kG, int kB>
 __global__ void repack_rgb_chunks_kernel(PackedArgs a) {
   constexpr int kWords = kUnit;
   const int c = blockIdx.x * blockDim.x + threadIdx.x;
@@ -188,7 +191,7 @@ __global__ void repack_rgb_chunks_kernel(PackedArgs a) {
   }
 #pragma unroll
   for (int p = 0; p < kChunk; ++p) {
-    const int br = p * kUnit + a.r, bg = p * kUnit + a.g, bb = p * kUnit + a.b;
+    const int br = p * kUnit + kR, bg = p * kUnit + kG, bb = p * kUnit + kB;
     int ccr, ccb;
     if (a.u) {
       ccr = (crw >> (8 * p)) & 0xFF;
@@ -207,7 +210,9 @@ __global__ void repack_rgb_chunks_kernel(PackedArgs a) {
   store_words(a.dst + static_cast<size_t>(y) * a.dst_stride + off, w);
 }
 
-// Four groups (eight pixels) a thread.
+// Four groups (eight pixels) a thread; kY0, kU, kY1, kV: where the bytes
+// lie in a group.
+template <int kY0, int kU, int kY1, int kV>
 __global__ void unpack_422_chunks_kernel(PackedArgs a) {
   const int c = blockIdx.x * blockDim.x + threadIdx.x;
   const int y = blockIdx.y * blockDim.y + threadIdx.y;
@@ -224,12 +229,12 @@ __global__ void unpack_422_chunks_kernel(PackedArgs a) {
   uint32_t l0 = 0, l1 = 0, uw = 0, vw = 0;
 #pragma unroll
   for (int g = 0; g < kChunk; ++g) {
-    const uint32_t y0 = (w[g] >> (8 * a.y0)) & 0xFF, y1 = (w[g] >> (8 * a.y1)) & 0xFF;
+    const uint32_t y0 = (w[g] >> (8 * kY0)) & 0xFF, y1 = (w[g] >> (8 * kY1)) & 0xFF;
     const uint32_t pair = y0 | (y1 << 8);
     if (g < 2) l0 |= pair << (16 * g);
     else l1 |= pair << (16 * (g - 2));
-    uw |= ((w[g] >> (8 * a.cu)) & 0xFF) << (8 * g);
-    vw |= ((w[g] >> (8 * a.cv)) & 0xFF) << (8 * g);
+    uw |= ((w[g] >> (8 * kU)) & 0xFF) << (8 * g);
+    vw |= ((w[g] >> (8 * kV)) & 0xFF) << (8 * g);
   }
   *reinterpret_cast<uint2 *>(at(a.luma, a.luma_stride, y, 2 * i0)) = make_uint2(l0, l1);
   if (a.u) {
@@ -238,6 +243,7 @@ __global__ void unpack_422_chunks_kernel(PackedArgs a) {
   }
 }
 
+template <int kY0, int kU, int kY1, int kV>
 __global__ void repack_422_chunks_kernel(PackedArgs a) {
   const int c = blockIdx.x * blockDim.x + threadIdx.x;
   const int y = blockIdx.y * blockDim.y + threadIdx.y;
@@ -261,11 +267,11 @@ __global__ void repack_422_chunks_kernel(PackedArgs a) {
   for (int g = 0; g < kChunk; ++g) {
     const uint32_t pair = ((g < 2 ? l.x : l.y) >> (16 * (g & 1))) & 0xFFFF;
     uint32_t word = w[g];
-    word = (word & ~(0xFFu << (8 * a.y0))) | ((pair & 0xFF) << (8 * a.y0));
-    word = (word & ~(0xFFu << (8 * a.y1))) | ((pair >> 8) << (8 * a.y1));
+    word = (word & ~(0xFFu << (8 * kY0))) | ((pair & 0xFF) << (8 * kY0));
+    word = (word & ~(0xFFu << (8 * kY1))) | ((pair >> 8) << (8 * kY1));
     if (a.u) {
-      word = (word & ~(0xFFu << (8 * a.cu))) | (((uw >> (8 * g)) & 0xFF) << (8 * a.cu));
-      word = (word & ~(0xFFu << (8 * a.cv))) | (((vw >> (8 * g)) & 0xFF) << (8 * a.cv));
+      word = (word & ~(0xFFu << (8 * kU))) | (((uw >> (8 * g)) & 0xFF) << (8 * kU));
+      word = (word & ~(0xFFu << (8 * kV))) | (((vw >> (8 * g)) & 0xFF) << (8 * kV));
     }
     w[g] = word;
   }
@@ -335,27 +341,59 @@ dim3 grid_of(const PackedArgs &a, int units_per_thread) {
   return dim3((threads + kBlockX - 1) / kBlockX, (a.height + kBlockY - 1) / kBlockY);
 }
 
+
+// The chunked kernels of the layouts GStreamer's formats have; null for
+// any other (which takes the plain kernel).
+using PackedKernel = void (*)(PackedArgs);
+
+template <bool kUnpack>
+PackedKernel chunk_kernel(const PackedPixels &px) {
+#define CUDAFILTERS_RGB(U, R, G, B)                                            \
+  if (px.unit_bytes == U && px.r == R && px.g == G && px.b == B)                  \
+    return kUnpack ? unpack_rgb_chunks_kernel<U, R, G, B> : repack_rgb_chunks_kernel<U, R, G, B>;
+#define CUDAFILTERS_422(Y0, U, Y1, V)                                          \
+  if (px.y0 == Y0 && px.u == U && px.y1 == Y1 && px.v == V)                       \
+    return kUnpack ? unpack_422_chunks_kernel<Y0, U, Y1, V> : repack_422_chunks_kernel<Y0, U, Y1, V>;
+  if (px.rgb()) {
+    CUDAFILTERS_RGB(4, 0, 1, 2)  // RGBA, RGBx
+    CUDAFILTERS_RGB(4, 2, 1, 0)  // BGRA, BGRx
+    CUDAFILTERS_RGB(4, 1, 2, 3)  // ARGB, xRGB
+    CUDAFILTERS_RGB(4, 3, 2, 1)  // ABGR, xBGR
+    CUDAFILTERS_RGB(3, 0, 1, 2)  // RGB
+    CUDAFILTERS_RGB(3, 2, 1, 0)  // BGR
+  } else {
+    CUDAFILTERS_422(0, 1, 2, 3)  // YUY2
+    CUDAFILTERS_422(1, 0, 3, 2)  // UYVY
+    CUDAFILTERS_422(0, 3, 2, 1)  // YVYU
+  }
+#undef CUDAFILTERS_RGB
+#undef CUDAFILTERS_422
+  return nullptr;
+}
+
+void launch(const PackedArgs &a, const PackedPixels &px, bool unpack, bool with_dst,
+            cudaStream_t stream) {
+  const dim3 block(kBlockX, kBlockY);
+  const PackedKernel chunks = unpack ? chunk_kernel<true>(px) : chunk_kernel<false>(px);
+  if (chunks && chunks_fit(a, px.rgb(), with_dst)) {
+    chunks<<<grid_of(a, kChunk), block, 0, stream>>>(a);
+    check_launch(unpack ? "unpack chunks kernel" : "repack chunks kernel");
+  } else if (unpack) {
+    unpack_units_kernel<<<grid_of(a, 1), block, 0, stream>>>(a, px.rgb());
+    check_launch("unpack_units_kernel");
+  } else {
+    repack_units_kernel<<<grid_of(a, 1), block, 0, stream>>>(a, px.rgb());
+    check_launch("repack_units_kernel");
+  }
+}
+
 }  // namespace
 
 void enqueue_unpack(ConstPlane src, const PackedPixels &px, const FramePlanesOut &planes,
                     cudaStream_t stream) {
   check_packed(src, px, "packed frame");
   check_planes(planes.as_const(), px, src.height);
-  const PackedArgs a = args_of(src, px, planes.as_const());
-  const dim3 block(kBlockX, kBlockY);
-  if (!chunks_fit(a, px.rgb(), false)) {
-    unpack_units_kernel<<<grid_of(a, 1), block, 0, stream>>>(a, px.rgb());
-    check_launch("unpack_units_kernel");
-  } else if (!px.rgb()) {
-    unpack_422_chunks_kernel<<<grid_of(a, kChunk), block, 0, stream>>>(a);
-    check_launch("unpack_422_chunks_kernel");
-  } else if (px.unit_bytes == 4) {
-    unpack_rgb_chunks_kernel<4><<<grid_of(a, kChunk), block, 0, stream>>>(a);
-    check_launch("unpack_rgb_chunks_kernel<4>");
-  } else {
-    unpack_rgb_chunks_kernel<3><<<grid_of(a, kChunk), block, 0, stream>>>(a);
-    check_launch("unpack_rgb_chunks_kernel<3>");
-  }
+  launch(args_of(src, px, planes.as_const()), px, true, false, stream);
 }
 
 void enqueue_repack(ConstPlane src, const PackedPixels &px, const FramePlanes &planes, Plane dst,
@@ -367,20 +405,7 @@ void enqueue_repack(ConstPlane src, const PackedPixels &px, const FramePlanes &p
   PackedArgs a = args_of(src, px, planes);
   a.dst = dst.data;
   a.dst_stride = dst.stride;
-  const dim3 block(kBlockX, kBlockY);
-  if (!chunks_fit(a, px.rgb(), true)) {
-    repack_units_kernel<<<grid_of(a, 1), block, 0, stream>>>(a, px.rgb());
-    check_launch("repack_units_kernel");
-  } else if (!px.rgb()) {
-    repack_422_chunks_kernel<<<grid_of(a, kChunk), block, 0, stream>>>(a);
-    check_launch("repack_422_chunks_kernel");
-  } else if (px.unit_bytes == 4) {
-    repack_rgb_chunks_kernel<4><<<grid_of(a, kChunk), block, 0, stream>>>(a);
-    check_launch("repack_rgb_chunks_kernel<4>");
-  } else {
-    repack_rgb_chunks_kernel<3><<<grid_of(a, kChunk), block, 0, stream>>>(a);
-    check_launch("repack_rgb_chunks_kernel<3>");
-  }
+  launch(a, px, false, true, stream);
 }
 
 }  // namespace cudafilters

@@ -26,6 +26,9 @@ and gst-launch-1.0. The sets and what they write:
   colour    colour.png: astronaut in colour through I420, cudahisteq and
             cudaclahe: the luma is filtered (== OpenCV on it), the chroma
             must come out unchanged
+  rgb       rgb.png: the astronaut PNG straight from pngdec (RGB, no
+            converter) through cudahisteq and cudaclahe to pngenc; each
+            output == OpenCV's YCrCb round trip with the filter on Y
   nlm       nlm.png: photos with Gaussian noise (sigma 20, fixed seed), noisy,
             cudanlm, OpenCV's fastNlMeansDenoising and clean, 128x128 crops
             zoomed 2x, PSNR in the titles
@@ -62,7 +65,7 @@ ROOT = os.path.dirname(SCRIPTS)
 sys.path.insert(0, SCRIPTS)
 from gstraw import filter_frames, psnr  # noqa: E402
 
-SETS = ["histeq", "clahe", "colour", "nlm", "sharpen", "temporal", "bench"]
+SETS = ["histeq", "clahe", "colour", "rgb", "nlm", "sharpen", "temporal", "bench"]
 
 # In skimage.data_dir. The colour ones are loaded as gray (GRAY8) for the
 # before/after grids; COLOUR goes through as I420 for colour.png.
@@ -342,6 +345,38 @@ def colour_set(out, backend, tmp):
                  os.path.join(out, "colour.png"), width=240)]
 
 
+def luma_of(rgb):
+    return np.ascontiguousarray(cv2.cvtColor(rgb, cv2.COLOR_RGB2YCrCb)[..., 0])
+
+
+def rgb_set(out, backend, tmp):
+    """The colour PNG as pngdec gives it (RGB) through each element with no
+    converter; each output must equal OpenCV's YCrCb round trip with the
+    element's OpenCV counterpart on Y."""
+    elements = [("cudahisteq", cv2.equalizeHist, "cudahisteq"),
+                (CLAHE, cv2.createCLAHE(2.0, (8, 8)).apply, "cudaclahe (clip 2, 8x8 tiles)")]
+    src = photo_path(COLOUR)
+    rgb = cv2.cvtColor(cv2.imread(src, cv2.IMREAD_COLOR), cv2.COLOR_BGR2RGB)
+    columns = [(f"{os.path.splitext(COLOUR)[0]}, {rgb.shape[1]}x{rgb.shape[0]}, RGB", [(rgb, luma_of(rgb))])]
+    for element, reference, label in elements:
+        dst = os.path.join(tmp, "rgb-out.png")
+        cmd = ["gst-launch-1.0", "-q", "filesrc", f"location={src}", "!", "pngdec", "!"] + \
+            element.split() + [f"backend={backend}", "!", "pngenc", "!", "filesink", f"location={dst}"]
+        res = subprocess.run(cmd, capture_output=True, text=True)
+        if res.returncode != 0:
+            sys.exit(f"{' '.join(cmd)} failed: {res.stdout}{res.stderr}")
+        got = cv2.cvtColor(cv2.imread(dst, cv2.IMREAD_COLOR), cv2.COLOR_BGR2RGB)
+        ycc = cv2.cvtColor(rgb, cv2.COLOR_RGB2YCrCb)
+        ycc[..., 0] = reference(np.ascontiguousarray(ycc[..., 0]))
+        same_as(got, cv2.cvtColor(ycc, cv2.COLOR_YCrCb2RGB), f"{COLOUR} (RGB) {element.split()[0]}")
+        columns.append((label, [(got, luma_of(got))]))
+    return [grid(columns, [None], "RGB frames straight from pngdec: the elements filter the luma of YCrCb",
+                 "filesrc ! pngdec ! ELEMENT ! pngenc, no converter. Checked: equal to OpenCV's "
+                 "cvtColor(RGB2YCrCb),\nthe OpenCV function on Y, cvtColor(YCrCb2RGB). Under each: "
+                 "histogram and cumulative histogram of Y. "
+                 f"backend={backend}.", os.path.join(out, "rgb.png"), width=240)]
+
+
 def comparison(name, img, backend, tmp, out_dir):
     """The photo, cudahisteq and cudaclahe side by side, with histograms."""
     eq, clahe = run_gray(img, ["cudahisteq", CLAHE], backend, tmp)
@@ -506,7 +541,8 @@ def main():
     if not os.environ.get("GST_PLUGIN_PATH") and os.path.isdir(os.path.join(ROOT, "build", "plugin")):
         os.environ["GST_PLUGIN_PATH"] = os.path.join(ROOT, "build", "plugin")
         print(f"GST_PLUGIN_PATH={os.environ['GST_PLUGIN_PATH']}")
-    needs_plugin = {"histeq": "cudahisteq", "clahe": "cudaclahe", "colour": "cudaclahe", "nlm": "cudanlm",
+    needs_plugin = {"histeq": "cudahisteq", "clahe": "cudaclahe", "colour": "cudaclahe", "rgb": "cudaclahe",
+                    "nlm": "cudanlm",
                     "temporal": "cudaclahe"}
     for s in args.only:
         if s in needs_plugin and not has_element(needs_plugin[s]):

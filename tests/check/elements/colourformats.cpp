@@ -1015,7 +1015,12 @@ GST_START_TEST (test_cuda_memory_matches_system_memory)
       continue;
     }
     for (const auto & sz : sizes) {
-      const PackedFrame in = scene_frame (rng, fmt, sz[0], sz[1], 6.0);
+      /* GStreamer's CUDA copies (cudaupload, cudadownload) move
+       * COMP_WIDTH * PSTRIDE bytes a row, which for 4:2:2 of odd width
+       * leaves out the last group's second luma byte and its V: such
+       * frames do not survive the trip whole, whatever the element does. */
+      const int width = !rgb_layout (fmt) && sz[0] % 2 ? sz[0] + 1 : sz[0];
+      const PackedFrame in = scene_frame (rng, fmt, width, sz[1], 6.0);
       for (const PlaneFilter & f : kPlaneFilters) {
         const std::string what = describe (f.launch (), in) + " in CUDA memory";
         const PackedFrame got = through_cuda_memory (f.launch (), in);
