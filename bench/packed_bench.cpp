@@ -221,12 +221,22 @@ int main(int argc, char **argv) {
                   gpu->enqueue_carrying(nv12.in(i), nv12.out(), chroma, stream.get());
                 }),
                 3.0 * n);
+        rep.row((std::string(c.name) + ", NV12 back to back").c_str(), sz,
+                time_gpu_back_to_back(stream.get(), opt.frames / 10 + 1, [&](int i) {
+                  gpu->enqueue_carrying(nv12.in(i), nv12.out(), chroma, stream.get());
+                }),
+                3.0 * n);
         for (const Layout &l : kLayouts) {
           const PackedFrames f(l.make(sz.width), sz.height);
           GpuPackedPlaneFilter packed(*gpu);
           packed.set_pixels(f.pixels);
           rep.row((std::string(c.name) + ", " + l.name + " (GPU time)").c_str(), sz,
                   time_gpu(stream.get(), opt.frames, [&](int i) {
+                    packed.enqueue(f.in(i), f.dst(), stream.get());
+                  }),
+                  2.0 * f.row * sz.height);
+          rep.row((std::string(c.name) + ", " + l.name + " back to back").c_str(), sz,
+                  time_gpu_back_to_back(stream.get(), opt.frames / 10 + 1, [&](int i) {
                     packed.enqueue(f.in(i), f.dst(), stream.get());
                   }),
                   2.0 * f.row * sz.height);
@@ -260,6 +270,28 @@ int main(int argc, char **argv) {
                 nlm.enqueue_window(&in, 1, 0, frames.out(), stream.get());
               }),
               3.0 * n);
+      // The planes an RGB frame becomes: Y, Cr, Cb at full resolution.
+      {
+        DevicePlane y444[3], y444_out[3];
+        FramePlanes in;
+        FramePlanesOut out;
+        ConstPlane *ins[3] = {&in.luma, &in.u, &in.v};
+        Plane *outs[3] = {&out.luma, &out.u, &out.v};
+        for (int c = 0; c < 3; ++c) {
+          y444[c].reserve(sz.width, sz.height);
+          y444_out[c].reserve(sz.width, sz.height);
+          const std::vector<uint8_t> host = make_frame(sz.width, sz.height, 20 + c);
+          CUDAFILTERS_CHECK(cudaMemcpy2D(y444[c].data(), y444[c].pitch(), host.data(), sz.width,
+                                         sz.width, sz.height, cudaMemcpyHostToDevice));
+          *ins[c] = ConstPlane(y444[c].data(), y444[c].pitch(), sz.width, sz.height);
+          *outs[c] = Plane(y444_out[c].data(), y444_out[c].pitch(), sz.width, sz.height);
+        }
+        rep.row("cudanlm, Y444 planes, luma + chroma (GPU time)", sz,
+                time_gpu(stream.get(), std::max(10, opt.frames / 10), [&](int) {
+                  nlm.enqueue_window(&in, 1, 0, out, stream.get());
+                }),
+                6.0 * n);
+      }
       for (const Layout &l : kLayouts) {
         const PackedFrames f(l.make(sz.width), sz.height);
         GpuPackedWindowFilter packed(nlm);
