@@ -1253,6 +1253,9 @@ GST_START_TEST (test_packed_conversions_match_cpu)
         hp.v = Plane (hv.data (), cw, cw, h);
         const ConstPlane h_src (src.data (), stride, (int) row, h);
         unpack_cpu (h_src, px, hp);
+        /* The copies above ran on the legacy stream, which the runner's
+         * non-blocking stream does not wait for. */
+        CUDAFILTERS_CHECK (cudaDeviceSynchronize ());
         enqueue_unpack (d_src, px, dp, stream.get ());
         stream.synchronize ();
         for (int c = 0; c < 3; ++c) {
@@ -1290,6 +1293,7 @@ GST_START_TEST (test_packed_conversions_match_cpu)
           repack_cpu (h_src, px, hn, Plane (want.data (), stride, (int) row, h));
           CUDAFILTERS_CHECK (cudaMemcpy2D (dev_dst.data () + off, stride,
                   got.data (), stride, stride, h, cudaMemcpyHostToDevice));
+          CUDAFILTERS_CHECK (cudaDeviceSynchronize ());
           enqueue_repack (d_src, px, dn, d_dst, stream.get ());
           stream.synchronize ();
           CUDAFILTERS_CHECK (cudaMemcpy2D (got.data (), stride,
