@@ -44,13 +44,38 @@ struct Job {
   int count;
   std::atomic<int> next{0};
   std::atomic<int> done{0};
-  // Workers that took the job: raised under the pool's mutex, dropped
+  // Workers that took the job: raised under the pool's list lock, dropped
   // without it.
   std::atomic<int> holders{0};
   // Set by the first body that throws, which then stores its exception:
   // the indices after it are only counted, and the caller rethrows it.
   std::atomic<bool> failed{false};
   std::exception_ptr error;
+};
+
+// Guards the list of calls. Its holders only scan a few pointers, and
+// fifteen workers that see a call listed at once all take it in turn: a
+// std::mutex put each of them to sleep in the kernel and woke them one
+// after the other, about a microsecond a turn, which delayed both the
+// workers' start and the caller's return (docs/benchmarks.md, "Pageable
+// input"). A holder preempted on a machine with more threads than CPUs is
+// waited for with yields, not spun for.
+class SpinLock {
+ public:
+  void lock() {
+    for (int turns = 0; locked_.exchange(true, std::memory_order_acquire);) {
+      while (locked_.load(std::memory_order_relaxed)) {
+        if (++turns < 1000)
+          cpu_relax();
+        else
+          std::this_thread::yield();
+      }
+    }
+  }
+  void unlock() { locked_.store(false, std::memory_order_release); }
+
+ private:
+  std::atomic<bool> locked_{false};
 };
 
 std::string read_text(const std::string &path) {
@@ -103,17 +128,29 @@ class Pool {
     job.context = context;
     job.count = count;
     {
-      std::lock_guard<std::mutex> lock(mutex_);
+      std::lock_guard<SpinLock> lock(list_);
       jobs_.push_back(&job);
       posted_.fetch_add(1);
     }
-    wake_.notify_all();
+    // Spinning workers see the count change. Sleeping ones are woken one
+    // here, and the first to wake wakes the rest (work()): waking all of
+    // them at once kept the caller in the kernel for several microseconds
+    // before it could start on its own indices.
+    if (sleepers_.load() > 0) {
+      { std::lock_guard<std::mutex> lock(sleep_); }
+      wake_.notify_one();
+    }
     take_indices(job);
     wait_until_finished(job);
     {
-      std::lock_guard<std::mutex> lock(mutex_);
+      std::lock_guard<SpinLock> lock(list_);
       jobs_.erase(std::find(jobs_.begin(), jobs_.end(), &job));
     }
+    // A worker may have claimed the job between that check and the
+    // erasure: it saw the last index still open just before this thread
+    // took it. Unlisted, the job gets no more claims; such a worker finds
+    // nothing left and lets go at once.
+    wait_until_finished(job);
     if (job.error) std::rethrow_exception(job.error);
   }
 
@@ -126,7 +163,7 @@ class Pool {
     const auto until = std::chrono::steady_clock::now() + kCallerSpin;
     while (!finished(job)) {
       if (std::chrono::steady_clock::now() > until) {
-        std::unique_lock<std::mutex> lock(mutex_);
+        std::unique_lock<std::mutex> lock(sleep_);
         finished_.wait(lock, [&] { return finished(job); });
         return;
       }
@@ -149,54 +186,68 @@ class Pool {
     }
   }
 
-  // A job with indices left, taken (holders + 1) under the mutex, or null.
+  // A job with indices left, taken (holders + 1) under the list lock, or
+  // null.
   Job *claim() {
+    std::lock_guard<SpinLock> lock(list_);
     Job *job = open_job();
     if (job) ++job->holders;
     return job;
   }
 
   // Looks for a call, then spins for a while watching for new ones, then
-  // sleeps until one comes. A spinning worker takes the mutex only when a
-  // call has been listed since it last looked: workers that took it on
-  // every turn while a call was still listed (its last indices running)
-  // held up its caller and each other (docs/benchmarks.md, "Pageable
-  // input").
+  // sleeps until one comes. A spinning worker takes the list lock only when
+  // a call has been listed since it last looked: workers that took the
+  // pool's mutex on every turn while a call was still listed (its last
+  // indices running) held up its caller and each other (docs/benchmarks.md,
+  // "Pageable input").
   Job *next_job() {
     uint64_t seen = posted_.load();
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      if (Job *job = claim()) return job;
-    }
-    const auto until = std::chrono::steady_clock::now() + kWorkerSpin;
-    do {
-      const uint64_t now_posted = posted_.load();
-      if (now_posted != seen) {
-        seen = now_posted;
-        std::lock_guard<std::mutex> lock(mutex_);
-        if (Job *job = claim()) return job;
+    if (Job *job = claim()) return job;
+    for (;;) {
+      const auto until = std::chrono::steady_clock::now() + kWorkerSpin;
+      do {
+        const uint64_t now_posted = posted_.load();
+        if (now_posted != seen) {
+          seen = now_posted;
+          if (Job *job = claim()) return job;
+        }
+        cpu_relax();
+      } while (std::chrono::steady_clock::now() < until);
+      // Asleep until a call is listed after `seen`. The count of sleepers
+      // is raised before the last look at posted_, and a caller raises
+      // posted_ before it looks at the sleepers (both sequentially
+      // consistent): a call listed meanwhile either is seen here or finds
+      // this worker counted, and then wakes it under the same mutex.
+      {
+        std::unique_lock<std::mutex> lock(sleep_);
+        sleepers_.fetch_add(1);
+        wake_.wait(lock, [&] { return posted_.load() != seen; });
+        sleepers_.fetch_sub(1);
       }
-      cpu_relax();
-    } while (std::chrono::steady_clock::now() < until);
-    std::unique_lock<std::mutex> lock(mutex_);
-    Job *job = nullptr;
-    wake_.wait(lock, [&] { return (job = claim()) != nullptr; });
-    return job;
+      seen = posted_.load();
+      Job *job = claim();
+      // Woken, with work to share: the others asleep are woken from here
+      // rather than by the caller.
+      if (job != nullptr && sleepers_.load() > 0) {
+        { std::lock_guard<std::mutex> lock(sleep_); }
+        wake_.notify_all();
+      }
+      if (job != nullptr) return job;
+    }
   }
 
   void work() {
     for (;;) {
       Job *job = next_job();
       take_indices(*job);
-      // Only the last worker out takes the mutex, so that the caller, which
-      // waits for all of them, does not wait for each to have its turn at
-      // it. Claims raise `holders` only while indices are left, so once it
-      // reaches 0 it stays there. The job may be gone as soon as it does:
+      // Only the last worker out tells the caller, which may be asleep. The
+      // job may be gone as soon as `holders` reaches 0 once it is unlisted:
       // nothing here touches it after.
       if (job->holders.fetch_sub(1) == 1) {
         // A caller asleep on finished_ checked its condition under the
         // mutex: taking it here orders that check before the notify.
-        { std::lock_guard<std::mutex> lock(mutex_); }
+        { std::lock_guard<std::mutex> lock(sleep_); }
         finished_.notify_all();
       }
     }
@@ -208,14 +259,18 @@ class Pool {
     return nullptr;
   }
 
-  std::mutex mutex_;
+  SpinLock list_;
+  std::vector<Job *> jobs_;  // open and finishing calls, under list_
+  // Counts the calls listed so far (changed under list_), for spinning
+  // workers to watch without the lock.
+  std::atomic<uint64_t> posted_{0};
+  // Workers asleep on wake_, and callers asleep on finished_, wait under
+  // sleep_.
+  std::mutex sleep_;
   std::condition_variable wake_;
   std::condition_variable finished_;
-  std::vector<Job *> jobs_;     // open and finishing calls
-  // Counts the calls listed so far (changed under the mutex), for spinning
-  // workers to watch without it.
-  std::atomic<uint64_t> posted_{0};
-  int workers_ = 0;             // set by the constructor only
+  std::atomic<int> sleepers_{0};
+  int workers_ = 0;  // set by the constructor only
 };
 
 // Never destroyed: a streaming thread may still be filtering while the

@@ -1,7 +1,9 @@
 /* The shared pool of worker threads (engines/thread_pool.cpp), one process per
  * case, since the pool is made once per process:
  *   thread-pool             bodies that throw, every index run once, several
- *                           callers at once, the cgroup CPU quota read;
+ *                           callers at once (short calls, some after the
+ *                           workers went to sleep), the cgroup CPU quota
+ *                           read;
  *   thread-pool-affinity    (TEST_ONE_CPU) a process allowed one CPU, as
  *                           under `taskset -c 0` or a one-CPU cpuset, runs
  *                           on one thread;
@@ -180,6 +182,35 @@ check_throwing_bodies ()
       thrown.load (), wrong.load ());
 }
 
+/* Short calls back to back from three threads, now and then after a pause
+ * long enough for the workers to go to sleep: every index runs once, and a
+ * call returns only once no worker holds it (a job left listed or touched
+ * after its caller returned would show as indices run twice or a crash).
+ * The pool wakes sleeping workers one by one, and lists calls under a spin
+ * lock that workers and callers take at once. */
+void
+check_short_calls ()
+{
+  std::vector<std::thread> callers;
+  std::atomic<int> wrong { 0 };
+  for (int c = 0; c < 3; ++c)
+    callers.emplace_back ([&, c] {
+          for (int round = 0; round < 300; ++round) {
+            const int n = 2 + (round * 7 + c) % 40;
+            std::vector<std::atomic<int>> counts (static_cast<size_t> (n));
+            cudafilters::parallel_for (n, [&](int i) { counts[size_t (i)]++; });
+            for (auto & k : counts)
+              wrong += k.load () != 1;
+            if (round % 60 == 0)
+              std::this_thread::sleep_for (std::chrono::milliseconds (2));
+          }
+        });
+  for (auto & t : callers)
+    t.join ();
+  CHECK (wrong.load () == 0, "short calls: %d indices not run exactly once",
+      wrong.load ());
+}
+
 /* The cgroup quota, read from a cgroup tree made in a scratch directory as
  * /proc/self/mountinfo and /proc/self/cgroup would describe it. */
 void
@@ -341,6 +372,7 @@ main ()
   check_indices (1000, "1000 indices");
   check_engines ("first");
   check_throwing_bodies ();
+  check_short_calls ();
   check_indices (1000, "after exceptions");
   check_engines ("after exceptions");
   std::printf ("%s\n", failures ? "FAILED" : "passed");
