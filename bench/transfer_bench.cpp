@@ -20,10 +20,12 @@
 #include "thread_pool.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 using namespace cudafilters;
@@ -137,11 +139,57 @@ int main(int argc, char **argv) {
         std::memcpy(out.data(), pin_out.data(), n);
       });
       rep.row("host copies in + out, one thread", sz, copies_one, 2.0 * n);
+      // Where the time of a banded round trip goes: the two transfers cut
+      // into the bands of the defaults (an event after each download band),
+      // and whole, with the pool's host copies of another frame running
+      // at once (memory bandwidth taken from the DMAs).
+      std::vector<Event> band_events;
+      Stats dma_bands = time_host(iters, [&](int i) {
+        const size_t rows = std::max<size_t>(1, (256u << 10) / size_t(w));
+        size_t band = 0;
+        for (size_t y = 0; y < size_t(h); y += rows)
+          CUDAFILTERS_CHECK(cudaMemcpy2DAsync(dev.data() + y * dev.pitch(), dev.pitch(),
+                                              pinned[i % kRotation].data() + y * w, w, w,
+                                              std::min(rows, size_t(h) - y),
+                                              cudaMemcpyHostToDevice, stream.get()));
+        for (size_t y = 0; y < size_t(h); y += rows, ++band) {
+          CUDAFILTERS_CHECK(cudaMemcpy2DAsync(pin_out.data() + y * w, w, dev.data() + y * dev.pitch(),
+                                              dev.pitch(), w, std::min(rows, size_t(h) - y),
+                                              cudaMemcpyDeviceToHost, stream.get()));
+          if (band_events.size() <= band) band_events.emplace_back(kHostWaitEventFlags);
+          CUDAFILTERS_CHECK(cudaEventRecord(band_events[band].get(), stream.get()));
+        }
+        stream.synchronize();
+      });
+      rep.row("floor: pinned h2d + d2h in 256 KB bands, events", sz, dma_bands, 2.0 * n);
+      std::vector<uint8_t> other(n, 1), other_out(n);
+      Stats dma_busy = time_host(iters, [&](int i) {
+        CUDAFILTERS_CHECK(cudaMemcpy2DAsync(dev.data(), dev.pitch(), pinned[i % kRotation].data(), w,
+                                            w, h, cudaMemcpyHostToDevice, stream.get()));
+        CUDAFILTERS_CHECK(cudaMemcpy2DAsync(pin_out.data(), w, dev.data(), dev.pitch(), w, h,
+                                            cudaMemcpyDeviceToHost, stream.get()));
+        pool_copy(host[i % kRotation].data(), other.data());
+        pool_copy(other.data(), other_out.data());
+        stream.synchronize();
+      });
+      rep.row("pinned h2d + d2h, pool copies in + out at once", sz, dma_busy, 2.0 * n);
       // What a call into the pool costs with nothing to do.
       Stats empty_call = time_host(iters, [&](int) {
         parallel_for(parallel_threads(), [](int) {});
       });
       rep.row("parallel_for, an empty index per thread", sz, empty_call, 0);
+      // The same once the workers have gone to sleep (after their spin):
+      // what the first call after a pause costs.
+      std::vector<double> after_idle;
+      for (int i = 0; i < std::max(20, iters / 10); ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        const auto t0 = std::chrono::steady_clock::now();
+        parallel_for(parallel_threads(), [](int) {});
+        after_idle.push_back(
+            std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0)
+                .count());
+      }
+      rep.row("parallel_for, after 1 ms idle", sz, summarize(after_idle), 0);
       for (int k = 0; k < kRotation; ++k) std::memcpy(pinned[k].data(), host[k].data(), n);
 
       // The round trip of a pageable frame, no filter.
