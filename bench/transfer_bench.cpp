@@ -140,7 +140,8 @@ int main(int argc, char **argv) {
       });
       rep.row("host copies in + out, one thread", sz, copies_one, 2.0 * n);
       // Where the time of a banded round trip goes: the two transfers cut
-      // into the bands of the defaults (an event after each download band),
+      // into bands of 256 KB (the default at 1080p; 4K's is 1 MB), an event
+      // after each download band,
       // and whole, with the pool's host copies of another frame running
       // at once (memory bandwidth taken from the DMAs).
       std::vector<Event> band_events;
