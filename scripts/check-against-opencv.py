@@ -24,7 +24,6 @@ GST_PLUGIN_PATH. Exits non-zero on any mismatch.
 """
 import argparse
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -37,7 +36,7 @@ ensure(["cv2", "numpy"])
 import cv2  # noqa: E402
 import numpy as np  # noqa: E402
 
-from gstraw import filter_frames, from_raw, to_raw  # noqa: E402
+from gstraw import filter_frames  # noqa: E402
 
 SIZES = [(1, 1), (2, 1), (1, 7), (3, 3), (17, 5), (33, 1), (385, 289), (641, 479),
          (1280, 720), (1921, 1081), (3840, 2160), (7680, 4320)]
@@ -190,29 +189,8 @@ def colour_frames_for(rng, w, h, channels):
 
 def filter_colour_frames(frames, fmt, elements, tmp):
     """frames (h, w, channels) in the byte order of `fmt` through each
-    element description (one tee branch each), as gstraw.filter_frames."""
-    h, w, channels = frames[0].shape
-    src = os.path.join(tmp, "in.raw")
-    with open(src, "wb") as f:
-        for img in frames:
-            f.write(to_raw(img))
-    cmd = ["gst-launch-1.0", "-q", "filesrc", f"location={src}", "!", "rawvideoparse",
-           f"format={COLOUR_FORMATS[fmt][0]}", f"width={w}", f"height={h}", "framerate=30/1",
-           "!", "tee", "name=t"]
-    outs = []
-    for i, el in enumerate(elements):
-        out = os.path.join(tmp, f"out{i}.raw")
-        outs.append(out)
-        cmd += ["t.", "!", "queue", "!"] + (el.split() + ["!"] if el else [])
-        cmd += ["filesink", f"location={out}"]
-    res = subprocess.run(cmd, capture_output=True, text=True)
-    if res.returncode != 0:
-        raise RuntimeError(f"gst-launch failed ({fmt} {w}x{h}): {res.stdout}{res.stderr}")
-    results = []
-    for out in outs:
-        with open(out, "rb") as f:
-            results.append(list(from_raw(f.read(), w, h, len(frames), np.uint8, channels)))
-    return results
+    element description (one tee branch each)."""
+    return filter_frames(frames, elements, tmp, fmt=COLOUR_FORMATS[fmt][0])
 
 
 def opencv_on_luma(img, fmt, op):

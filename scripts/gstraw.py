@@ -40,17 +40,19 @@ def psnr(a, b):
     return 10 * np.log10(peak ** 2 / mse)
 
 
-def filter_frames(frames, elements, tmp, via="", back=""):
+def filter_frames(frames, elements, tmp, via="", back="", fmt=None):
     """Runs frames (same size) through each element description in
     `elements` (one tee branch each, in one pipeline; "" for none) and
     returns, per element, the list of output frames. uint8 frames go as
     GRAY8, uint16 ones as GRAY16_LE, (h, w, 3) uint8 ones as RGB. `via`
     (e.g. "videoconvert ! video/x-raw,format=I420") comes before the tee,
-    and `back` after each element, to return to the frames' format."""
+    and `back` after each element, to return to the frames' format. `fmt`
+    (a rawvideoparse format name) says what the bytes of (h, w, channels)
+    frames are, where it is not RGB (BGR, RGBA, BGRx...)."""
     h, w = frames[0].shape[:2]
     dtype = frames[0].dtype
     channels = frames[0].shape[2] if frames[0].ndim == 3 else 1
-    fmt = "rgb" if channels == 3 else "gray16-le" if dtype == np.uint16 else "gray8"
+    fmt = fmt or ("rgb" if channels == 3 else "gray16-le" if dtype == np.uint16 else "gray8")
     src = os.path.join(tmp, "in.raw")
     with open(src, "wb") as f:
         for img in frames:
@@ -66,7 +68,7 @@ def filter_frames(frames, elements, tmp, via="", back=""):
         cmd += (back.split() + ["!"] if back else []) + ["filesink", f"location={out}"]
     res = subprocess.run(cmd, capture_output=True, text=True)
     if res.returncode != 0:
-        raise RuntimeError(f"gst-launch failed ({w}x{h}): {res.stdout}{res.stderr}")
+        raise RuntimeError(f"gst-launch failed ({fmt} {w}x{h}): {res.stdout}{res.stderr}")
     results = []
     for out in outs:
         with open(out, "rb") as f:
