@@ -136,9 +136,9 @@ __device__ __forceinline__ void repack_422_unit(const PackedArgs &a, int i, int 
 }
 
 // kUnit: bytes per RGB pixel (3 or 4); kR, kG, kB: where R, G and B lie
-// in it, as constants, so that picking a byte is one shift (with offsets
-// known only at run time, the selects cost more than the memory traffic).
-// Four pixels a thread.
+// in it, as constants, so that picking a byte is one shift. (On an H100
+// this measured the same as offsets given at run time: 1080p and 4K RGBA
+// to planes and back within run-to-run noise.) Four pixels a thread.
 template <int kUnit, int kR, int kG, int kB>
 __global__ void unpack_rgb_chunks_kernel(PackedArgs a) {
   constexpr int kWords = kUnit;  // 4 pixels of kUnit bytes: kUnit words
