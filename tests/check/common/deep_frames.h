@@ -181,15 +181,8 @@ deep_frame (std::mt19937 & rng, GstVideoFormat fmt, const Image16 & luma)
 inline PlanarFrame
 push_pull_in (GstHarness * h, const PlanarFrame & in)
 {
-  GstCaps *caps = gst_caps_from_string (video_caps (GST_VIDEO_INFO_FORMAT
-          (&in.info), GST_VIDEO_INFO_WIDTH (&in.info),
-          GST_VIDEO_INFO_HEIGHT (&in.info)).c_str ());
-  GstCaps *current = gst_pad_get_current_caps (h->srcpad);
-  if (current == NULL || !gst_caps_is_equal (current, caps))
-    gst_harness_set_src_caps (h, gst_caps_ref (caps));
-  gst_caps_unref (caps);
-  if (current != NULL)
-    gst_caps_unref (current);
+  set_caps_if_changed (h, video_caps (GST_VIDEO_INFO_FORMAT (&in.info),
+          GST_VIDEO_INFO_WIDTH (&in.info), GST_VIDEO_INFO_HEIGHT (&in.info)));
   GstBuffer *out = gst_harness_push_and_pull (h, buffer_from_frame (in));
   fail_unless (out != NULL);
   PlanarFrame result = frame_from_buffer (out, in.info);

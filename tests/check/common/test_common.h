@@ -638,4 +638,18 @@ check_proposed_pinned_pool (const char *launch, int w, int hgt,
   gst_caps_unref (caps);
 }
 
+/* Sets @caps_str on the harness's source pad where the caps there differ:
+ * a caps event only where the caps change. */
+inline void
+set_caps_if_changed (GstHarness * h, const std::string & caps_str)
+{
+  GstCaps *caps = gst_caps_from_string (caps_str.c_str ());
+  GstCaps *current = gst_pad_get_current_caps (h->srcpad);
+  if (current == NULL || !gst_caps_is_equal (current, caps))
+    gst_harness_set_src_caps (h, gst_caps_ref (caps));
+  gst_caps_unref (caps);
+  if (current != NULL)
+    gst_caps_unref (current);
+}
+
 }  // namespace test

@@ -188,19 +188,6 @@ caps_of (const PackedFrame & f, const char *features = nullptr)
   return video_caps (f.format, f.width, f.height, features);
 }
 
-/* New caps on the harness where they changed. */
-static void
-set_caps_if_changed (GstHarness * h, const std::string & caps_str)
-{
-  GstCaps *caps = gst_caps_from_string (caps_str.c_str ());
-  GstCaps *current = gst_pad_get_current_caps (h->srcpad);
-  if (current == NULL || !gst_caps_is_equal (current, caps))
-    gst_harness_set_src_caps (h, gst_caps_ref (caps));
-  gst_caps_unref (caps);
-  if (current != NULL)
-    gst_caps_unref (current);
-}
-
 /* The output caps are the input's: the same format and size. */
 static void
 assert_output_caps (GstHarness * h, GstVideoFormat fmt, int w, int hgt,
