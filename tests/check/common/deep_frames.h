@@ -337,7 +337,7 @@ check_deep_proposed_pinned_pool (const char *launch,
   std::mt19937 rng (4044);
   for (int w : {1280, 1283}) {
     const int hgt = 720;
-    GstHarness *h = gst_harness_new_parse (launch);
+    GstHarness *h = new_harness (launch);
     const std::string caps_str = video_caps (GST_VIDEO_FORMAT_GRAY16_LE, w,
         hgt);
     gst_harness_set_src_caps_str (h, caps_str.c_str ());

@@ -298,7 +298,7 @@ inline void
 run_sequence (const std::string & launch, const Sequence & seq,
     SequenceOutput & out)
 {
-  GstHarness *h = gst_harness_new_parse (launch.c_str ());
+  GstHarness *h = new_harness (launch);
   set_caps_of (h, seq.frames[0]);
   const GstVideoInfo *info = &seq.frames[0].info;
   for (size_t i = 0; i < seq.frames.size (); ++i) {

@@ -13,6 +13,7 @@
 #endif
 #include <gst/video/video.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <functional>
@@ -178,10 +179,255 @@ push_pull (GstHarness * h, const Image & img)
   return result;
 }
 
+/* CUDAFILTERS_TEST_QUICK=1 is for runs under valgrind, AddressSanitizer or
+ * compute-sanitizer: tests that honour it use smaller frames and fewer of
+ * them, for the same cases. */
+inline bool
+quick ()
+{
+  const char *v = g_getenv ("CUDAFILTERS_TEST_QUICK");
+  return v && *v && *v != '0';
+}
+
+/* True when a CUDA device can be opened (through GStreamer's CUDA library
+ * where the plugin uses it). */
+inline bool
+gpu_available ()
+{
+#ifdef HAVE_GST_CUDA
+  if (!gst_cuda_load_library ())
+    return false;
+  GstCudaContext *ctx = gst_cuda_context_new (0);
+  if (!ctx)
+    return false;
+  gst_object_unref (ctx);
+  return true;
+#else
+  int count = 0;
+  const bool ok = cudaGetDeviceCount (&count) == cudaSuccess && count > 0;
+  (void) cudaGetLastError ();
+  return ok;
+#endif
+}
+
+/* Tests built twice from one source: without TEST_GPU (the cpu suite) the
+ * elements run with backend=cpu; with TEST_GPU=1 (the gpu suite, the test's
+ * name ending in -gpu) with backend=cuda, and the test exits 77 (skipped)
+ * without a usable GPU. */
+#ifndef TEST_GPU
+#define TEST_GPU 0
+#endif
+
+static const char *const kBackend = TEST_GPU ? "cuda" : "cpu";
+
+/* The name of such a test's suite: "name" or "name-gpu". */
+#define TEST_SUITE_NAME(name) (TEST_GPU ? name "-gpu" : name)
+
+#ifdef HAVE_GST_CUDA
+/* Offers `ctx` to `element` (every element of a bin) as the application's
+ * CUDA context. */
+inline void
+share_cuda_context (GstElement * element, GstCudaContext * ctx)
+{
+  GstContext *shared = gst_context_new_cuda_context (ctx);
+  gst_element_set_context (element, shared);
+  gst_context_unref (shared);
+}
+
+/* A harness starts its element at once, and the element takes its context
+ * when it starts: stopped, given `ctx`, and started again. */
+inline void
+play_in_cuda_context (GstHarness * h, GstCudaContext * ctx)
+{
+  fail_unless (gst_element_set_state (h->element, GST_STATE_NULL) ==
+      GST_STATE_CHANGE_SUCCESS);
+  share_cuda_context (h->element, ctx);
+  gst_harness_play (h);
+}
+#endif
+
+#ifdef HAVE_GST_CUDA
+/* The CUDA context the gpu suite's elements share, made once per process.
+ * An element that finds none makes its own when it starts: about 0.2 s on
+ * an H100, and seconds while other test processes make theirs. Made per
+ * harness, that was most of the gpu suite's time (docs/tests.md). Cases
+ * about an element's own context, a context lost to a fault or memory of
+ * another context make theirs (Context::kOwn, play_in_cuda_context). */
+inline GstCudaContext *&
+shared_test_context_slot ()
+{
+  static GstCudaContext *ctx = nullptr;
+  return ctx;
+}
+
+inline GstCudaContext *
+shared_test_context ()
+{
+  GstCudaContext *&ctx = shared_test_context_slot ();
+  if (!ctx && gst_cuda_load_library ())
+    ctx = gst_cuda_context_new (0);
+  return ctx;
+}
+#endif
+
+/* Drops the shared context once every element is gone (GStreamer's leaks
+ * tracer, which the soak test runs, reports objects alive at exit). */
+inline void
+release_shared_test_context ()
+{
+#ifdef HAVE_GST_CUDA
+  gst_clear_object (&shared_test_context_slot ());
+#endif
+}
+
+/* Whether new_harness gives its elements shared_test_context (): in the gpu
+ * suite. */
+enum class Context { kShared, kOwn };
+
+/* Gives `element` (every element of a bin) the test's shared CUDA context
+ * where this build runs the CUDA backend and `context` asks for it. */
+inline void
+share_test_context (GstElement * element, Context context)
+{
+#ifdef HAVE_GST_CUDA
+  if (!TEST_GPU || context == Context::kOwn)
+    return;
+  GstCudaContext *ctx = shared_test_context ();
+  fail_unless (ctx != nullptr, "no CUDA context for the tests");
+  share_cuda_context (element, ctx);
+#else
+  (void) element;
+  (void) context;
+#endif
+}
+
+/* A harness of `launch`, as gst_harness_new_parse makes it (the elements in
+ * a bin whose unlinked pads become the harness's), whose elements share the
+ * test's CUDA context in the gpu suite. */
+inline GstHarness *
+new_harness (const std::string & launch, Context context = Context::kShared)
+{
+  GError *err = nullptr;
+  GstElement *e = gst_parse_bin_from_description_full (launch.c_str (), TRUE,
+      nullptr, GST_PARSE_FLAG_NONE, &err);
+  fail_unless (e != nullptr && err == nullptr, "%s: %s", launch.c_str (),
+      err ? err->message : "");
+  share_test_context (e, context);
+  GstHarness *h = gst_harness_new_with_element (e, "sink", "src");
+  gst_object_unref (e);
+  return h;
+}
+
+/* Stops and restarts the element of `h`, offering it the test's context
+ * again, as a bin does at each start (it answers the element's
+ * need-context message). */
+inline void
+restart_harness (GstHarness * h)
+{
+  fail_unless (gst_element_set_state (h->element, GST_STATE_NULL) ==
+      GST_STATE_CHANGE_SUCCESS);
+  share_test_context (h->element, Context::kShared);
+  gst_harness_play (h);
+}
+
+/* -------------------------------------------- everyday and full sweeps */
+
+/* The gpu suite samples the cross products of its sweeps (sizes x
+ * settings x formats); CUDAFILTERS_TEST_FULL=1 (the gpu-full suite) runs
+ * them whole. Every element, format, memory kind and path is in both:
+ * what a sample leaves out is repetition. The cpu suite, whose sweeps are
+ * smaller, runs them whole, but for its runs under the memory checkers
+ * (CUDAFILTERS_TEST_QUICK), which sample them too. */
+inline bool
+full ()
+{
+  const char *v = g_getenv ("CUDAFILTERS_TEST_FULL");
+  return (v && *v && *v != '0') || (!TEST_GPU && !quick ());
+}
+
+/* The seed of the samples: fixed, so a run can be replayed, or
+ * CUDAFILTERS_TEST_SEED. Printed once per process. */
+inline uint32_t
+sample_seed ()
+{
+  static const uint32_t seed = [] {
+    const char *v = g_getenv ("CUDAFILTERS_TEST_SEED");
+    const uint32_t s = v && *v ? uint32_t (g_ascii_strtoull (v, nullptr, 10))
+        : 20261128u;
+    g_print ("cross products %s (CUDAFILTERS_TEST_SEED=%u; "
+        "CUDAFILTERS_TEST_FULL=1 runs them whole)\n", full ()? "run whole" :
+        "sampled", s);
+    return s;
+  }();
+  return seed;
+}
+
+/* A number for `what` under the seed (FNV-1a, then mixed): the same on every
+ * machine, whatever order the cases come in. */
+inline uint32_t
+sample_hash (const std::string & what)
+{
+  uint32_t h = sample_seed () ^ 2166136261u;
+  for (unsigned char c : what)
+    h = (h ^ c) * 16777619u;
+  h ^= h >> 15;
+  h *= 2246822519u;
+  h ^= h >> 13;
+  return h;
+}
+
+/* Whether the case named `what` of a cross product is in the sample: about
+ * `fraction` of the cases; every case under CUDAFILTERS_TEST_FULL. */
+inline bool
+sampled (const std::string & what, double fraction)
+{
+  return full () || sample_hash (what) % 10000u < uint32_t (fraction * 10000);
+}
+
+/* `k` of the `n` indices [0, n), in order: all under
+ * CUDAFILTERS_TEST_FULL or where k >= n; the first and the last always. */
+inline std::vector<int>
+sample_indices (int n, int k, const std::string & what)
+{
+  std::vector<int> all (n);
+  for (int i = 0; i < n; ++i)
+    all[i] = i;
+  if (full () || k >= n)
+    return all;
+  std::mt19937 rng (sample_hash (what));
+  std::vector<int> middle (all.begin () + 1, all.end () - 1);
+  std::shuffle (middle.begin (), middle.end (), rng);
+  std::vector<int> keep = {0, n - 1};
+  keep.insert (keep.end (), middle.begin (), middle.begin () + std::max (0, k - 2));
+  std::sort (keep.begin (), keep.end ());
+  return keep;
+}
+
+/* Whether cell (row, col) of a cross product is in the sample: the columns
+ * col with (row + col + seed) % stride == 0, so each row keeps one column
+ * in `stride` and each column is kept on one row in `stride` (on some row
+ * wherever there are `stride` rows or more). Every cell under
+ * CUDAFILTERS_TEST_FULL. */
+inline bool
+in_grid_sample (int row, int col, int stride)
+{
+  return full () || (uint32_t (row) + uint32_t (col) + sample_seed ()) %
+      uint32_t (stride) == 0;
+}
+
+/* Frames of 720p and up cost the most on the CPU (frame, reference, CPU
+ * backend): the everyday suite keeps one cell in `stride` of a sweep's
+ * large frames (in_grid_sample) and every small one. */
+inline bool
+size_in_sample (int w, int h, int row, int col, int stride = 4)
+{
+  return double (w) * h < 1280.0 * 720 || in_grid_sample (row, col, stride);
+}
+
 inline GstHarness *
 harness_for (const char *launch, int w, int h)
 {
-  GstHarness *harness = gst_harness_new_parse (launch);
+  GstHarness *harness = new_harness (launch);
   gst_harness_set_src_caps_str (harness, gray_caps (w, h).c_str ());
   return harness;
 }
@@ -282,7 +528,7 @@ frame_from_buffer (GstBuffer * buf, const GstVideoInfo & info)
 inline PlanarFrame
 push_pull_frame (const char *launch, const PlanarFrame & in)
 {
-  GstHarness *h = gst_harness_new_parse (launch);
+  GstHarness *h = new_harness (launch);
   gst_harness_set_src_caps_str (h, video_caps (GST_VIDEO_INFO_FORMAT (&in.info),
           GST_VIDEO_INFO_WIDTH (&in.info), GST_VIDEO_INFO_HEIGHT (&in.info)).c_str ());
   GstBuffer *out = gst_harness_push_and_pull (h, buffer_from_frame (in));
@@ -318,37 +564,6 @@ mirror (int i, int n)
   return i;
 }
 
-/* CUDAFILTERS_TEST_QUICK=1 is for runs under valgrind, AddressSanitizer or
- * compute-sanitizer: tests that honour it use smaller frames and fewer of
- * them, for the same cases. */
-inline bool
-quick ()
-{
-  const char *v = g_getenv ("CUDAFILTERS_TEST_QUICK");
-  return v && *v && *v != '0';
-}
-
-/* True when a CUDA device can be opened (through GStreamer's CUDA library
- * where the plugin uses it). */
-inline bool
-gpu_available ()
-{
-#ifdef HAVE_GST_CUDA
-  if (!gst_cuda_load_library ())
-    return false;
-  GstCudaContext *ctx = gst_cuda_context_new (0);
-  if (!ctx)
-    return false;
-  gst_object_unref (ctx);
-  return true;
-#else
-  int count = 0;
-  const bool ok = cudaGetDeviceCount (&count) == cudaSuccess && count > 0;
-  (void) cudaGetLastError ();
-  return ok;
-#endif
-}
-
 /* main() of a gpu-suite test: exit 77 (skipped) without a usable GPU. */
 inline int
 run_gpu_suite (int argc, char **argv, Suite * (*make_suite) (void),
@@ -359,21 +574,10 @@ run_gpu_suite (int argc, char **argv, Suite * (*make_suite) (void),
     g_print ("no usable CUDA device: skipping %s\n", name);
     return 77;
   }
-  return gst_check_run_suite (make_suite (), name, __FILE__);
+  const int failed = gst_check_run_suite (make_suite (), name, __FILE__);
+  release_shared_test_context ();
+  return failed;
 }
-
-/* Tests built twice from one source: without TEST_GPU (the cpu suite) the
- * elements run with backend=cpu; with TEST_GPU=1 (the gpu suite, the test's
- * name ending in -gpu) with backend=cuda, and the test exits 77 (skipped)
- * without a usable GPU. */
-#ifndef TEST_GPU
-#define TEST_GPU 0
-#endif
-
-static const char *const kBackend = TEST_GPU ? "cuda" : "cpu";
-
-/* The name of such a test's suite: "name" or "name-gpu". */
-#define TEST_SUITE_NAME(name) (TEST_GPU ? name "-gpu" : name)
 
 /* A launch line of `factory` on this build's backend, then `props`
  * (" name=value ..."). */
@@ -407,7 +611,7 @@ check_frames_through (const std::string & launch,
     const std::function<Image (const Image &)> & reference, const char *what,
     const std::function<bool (const Image &)> & has_reference = nullptr)
 {
-  GstHarness *h = gst_harness_new_parse (launch.c_str ());
+  GstHarness *h = new_harness (launch);
   for (const Image & img : frames) {
     const bool checked = !has_reference || has_reference (img);
     if (!TEST_GPU && !checked)
@@ -485,29 +689,6 @@ assert_hardware_filter_klass (GstElement * e)
   fail_unless_equals_string (klass, "Filter/Effect/Video/Hardware");
 }
 
-#ifdef HAVE_GST_CUDA
-/* Offers `ctx` to `element` (every element of a bin) as the application's
- * CUDA context. */
-inline void
-share_cuda_context (GstElement * element, GstCudaContext * ctx)
-{
-  GstContext *shared = gst_context_new_cuda_context (ctx);
-  gst_element_set_context (element, shared);
-  gst_context_unref (shared);
-}
-
-/* A harness starts its element at once, and the element takes its context
- * when it starts: stopped, given `ctx`, and started again. */
-inline void
-play_in_cuda_context (GstHarness * h, GstCudaContext * ctx)
-{
-  fail_unless (gst_element_set_state (h->element, GST_STATE_NULL) ==
-      GST_STATE_CHANGE_SUCCESS);
-  share_cuda_context (h->element, ctx);
-  gst_harness_play (h);
-}
-#endif
-
 /* Releases a bus once the elements posting to it are released. Messages
  * still queued hold references to their sources, and an element holds its
  * bus: flushing breaks that cycle. */
@@ -524,11 +705,13 @@ struct BusHarness {
   GstHarness *h = nullptr;
   GstBus *bus = nullptr;
 
-  explicit BusHarness (const std::string & launch) {
+  explicit BusHarness (const std::string & launch,
+      Context context = Context::kShared) {
     GError *err = nullptr;
     GstElement *e = gst_parse_launch (launch.c_str (), &err);
     fail_unless (e != nullptr && err == nullptr, "%s: %s", launch.c_str (),
         err ? err->message : "");
+    share_test_context (e, context);
     bus = gst_bus_new ();
     gst_element_set_bus (e, bus);
     h = gst_harness_new_with_element (e, "sink", "src");

@@ -64,9 +64,15 @@ GST_START_TEST (test_random_frames)
   const int sizes[][2] = { {1, 1}, {3, 2}, {17, 9}, {40, 30}, {5, 37} };
   const int lo = 40, hi = 200;
 #endif
-  for (const auto & s : kNlmParamSets)
-    for (const auto & sz : sizes) {
-      if (g_getenv ("CUDAFILTERS_TEST_SKIP_LARGE") && sz[0] * sz[1] > 20000)
+  for (int si = 0; si < int (G_N_ELEMENTS (kNlmParamSets)); ++si)
+    for (int zi = 0; zi < int (G_N_ELEMENTS (sizes)); ++zi) {
+      const NlmSettings & s = kNlmParamSets[si];
+      const int *sz = sizes[zi];
+      if (sz[0] * sz[1] > 20000 && (g_getenv ("CUDAFILTERS_TEST_SKIP_LARGE")
+              || !in_grid_sample (si, zi, 3)))
+        continue;
+      /* Under the memory checkers every setting at some of the sizes. */
+      if (quick () && !in_grid_sample (si, zi, 2))
         continue;
       Image img = random_image (rng, sz[0], sz[1], lo, hi);
       assert_nlm (run_nlm (s, kBackend, img), img, s, s.launch (kBackend).c_str ());
@@ -79,8 +85,11 @@ GST_END_TEST;
 GST_START_TEST (test_matches_definition)
 {
   std::mt19937 rng (31);
+  /* Under the memory checkers a smaller frame: the same settings, borders
+   * and tiles, a quarter of the definition's cost. */
+  const int w = quick ()? 19 : 37, h = quick ()? 11 : 21;
   for (const auto & s : kNlmParamSets) {
-    Image img = noisy_step_image (rng, 37, 21, 20.0);
+    Image img = noisy_step_image (rng, w, h, 20.0);
     assert_images_close (run_nlm (s, kBackend, img), reference_nlm (img, s), 1,
         s.launch (kBackend).c_str ());
   }
@@ -110,9 +119,16 @@ GST_END_TEST;
 GST_START_TEST (test_flat_frames_stay_flat)
 {
   const int sizes[][2] = { {45, 23}, {259, 33} };
-  for (int v : {0, 77, 128, 255})
+  const int values[] = {0, 77, 128, 255};
+  for (int vi = 0; vi < 4; ++vi)
     for (const auto & sz : sizes)
-      for (const auto & s : kNlmParamSets) {
+      for (int si = 0; si < int (G_N_ELEMENTS (kNlmParamSets)); ++si) {
+        const NlmSettings & s = kNlmParamSets[si];
+        const int v = values[vi];
+        /* Sampled: every setting at one of the values (each value with
+         * some of the settings). */
+        if (!in_grid_sample (si, vi, 4))
+          continue;
         Image img = constant_image (sz[0], sz[1], uint8_t (v));
         assert_images_equal (run_nlm (s, kBackend, img), img, "flat frame");
       }
@@ -358,13 +374,16 @@ GST_START_TEST (test_deep_formats)
   const size_t sets = 4;
 #endif
   const bool skip_large = g_getenv ("CUDAFILTERS_TEST_SKIP_LARGE") != NULL;
-  for (GstVideoFormat fmt : kDeepFormats) {
+  for (int fi = 0; fi < int (G_N_ELEMENTS (kDeepFormats)); ++fi) {
+    const GstVideoFormat fmt = kDeepFormats[fi];
     const int bits = deep_layout (fmt).bits;
-    for (const auto & sz : sizes)
+    for (int zi = 0; zi < int (G_N_ELEMENTS (sizes)); ++zi)
       for (size_t i = 0; i < sets; ++i) {
         const NlmSettings & s = kNlmParamSets[i];
+        const int *sz = sizes[zi];
         const bool large = sz[0] * sz[1] > 20000;
-        if (large && (skip_large || i != 0))
+        if (large && (skip_large || i != 0 || !size_in_sample (sz[0], sz[1],
+                    fi, zi)))
           continue;
         Image16 levels = noisy_step_levels (rng, sz[0], sz[1], bits, 20.0);
         const std::string what = s.launch (kBackend) + " " +
@@ -425,9 +444,9 @@ GST_START_TEST (test_depth_renegotiation)
 {
   std::mt19937 rng (1609);
   const NlmSettings s {15, 5, 9, 0, false};
-  GstHarness *h = gst_harness_new_parse (s.launch (kBackend).c_str ());
+  GstHarness *h = new_harness (s.launch (kBackend));
 #if TEST_GPU
-  GstHarness *cpu = gst_harness_new_parse (s.launch ("cpu").c_str ());
+  GstHarness *cpu = new_harness (s.launch ("cpu"));
 #endif
   for (GstVideoFormat fmt : kDepthChanges) {
     const int bits = luma_bits (fmt);
@@ -593,9 +612,14 @@ check_sequence (const Sequence & seq, const NlmSettings & s)
 GST_START_TEST (test_temporal_sequences)
 {
   std::mt19937 rng (4246);
+  const GstVideoFormat formats[] = {GST_VIDEO_FORMAT_GRAY8,
+    GST_VIDEO_FORMAT_NV12, GST_VIDEO_FORMAT_I420};
   for (int radius = 0; radius <= 3; ++radius)
-    for (GstVideoFormat fmt : {GST_VIDEO_FORMAT_GRAY8, GST_VIDEO_FORMAT_NV12,
-            GST_VIDEO_FORMAT_I420}) {
+    for (int fi = 0; fi < 3; ++fi) {
+      const GstVideoFormat fmt = formats[fi];
+      /* Under the memory checkers every radius and format, half the pairs. */
+      if (quick () && !in_grid_sample (radius, fi, 2))
+        continue;
       check_sequence (make_sequence (rng, fmt, 33, 21, 8),
           NlmSettings {12, 3, 7, 0, false, 7, radius});
       check_sequence (make_sequence (rng, fmt, 67, 43, 8),
@@ -609,6 +633,9 @@ GST_START_TEST (test_temporal_flush_discont_caps)
   std::mt19937 rng (4247);
   for (int radius : {1, 2})
     for (Break kind : {Break::kFlush, Break::kDiscont, Break::kCaps}) {
+      /* Under the memory checkers every break, at one of the radii. */
+      if (quick () && !in_grid_sample (radius, int (kind), 2))
+        continue;
       check_sequence (make_sequence (rng, GST_VIDEO_FORMAT_I420, 30, 18, 8,
               kind, 4, 22, 26), NlmSettings {12, 3, 7, 0, false, -1, radius});
       check_sequence (make_sequence (rng, GST_VIDEO_FORMAT_NV12, 70, 38, 7,
@@ -662,7 +689,7 @@ GST_START_TEST (test_temporal_latency)
     for (int rate : {25, 0}) {
       const std::string launch = on_backend ("cudanlm", " patch-size=3 "
           "search-size=5 temporal-radius=" + std::to_string (radius));
-      GstHarness *h = gst_harness_new_parse (launch.c_str ());
+      GstHarness *h = new_harness (launch);
       gst_harness_set_src_caps_str (h, (std::string ("video/x-raw,format=GRAY8,"
                   "width=16,height=8,framerate=") + (rate ? "25/1" : "0/1")).c_str ());
       PlanarFrame f = frame_with_luma (rng, GST_VIDEO_FORMAT_GRAY8,
@@ -689,6 +716,7 @@ GST_START_TEST (test_temporal_radius_fixed_while_running)
   gst_util_set_object_arg (G_OBJECT (nlm), "backend", kBackend);
   g_object_set (nlm, "patch-size", 3, "search-size", 5, "temporal-radius", 1,
       NULL);
+  share_test_context (nlm, Context::kShared);
   GstHarness *h = gst_harness_new_with_element (nlm, "sink", "src");
   gst_object_unref (nlm);
   gst_harness_set_src_caps_str (h, "video/x-raw,format=GRAY8,width=16,"
@@ -894,6 +922,8 @@ GST_START_TEST (test_chroma_matches_cpu)
         const std::string what = s.launch ("cuda") + " " +
             gst_video_format_to_string (fmt) + " " + std::to_string (sz[0]) +
             "x" + std::to_string (sz[1]);
+        if (large && !sampled (what, 0.4))
+          continue;
         assert_frames_close (push_pull_frame (s.launch ("cuda").c_str (), in),
             push_pull_frame (s.launch ("cpu").c_str (), in),
             gpu_nlm_tolerance (luma_bits (fmt)), what);

@@ -31,7 +31,8 @@
 using namespace test;
 
 /* Instances in parallel threads, each with its own harness, give exactly
- * what one instance gives for the same frames. */
+ * what one instance gives for the same frames. On the GPU half the threads'
+ * elements share one CUDA context and the others make their own. */
 GST_START_TEST (test_parallel_instances_match_one)
 {
   const int kThreads = 8, kFrames = 6, w = 160, h = 120;
@@ -43,9 +44,10 @@ GST_START_TEST (test_parallel_instances_match_one)
               noisy_step_image (rng, w, h, 8.0 + i)));
     const std::string launch = launch_of (e);
 
-    auto run_all = [&](std::vector < Image > &lumas, bool & ok) {
+    auto run_all = [&](std::vector < Image > &lumas, bool & ok,
+        Context context) {
       ok = true;
-      GstHarness *hh = gst_harness_new_parse (launch.c_str ());
+      GstHarness *hh = new_harness (launch, context);
       gst_harness_set_src_caps_str (hh, video_caps (GST_VIDEO_FORMAT_NV12, w,
               h).c_str ());
       for (const PlanarFrame & in : inputs) {
@@ -62,7 +64,7 @@ GST_START_TEST (test_parallel_instances_match_one)
 
     std::vector < Image > alone;
     bool alone_ok = false;
-    run_all (alone, alone_ok);
+    run_all (alone, alone_ok, Context::kShared);
     fail_unless (alone_ok);
 
     std::vector < std::vector < Image >> results (kThreads);
@@ -71,7 +73,7 @@ GST_START_TEST (test_parallel_instances_match_one)
     for (int t = 0; t < kThreads; ++t)
       threads.emplace_back ([&, t] {
             bool ok = false;
-            run_all (results[t], ok);
+            run_all (results[t], ok, t % 2 ? Context::kShared : Context::kOwn);
             oks[t] = ok;
           });
     for (auto & th : threads)

@@ -65,7 +65,7 @@ through_cuda_memory (const char *filter, const PlanarFrame & in)
 {
   std::string launch = std::string ("cudaupload ! ") + filter +
       " ! cudadownload";
-  GstHarness *h = gst_harness_new_parse (launch.c_str ());
+  GstHarness *h = new_harness (launch);
   const GstVideoFormat fmt = GST_VIDEO_INFO_FORMAT (&in.info);
   const int w = GST_VIDEO_INFO_WIDTH (&in.info), hgt = GST_VIDEO_INFO_HEIGHT (&in.info);
   gst_harness_set_src_caps_str (h, video_caps (fmt, w, hgt).c_str ());
@@ -484,7 +484,7 @@ GST_END_TEST;
 static bool
 nlm_takes_cuda_memory (const std::string & launch, const PlanarFrame & f)
 {
-  GstHarness *h = gst_harness_new_parse (launch.c_str ());
+  GstHarness *h = new_harness (launch);
   set_caps_of (h, f);
   fail_unless_equals_int (gst_harness_push (h, buffer_from_frame (f)),
       GST_FLOW_OK);
@@ -711,7 +711,7 @@ GST_START_TEST (test_memory_of_another_device_is_copied)
     gst_harness_teardown (h);
 
     /* The same frames in system memory. */
-    GstHarness *ref = gst_harness_new_parse (filter);
+    GstHarness *ref = new_harness (filter);
     gst_harness_set_src_caps_str (ref, video_caps (GST_VIDEO_FORMAT_NV12, w,
             hgt).c_str ());
     std::vector<PlanarFrame> want;
