@@ -6,11 +6,15 @@
  * GPU meanwhile would look like a leak, and exits 77 (skipped) without a
  * GPU.
  *
- * CUDAFILTERS_TEST_QUICK=1 is for runs under valgrind, AddressSanitizer or
- * compute-sanitizer: it shortens the runs (1000 state cycles, 100k frames)
- * and skips their memory-growth checks, since those tools keep freed
- * memory (quarantine), may run beside other test processes on the same GPU,
- * and find leaks directly instead. */
+ * Every run counts the GStreamer objects (buffers, memories, pools, caps,
+ * events, elements) made and freed over the loop with the leaks tracer: one
+ * left over per frame or cycle fails it in any mode. The long runs (1000
+ * state cycles, 100k frames) also check resident and device memory. The
+ * everyday gpu suite and CUDAFILTERS_TEST_QUICK=1 (valgrind,
+ * AddressSanitizer, compute-sanitizer) run them shorter (CUDAFILTERS_TEST_FULL
+ * for the long ones) and skip the memory readings, which those tools move
+ * (they keep freed memory in quarantine) and which are too coarse for a
+ * short run; the tools find leaks of plain memory themselves. */
 #include "elements.h"
 
 #ifdef HAVE_GST_CUDA
@@ -41,12 +45,86 @@ resident_bytes ()
  * one buffer or one pool per frame or cycle exceeds it several times. */
 static const size_t kAllowedGrowth = 8u << 20;
 
+/* The long runs, with memory readings: the cpu suite (outside the memory
+ * checkers) and gpu-full. */
+static bool
+long_run ()
+{
+  return !quick () && full ();
+}
+
+/* GStreamer's leaks tracer (the coretracers plugin), which main () turns
+ * on. */
+static GstTracer *
+leaks_tracer ()
+{
+  GstTracer *found = nullptr;
+  GList *tracers = gst_tracing_get_active_tracers ();
+  for (GList *l = tracers; l; l = l->next)
+    if (!found && g_str_equal (G_OBJECT_TYPE_NAME (l->data), "GstLeaksTracer"))
+      found = GST_TRACER (gst_object_ref (l->data));
+  g_list_free_full (tracers, gst_object_unref);
+  fail_unless (found != nullptr, "GStreamer's leaks tracer is not active "
+      "(GST_TRACERS=leaks, from the coretracers plugin): the soak cannot count "
+      "objects");
+  return found;
+}
+
+/* Counts the GStreamer objects made and freed from start () on, with the
+ * leaks tracer's activity tracking. Its checkpoints empty its record of the
+ * objects made and freed, which would otherwise grow with every frame:
+ * update () takes one (every few hundred frames or cycles), left () the
+ * last. (GStreamer 1.22's list of live objects, the other way to count,
+ * unrefs objects it holds no reference to.) */
+class ObjectCount {
+ public:
+  ObjectCount () : tracer_ (leaks_tracer ()) {}
+  ~ObjectCount () {
+    g_signal_emit_by_name (tracer_, "activity-stop-tracking");
+    gst_object_unref (tracer_);
+  }
+  /* Starts anew. (GStreamer 1.22's tracer never releases its lock when
+   * tracking starts twice: stopped first.) */
+  void start () {
+    g_signal_emit_by_name (tracer_, "activity-stop-tracking");
+    g_signal_emit_by_name (tracer_, "activity-start-tracking");
+    left_ = 0;
+    started_ = true;
+  }
+  void update () {
+    if (!started_)
+      return;
+    GstStructure *checkpoint = nullptr;
+    g_signal_emit_by_name (tracer_, "activity-get-checkpoint", &checkpoint);
+    fail_unless (checkpoint != nullptr);
+    left_ += int (gst_value_list_get_size (gst_structure_get_value
+            (checkpoint, "objects-created-list")));
+    left_ -= int (gst_value_list_get_size (gst_structure_get_value
+            (checkpoint, "objects-removed-list")));
+    gst_structure_free (checkpoint);
+  }
+  /* Objects made since start () and not freed. */
+  int left () {
+    update ();
+    return left_;
+  }
+ private:
+  GstTracer *tracer_;
+  int left_ = 0;
+  bool started_ = false;
+};
+
+/* Objects a loop may leave behind however long it runs (a pool grown by a
+ * buffer, a context cached): a leak of one per frame or cycle is hundreds. */
+static const int kAllowedObjects = 16;
+
 /* NULL -> PLAYING -> NULL with a frame each time, 1000 times: every run ends
  * in EOS and memory does not grow. On the GPU the pipeline shares one CUDA
  * context, as applications do. */
 GST_START_TEST (test_state_cycles_do_not_grow)
 {
-  const int cycles = quick ()? 60 : 1000;
+  const int cycles = long_run ()? 1000 : 200;
+  ObjectCount objects;
   for (const ElementCase & e : kElements) {
     const std::string launch = "videotestsrc num-buffers=2 pattern=ball ! "
         "video/x-raw,format=NV12,width=96,height=64 ! " + launch_of (e) +
@@ -78,19 +156,27 @@ GST_START_TEST (test_state_cycles_do_not_grow)
       gst_message_unref (m);
       fail_unless (gst_element_set_state (pipeline, GST_STATE_NULL) ==
           GST_STATE_CHANGE_SUCCESS);
+      if (i % 20 == 0)
+        objects.update ();
       if (i == cycles / 10) {
+        objects.start ();
         early = resident_bytes ();
         if (TEST_GPU)
           fail_unless_equals_int (cudaMemGetInfo (&early_free, &total), 0);
       }
     }
-    const size_t late = resident_bytes ();
-    fail_unless (quick () || late < early + kAllowedGrowth, "%s: resident memory grew "
-        "from %zu to %zu bytes over %d state cycles", e.factory, early, late,
-        cycles);
-    if (TEST_GPU) {
+    const int left = objects.left ();
+    fail_unless (left <= kAllowedObjects, "%s: %d GStreamer objects left over "
+        "from %d state cycles", e.factory, left, cycles - cycles / 10 - 1);
+    if (long_run ()) {
+      const size_t late = resident_bytes ();
+      fail_unless (late < early + kAllowedGrowth, "%s: resident memory grew "
+          "from %zu to %zu bytes over %d state cycles", e.factory, early, late,
+          cycles);
+    }
+    if (TEST_GPU && long_run ()) {
       fail_unless_equals_int (cudaMemGetInfo (&late_free, &total), 0);
-      fail_unless (quick () || late_free + kAllowedGrowth > early_free, "%s: free device "
+      fail_unless (late_free + kAllowedGrowth > early_free, "%s: free device "
           "memory fell from %zu to %zu", e.factory, early_free, late_free);
     }
     gst_element_set_state (pipeline, GST_STATE_NULL);
@@ -108,7 +194,7 @@ GST_END_TEST;
  * 1000th frame) and memory stays flat. */
 GST_START_TEST (test_soak_keeps_memory_flat)
 {
-  const int frames = quick ()? 3000 : 100000;
+  const int frames = long_run ()? 100000 : quick ()? 3000 : 10000;
   const int w = 48, h = 32;
   std::mt19937 rng (28);
   for (const ElementCase & e : kElements) {
@@ -117,6 +203,7 @@ GST_START_TEST (test_soak_keeps_memory_flat)
       inputs.push_back (random_image (rng, w, h, 10 * i, 100 + 40 * i));
     BusHarness c (launch_of (e));
     gst_harness_set_src_caps_str (c.h, gray_caps (w, h).c_str ());
+    ObjectCount objects;
     size_t early = 0;
     for (int i = 0; i < frames; ++i) {
       const Image & in = inputs[i % inputs.size ()];
@@ -127,12 +214,20 @@ GST_START_TEST (test_soak_keeps_memory_flat)
         fail_unless (out != NULL, "%s: no output for frame %d", e.factory, i);
         gst_buffer_unref (out);
       }
-      if (i == frames / 10)
+      if (i % 500 == 0)
+        objects.update ();
+      if (i == frames / 10) {
+        objects.start ();
         early = resident_bytes ();
+      }
     }
+    const int left = objects.left ();
+    fail_unless (left <= kAllowedObjects, "%s: %d GStreamer objects left over "
+        "from %d frames", e.factory, left, frames - frames / 10 - 1);
     const size_t late = resident_bytes ();
-    fail_unless (quick () || late < early + kAllowedGrowth, "%s: resident "
-        "memory grew from %zu to %zu bytes over %d frames", e.factory, early, late, frames);
+    fail_unless (!long_run () || late < early + kAllowedGrowth, "%s: resident "
+        "memory grew from %zu to %zu bytes over %d frames", e.factory, early,
+        late, frames);
     fail_unless_equals_int (c.count (GST_MESSAGE_ERROR), 0);
   }
 }
@@ -153,5 +248,7 @@ soak_suite (void)
 int
 main (int argc, char **argv)
 {
+  /* Counts objects (ObjectCount); a tracer list given by the caller stays. */
+  g_setenv ("GST_TRACERS", "leaks", FALSE);
   return run_suite (argc, argv, soak_suite, TEST_SUITE_NAME ("soak"));
 }
