@@ -17,22 +17,14 @@ step "GPU"
 nvidia-smi --query-gpu=name,driver_version,memory.total,pcie.link.gen.current,pcie.link.width.current --format=csv
 nproc
 
-step "gpu suite"
-meson test -C build --no-rebuild --print-errorlogs engines-gpu cudahisteq-gpu cudaclahe-gpu \
-  cudanlm-gpu cuda-memory-gpu cudasharpen-gpu concurrent-gpu host-transfer-gpu \
-  2>&1 | tee "$OUT/gpu-suite.log" || status=1
-# cudafiltersbase-gpu alone: it fills the device's memory, which would fail
-# the suites beside it.
-meson test -C build --no-rebuild --print-errorlogs --logbase cudafiltersbase cudafiltersbase-gpu 2>&1 \
-  | tee -a "$OUT/gpu-suite.log" || status=1
-# soak-gpu alone: its growth checks read the device's free memory, which
-# the other suites would move.
-meson test -C build --no-rebuild --print-errorlogs --logbase soak soak-gpu 2>&1 \
-  | tee -a "$OUT/gpu-suite.log" || status=1
-# 32768 x 32768 frames through every engine: about 15 GiB of device memory,
-# 10 GiB of host memory and every core, so alone too.
-meson test -C build --no-rebuild --print-errorlogs --logbase large-frames large-frames-gpu 2>&1 \
-  | tee -a "$OUT/gpu-suite.log" || status=1
+step "gpu suite (everyday; GPU_SUITE=gpu-full for the exhaustive one)"
+# The tests that must run alone (tests/meson.build) are marked so: Meson runs
+# them by themselves.
+if [ "${GPU_SUITE:-gpu}" = gpu-full ]; then
+  scripts/gpu-suite.sh --full 2>&1 | tee "$OUT/gpu-suite.log" || status=1
+else
+  scripts/gpu-suite.sh 2>&1 | tee "$OUT/gpu-suite.log" || status=1
+fi
 
 if [ "$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')" -ge 2 ]; then
   step "two GPUs: frames that cross devices (docs/deployment.md)"
