@@ -1,8 +1,9 @@
 #!/bin/bash
 # Builds one GStreamer release into a prefix: core (with the gst-check
-# library and the tools), base (app, rawparse, typefind, videoconvertscale,
-# videotestsrc), of good only the MP4 demuxer (isomp4, for the decode
-# pipelines of bench/multistream_bench), and of bad only the CUDA library
+# library, the tools and libgstcoretracers, for the leaks tracer), base (app,
+# rawparse, typefind, videoconvertscale, videotestsrc), of good only the MP4
+# demuxer (isomp4, for the decode pipelines of bench/multistream_bench), and
+# of bad only the CUDA library
 # (from 1.22; 1.20 has none, and the plugin is then built without it),
 # nvcodec and the video parsers. The plugin is then built and tested against it with
 # scripts/gst-version-matrix.sh.
@@ -19,7 +20,7 @@
 set -euo pipefail
 
 if [ $# -ne 2 ]; then
-  sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'
   exit 2
 fi
 version=$1
@@ -85,7 +86,7 @@ build() {
   "${meson[@]}" install -C "$work/build-$name" >/dev/null
 }
 
-build gstreamer -Dtools=enabled -Dcheck=enabled
+build gstreamer -Dtools=enabled -Dcheck=enabled -Dcoretracers=enabled
 # videoconvert and videoscale became one plugin in 1.22.
 if new_enough_version() { [ "$(printf '%s\n%s\n' "$1" "$version" | sort -V | head -1)" = "$1" ]; }; \
     new_enough_version 1.22; then
