@@ -6,11 +6,13 @@
 #   scripts/check-memory.sh valgrind   the regular build under valgrind memcheck
 #
 # Extra arguments go to `meson test` (e.g. a test name). Both runs load only
-# the GStreamer plugins the tests use, in the test process itself (no
-# registry scanner), so reports concern this project and the libraries it
-# calls. CUDAFILTERS_TEST_QUICK shortens the load tests; leaks are found by
-# the tools rather than by resident-memory checks. On a GPU machine add
-# protect_shadow_gap=0 to ASAN_OPTIONS (the CUDA driver maps that range).
+# the GStreamer plugins the tests use (coretracers for the soak test's leaks
+# tracer), in the test process itself (no registry scanner), so reports
+# concern this project and the libraries it calls. CUDAFILTERS_TEST_QUICK
+# samples the sweeps and shortens the costliest cases (docs/tests.md); the
+# soak counts leftover objects, and the tools find leaks of plain memory. On
+# a GPU machine add protect_shadow_gap=0 to ASAN_OPTIONS (the CUDA driver
+# maps that range).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mode=${1:-asan}
@@ -19,7 +21,7 @@ shift || true
 plugins=$(mktemp -d)
 trap 'rm -rf "$plugins"' EXIT
 system_dir=$(pkg-config --variable=pluginsdir gstreamer-1.0)
-for p in coreelements videotestsrc app; do
+for p in coreelements videotestsrc app coretracers; do
   ln -s "$system_dir/libgst$p.so" "$plugins/"
 done
 export GST_PLUGIN_SYSTEM_PATH_1_0=$plugins GST_REGISTRY_FORK=no CUDAFILTERS_TEST_QUICK=1
