@@ -123,7 +123,7 @@ static const int kAllowedObjects = 16;
  * context, as applications do. */
 GST_START_TEST (test_state_cycles_do_not_grow)
 {
-  const int cycles = long_run ()? 1000 : 200;
+  const int cycles = long_run ()? 1000 : quick ()? 60 : 200;
   ObjectCount objects;
   for (const ElementCase & e : kElements) {
     const std::string launch = "videotestsrc num-buffers=2 pattern=ball ! "
@@ -194,7 +194,7 @@ GST_END_TEST;
  * 1000th frame) and memory stays flat. */
 GST_START_TEST (test_soak_keeps_memory_flat)
 {
-  const int frames = long_run ()? 100000 : quick ()? 3000 : 10000;
+  const int frames = long_run ()? 100000 : quick ()? 1000 : 10000;
   const int w = 48, h = 32;
   std::mt19937 rng (28);
   for (const ElementCase & e : kElements) {
