@@ -27,8 +27,9 @@ static const char *const kClaheStage = " clip-limit=4 temporal-smoothing=0.8";
 static std::string
 quick_nlm (const char *prefix)
 {
-  return quick ()? std::string (" ") + prefix + "search-size=5 " + prefix +
-      "patch-size=3" : std::string ();
+  /* The patch first: a search smaller than the patch is refused. */
+  return quick ()? std::string (" ") + prefix + "patch-size=3 " + prefix +
+      "search-size=5" : std::string ();
 }
 
 static std::string
