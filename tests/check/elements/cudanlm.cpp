@@ -129,6 +129,10 @@ GST_START_TEST (test_flat_frames_stay_flat)
          * some of the settings). */
         if (!in_grid_sample (si, vi, 4))
           continue;
+        /* Under the memory checkers the frame of several tiles with the
+         * narrow searches only. */
+        if (quick () && sz[0] > 64 && s.search > 7)
+          continue;
         Image img = constant_image (sz[0], sz[1], uint8_t (v));
         assert_images_equal (run_nlm (s, kBackend, img), img, "flat frame");
       }
@@ -622,8 +626,9 @@ GST_START_TEST (test_temporal_sequences)
         continue;
       check_sequence (make_sequence (rng, fmt, 33, 21, 8),
           NlmSettings {12, 3, 7, 0, false, 7, radius});
-      check_sequence (make_sequence (rng, fmt, 67, 43, 8),
-          NlmSettings {12, 5, 11, 0, false, 6, radius});
+      if (!quick ())
+        check_sequence (make_sequence (rng, fmt, 67, 43, 8),
+            NlmSettings {12, 5, 11, 0, false, 6, radius});
     }
 }
 GST_END_TEST;

@@ -71,7 +71,8 @@ GST_START_TEST (test_random_and_natural_frames)
     for (int zi = 0; zi < int (G_N_ELEMENTS (kSizes)); ++zi) {
       const int *sz = kSizes[zi];
       if ((skip_large () && sz[0] * sz[1] > 1921 * 1081) ||
-          !size_in_sample (sz[0], sz[1], si, zi))
+          !size_in_sample (sz[0], sz[1], si, zi) || (quick () &&
+              !in_grid_sample (si, zi, 2)))
         continue;
       frames.push_back (random_image (rng, sz[0], sz[1]));
       frames.push_back (random_image (rng, sz[0], sz[1], 100, 140));

@@ -81,12 +81,18 @@ GST_START_TEST (test_nlm_instruction_sets)
       noisy_step_image (rng, 301, 157, 15.0);
   const Image small = quick () ? noisy_step_image (rng, 23, 17, 15.0) :
       noisy_step_image (rng, 41, 29, 15.0);
-  for (const auto & s : kNlmParamSets) {
+  for (int si = 0; si < int (G_N_ELEMENTS (kNlmParamSets)); ++si) {
+    const NlmSettings & s = kNlmParamSets[si];
+    /* Under the memory checkers the large frame with half the settings. */
+    const bool with_large = !quick () || in_grid_sample (si, 0, 2);
     const Image want = reference_nlm (small, s);
-    const Image fused_large = nlm_with (large, s, cudafilters::cpu_instruction_set ());
+    const Image fused_large = with_large ? nlm_with (large, s,
+        cudafilters::cpu_instruction_set ()) : Image ();
     for (const auto isa : sets) {
       const std::string what = std::string (isa) + " " + s.launch ("cpu");
       assert_images_close (nlm_with (small, s, isa), want, 1, what.c_str ());
+      if (!with_large)
+        continue;
       const Image got = nlm_with (large, s, isa);
       const bool fused = isa != "baseline" || sets.size () == 1;
       if (fused)

@@ -35,7 +35,9 @@ using namespace test;
  * elements share one CUDA context and the others make their own. */
 GST_START_TEST (test_parallel_instances_match_one)
 {
-  const int kThreads = 8, kFrames = 6, w = 160, h = 120;
+  /* Under the memory checkers four threads and smaller frames. */
+  const int kThreads = quick ()? 4 : 8, kFrames = quick ()? 3 : 6;
+  const int w = quick ()? 64 : 160, h = quick ()? 48 : 120;
   std::mt19937 rng (27);
   for (const ElementCase & e : kElements) {
     std::vector < PlanarFrame > inputs;
@@ -145,8 +147,8 @@ GST_START_TEST (test_eight_pipelines_at_once)
   };
   if (quick ())
     for (Stream & s : streams) {
-      s.width /= 2;
-      s.height /= 2;
+      s.width /= 4;
+      s.height /= 4;
       s.frames = 2;
     }
   std::vector<std::vector<Image>> inputs, alone;
