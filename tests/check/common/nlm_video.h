@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <vector>
 
 namespace test {
@@ -294,11 +295,16 @@ set_caps_of (GstHarness * h, const PlanarFrame & f)
           GST_VIDEO_INFO_WIDTH (&f.info), GST_VIDEO_INFO_HEIGHT (&f.info)).c_str ());
 }
 
+/* `seq` through `launch`, with `prepare` (if any) called on the harness
+ * before the first caps. */
 inline void
 run_sequence (const std::string & launch, const Sequence & seq,
-    SequenceOutput & out)
+    SequenceOutput & out,
+    const std::function<void (GstHarness *)> & prepare = nullptr)
 {
   GstHarness *h = new_harness (launch);
+  if (prepare)
+    prepare (h);
   set_caps_of (h, seq.frames[0]);
   const GstVideoInfo *info = &seq.frames[0].info;
   for (size_t i = 0; i < seq.frames.size (); ++i) {
