@@ -4,9 +4,10 @@
 // otherwise. The CPU computes the same function, so where there is a GPU
 // the demo also checks the GPU's result against it.
 //
-//   engine_demo [IN.pgm [OUT.pgm]] [--cpu]
+//   engine_demo [IN.pgm [OUT.pgm]] [--cpu] [--size WxH]
 //
-// Without IN.pgm it makes a dim, noisy test picture. Builds against the
+// Without IN.pgm it makes a dim, noisy test picture, 640x480 unless --size
+// says otherwise. Builds against the
 // installed library: c++ -std=c++17 engine_demo.cpp $(pkg-config --cflags --libs cudafilters)
 #include <cudafilters/cudafilters.h>
 
@@ -139,12 +140,23 @@ void print_range(const char *what, const Image &img) {
 int main(int argc, char **argv) {
   std::vector<std::string> files;
   bool force_cpu = false;
+  int width = 640, height = 480;
   for (int i = 1; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--cpu")) force_cpu = true;
-    else files.push_back(argv[i]);
+    if (!std::strcmp(argv[i], "--cpu")) {
+      force_cpu = true;
+    } else if (!std::strcmp(argv[i], "--size")) {
+      char tail = 0;
+      if (i + 1 >= argc || std::sscanf(argv[++i], "%dx%d%c", &width, &height, &tail) != 2 ||
+          width < 16 || height < 16 || width > 16384 || height > 16384) {
+        std::fprintf(stderr, "engine_demo: --size takes WxH, each from 16 to 16384\n");
+        return 2;
+      }
+    } else {
+      files.push_back(argv[i]);
+    }
   }
   try {
-    const Image in = files.empty() ? test_picture(640, 480) : read_pgm(files[0]);
+    const Image in = files.empty() ? test_picture(width, height) : read_pgm(files[0]);
     print_range("input", in);
 
     const bool on_gpu = !force_cpu && gpu_present();
