@@ -38,8 +38,11 @@
  * (`noise-smoothing`; frame n is filtered with the average that includes
  * its own estimate). `auto-strength-scale` makes it stronger or weaker. The
  * statistics messages (`post-messages`) carry the estimates as
- * `noise-sigma` and `noise-sigma-chroma`. With `auto-strength=false`,
- * `strength`, `noise-sigma` and `chroma-strength` apply as given.
+ * `noise-sigma` and `noise-sigma-chroma`. Setting `strength`,
+ * `noise-sigma` or `chroma-strength` (other than 0) turns `auto-strength`
+ * off, so that they apply as given: `cudanlm strength=15` filters at 15.
+ * Setting `auto-strength=true` afterwards turns it back on.
+ * `chroma-strength=0` leaves chroma as it is in both modes.
  *
  * `strength` (h), `chroma-strength` and `noise-sigma` can be changed while
  * playing and are controllable; patch and search sizes can be changed while
@@ -49,9 +52,9 @@
  * ## Example launch lines
  * |[
  * gst-launch-1.0 filesrc location=noisy.png ! pngdec ! videoconvert ! video/x-raw,format=GRAY8 ! cudanlm ! pngenc ! filesink location=clean.png
- * gst-launch-1.0 filesrc location=noisy.png ! pngdec ! videoconvert ! video/x-raw,format=GRAY8 ! cudanlm auto-strength=false strength=15 ! pngenc ! filesink location=clean.png
+ * gst-launch-1.0 filesrc location=noisy.png ! pngdec ! videoconvert ! video/x-raw,format=GRAY8 ! cudanlm strength=15 ! pngenc ! filesink location=clean.png
  * gst-launch-1.0 v4l2src ! videoconvert ! video/x-raw,format=GRAY8 ! cudanlm ! videoconvert ! autovideosink
- * gst-launch-1.0 filesrc location=thermal.raw ! rawvideoparse format=gray16-le width=640 height=512 ! cudanlm auto-strength=false strength=8 ! cudaclahe tiles-x=1 tiles-y=1 clip-limit=4 ! videoconvert ! autovideosink
+ * gst-launch-1.0 filesrc location=thermal.raw ! rawvideoparse format=gray16-le width=640 height=512 ! cudanlm strength=8 ! cudaclahe tiles-x=1 tiles-y=1 clip-limit=4 ! videoconvert ! autovideosink
  * gst-launch-1.0 v4l2src ! videoconvert ! video/x-raw,format=I420 ! cudanlm auto-strength-scale=1.5 ! videoconvert ! autovideosink
  * gst-launch-1.0 filesrc location=night.mp4 ! qtdemux ! h264parse ! nvh264dec ! cudanlm temporal-radius=1 ! cudadownload ! videoconvert ! autovideosink
  * ]|
@@ -175,6 +178,27 @@ update_params (GstCudaNlm * self, const GParamSpec * pspec,
       change, nlm_params_refusal);
 }
 
+static GParamSpec *auto_strength_pspec;
+
+/* A strength that is set is used: setting strength, noise-sigma or
+ * chroma-strength turns auto-strength off (notified, and logged once per
+ * change), so that a pipeline written as `cudanlm strength=15` filters at
+ * 15. auto-strength=true turns it back on, keeping the values given. */
+template < typename Change > static void
+give_strength (GstCudaNlm * self, const GParamSpec * pspec,
+    const GValue * value, Change change)
+{
+  const bool was_auto = snapshot_params (self).auto_strength;
+  update_params (self, pspec, value, [&change](cudafilters::NlmParams & p) {
+        change (p);
+        p.auto_strength = false;});
+  if (was_auto && !snapshot_params (self).auto_strength) {
+    GST_INFO_OBJECT (self, "%s set: auto-strength is now off (set "
+        "auto-strength=true to turn it back on)", pspec->name);
+    g_object_notify_by_pspec (G_OBJECT (self), auto_strength_pspec);
+  }
+}
+
 static void
 gst_cuda_nlm_set_property (GObject * object, guint prop_id,
     const GValue * value, GParamSpec * pspec)
@@ -184,7 +208,7 @@ gst_cuda_nlm_set_property (GObject * object, guint prop_id,
   switch (prop_id) {
     case PROP_STRENGTH:{
       const float h = g_value_get_float (value);
-      update_params (self, pspec, value, [h](cudafilters::NlmParams & p) {
+      give_strength (self, pspec, value, [h](cudafilters::NlmParams & p) {
             p.h = h;});
       break;
     }
@@ -202,7 +226,7 @@ gst_cuda_nlm_set_property (GObject * object, guint prop_id,
     }
     case PROP_NOISE_SIGMA:{
       const float s = g_value_get_float (value);
-      update_params (self, pspec, value, [s](cudafilters::NlmParams & p) {
+      give_strength (self, pspec, value, [s](cudafilters::NlmParams & p) {
             p.noise_sigma = s;});
       break;
     }
@@ -213,9 +237,16 @@ gst_cuda_nlm_set_property (GObject * object, guint prop_id,
       break;
     }
     case PROP_CHROMA_STRENGTH:{
+      /* 0 is no strength: it leaves chroma as it is, with automatic
+       * strength on luma as well. */
       const float h = g_value_get_float (value);
-      update_params (self, pspec, value, [h](cudafilters::NlmParams & p) {
-            p.chroma_h = h;});
+      auto set = [h](cudafilters::NlmParams & p) {
+        p.chroma_h = h;
+      };
+      if (h == 0.f)
+        update_params (self, pspec, value, set);
+      else
+        give_strength (self, pspec, value, set);
       break;
     }
     case PROP_AUTO_STRENGTH:{
@@ -322,7 +353,8 @@ gst_cuda_nlm_class_init (GstCudaNlmClass * klass)
   g_object_class_install_property (gobject_class, PROP_STRENGTH,
       g_param_spec_float ("strength", "Strength",
           "Filtering strength h, in 8-bit intensity units (as OpenCV's h) at "
-          "every depth: higher removes more noise and more detail",
+          "every depth: higher removes more noise and more detail. Setting it "
+          "turns auto-strength off",
           cudafilters::kNlmMinStrength, cudafilters::kNlmMaxStrength,
           defaults.h, controllable));
   g_object_class_install_property (gobject_class, PROP_PATCH_SIZE,
@@ -336,7 +368,8 @@ gst_cuda_nlm_class_init (GstCudaNlmClass * klass)
   g_object_class_install_property (gobject_class, PROP_NOISE_SIGMA,
       g_param_spec_float ("noise-sigma", "Noise sigma",
           "Standard deviation of the noise, in 8-bit intensity units: patch "
-          "distances below 2 sigma^2 count as identical", 0.f, 255.f, defaults.noise_sigma,
+          "distances below 2 sigma^2 count as identical. Setting it turns "
+          "auto-strength off", 0.f, 255.f, defaults.noise_sigma,
           controllable));
   g_object_class_install_property (gobject_class, PROP_PATCH_WEIGHTING,
       g_param_spec_enum ("patch-weighting", "Patch weighting",
@@ -346,7 +379,8 @@ gst_cuda_nlm_class_init (GstCudaNlmClass * klass)
       g_param_spec_float ("chroma-strength", "Chroma strength",
           "Filtering strength h for the chroma planes of YUV frames (U and V "
           "together), in 8-bit units: -1 uses strength, 0 leaves chroma as it "
-          "is, 0.1 to 255 its own", -1.f, cudafilters::kNlmMaxStrength,
+          "is, 0.1 to 255 its own. Setting it to anything but 0 turns "
+          "auto-strength off", -1.f, cudafilters::kNlmMaxStrength,
           defaults.chroma_h, controllable));
   g_object_class_install_property (gobject_class, PROP_TEMPORAL_RADIUS,
       g_param_spec_int ("temporal-radius", "Temporal radius",
@@ -358,13 +392,16 @@ gst_cuda_nlm_class_init (GstCudaNlmClass * klass)
           (GParamFlags) (G_PARAM_READWRITE | GST_PARAM_MUTABLE_READY |
               G_PARAM_STATIC_STRINGS)));
 
-  g_object_class_install_property (gobject_class, PROP_AUTO_STRENGTH,
+  auto_strength_pspec =
       g_param_spec_boolean ("auto-strength", "Automatic strength",
           "Set strength, noise-sigma and chroma-strength from each frame's own "
           "noise, estimated on the GPU and averaged over time (noise-smoothing); "
           "the three properties are then not used, except chroma-strength=0, "
-          "which still leaves chroma as it is. Set it to false to use them as "
-          "given", DEFAULT_AUTO_STRENGTH, live));
+          "which still leaves chroma as it is. Setting strength, noise-sigma "
+          "or chroma-strength (other than 0) turns it off; true turns it back "
+          "on", DEFAULT_AUTO_STRENGTH, live);
+  g_object_class_install_property (gobject_class, PROP_AUTO_STRENGTH,
+      auto_strength_pspec);
   g_object_class_install_property (gobject_class, PROP_AUTO_STRENGTH_SCALE,
       g_param_spec_float ("auto-strength-scale", "Automatic strength scale",
           "Multiplies the strengths auto-strength sets: above 1 removes more "

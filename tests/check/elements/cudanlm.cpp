@@ -280,6 +280,10 @@ GST_START_TEST (test_properties_and_refused_values)
 {
   GstElement *e = gst_element_factory_make ("cudanlm", NULL);
   assert_nlm_properties (e, 10.f, 7, 21, 0.f, 0);
+  /* Automatic strength on by default. */
+  gboolean automatic = FALSE;
+  g_object_get (e, "auto-strength", &automatic, NULL);
+  fail_unless (automatic);
 
   /* Even sizes and a patch larger than the search window are refused with a
    * warning; the previous value stays. */
@@ -296,12 +300,11 @@ GST_START_TEST (test_properties_and_refused_values)
 
   assert_live_properties (e, {"strength", "noise-sigma"}, true);
 
-  /* Automatic strength: on by default, its scale and smoothing in range. */
-  gboolean automatic = FALSE;
+  /* Off once a strength is set; its scale and smoothing in range. */
   gfloat scale = 0, smoothing = 0;
   g_object_get (e, "auto-strength", &automatic, "auto-strength-scale", &scale,
       "noise-smoothing", &smoothing, NULL);
-  fail_unless (automatic);
+  fail_if (automatic);
   fail_unless_equals_float (scale, 1.f);
   fail_unless_equals_float (smoothing, 0.5f);
   ASSERT_WARNING (g_object_set (e, "auto-strength-scale", 0.05f, NULL));
@@ -316,6 +319,81 @@ GST_START_TEST (test_properties_and_refused_values)
 }
 GST_END_TEST;
 #endif
+
+/* One frame of `launch` (cudanlm) from a fresh harness. */
+static Image
+nlm_frame (const std::string & launch, const Image & img)
+{
+  GstHarness *h = harness_for (launch.c_str (), img.width, img.height);
+  const Image out = push_pull (h, img);
+  gst_harness_teardown (h);
+  return out;
+}
+
+static void
+count_notify (GObject *, GParamSpec *, gpointer count)
+{
+  ++*static_cast<int *> (count);
+}
+
+static gboolean
+auto_strength_of (GstElement * e)
+{
+  gboolean on = FALSE;
+  g_object_get (e, "auto-strength", &on, NULL);
+  return on;
+}
+
+/* A strength that is set is used: two pipelines that differ only in
+ * `strength=` give different frames, each that of auto-strength=false at its
+ * strength. Setting strength, noise-sigma or chroma-strength turns
+ * auto-strength off, with a notify; chroma-strength=0 (no strength) does
+ * not; auto-strength=true turns it back on and keeps the values given. */
+GST_START_TEST (test_given_strength_is_used)
+{
+  std::mt19937 rng (48);
+  const Image noisy = noisy_step_image (rng, 64, 40, 15.0);
+  const std::string nlm = std::string ("cudanlm backend=") + kBackend +
+      " patch-size=5 search-size=11";
+  const Image weak = nlm_frame (nlm + " strength=3", noisy);
+  const Image strong = nlm_frame (nlm + " strength=40", noisy);
+  fail_if (weak.pixels == strong.pixels, "strength=3 and strength=40 gave "
+      "the same frame");
+  assert_images_equal (weak, nlm_frame (nlm + " auto-strength=false "
+          "strength=3", noisy), "strength=3");
+  assert_images_equal (strong, nlm_frame (nlm + " auto-strength=false "
+          "strength=40", noisy), "strength=40");
+  /* Turned back on after the strength: automatic again. */
+  assert_images_equal (nlm_frame (nlm + " strength=40 auto-strength=true",
+          noisy), nlm_frame (nlm, noisy), "strength=40 auto-strength=true");
+
+  GstElement *e = gst_element_factory_make ("cudanlm", NULL);
+  int notified = 0;
+  g_signal_connect (e, "notify::auto-strength", G_CALLBACK (count_notify),
+      &notified);
+  fail_unless (auto_strength_of (e));
+  g_object_set (e, "chroma-strength", 0.f, NULL);
+  fail_unless (auto_strength_of (e), "chroma-strength=0 turned auto off");
+  fail_unless_equals_int (notified, 0);
+  for (const char *property : {"strength", "noise-sigma", "chroma-strength"}) {
+    g_object_set (e, "auto-strength", TRUE, NULL);
+    notified = 0;
+    g_object_set (e, property, 7.5f, NULL);
+    fail_if (auto_strength_of (e), "%s set, auto-strength still on",
+        property);
+    fail_unless_equals_int (notified, 1);
+    gfloat back = 0;
+    g_object_get (e, property, &back, NULL);
+    fail_unless_equals_float (back, 7.5f);
+    /* Refused values change nothing. */
+    g_object_set (e, "auto-strength", TRUE, NULL);
+    ASSERT_WARNING (g_object_set (e, property, 1000.f, NULL));
+    fail_unless (auto_strength_of (e), "a refused %s turned auto off",
+        property);
+  }
+  gst_object_unref (e);
+}
+GST_END_TEST;
 
 /* Parameters changed while playing reach the engine from the next frame:
  * the strength alone, and every parameter at once. */
@@ -975,6 +1053,7 @@ cudanlm_suite (void)
   tcase_set_timeout (tc, 600);
   suite_add_tcase (s, tc);
   tcase_add_test (tc, test_random_frames);
+  tcase_add_test (tc, test_given_strength_is_used);
   tcase_add_test (tc, test_matches_definition);
   tcase_add_test (tc, test_output_size_and_format);
   tcase_add_test (tc, test_flat_frames_stay_flat);
