@@ -63,7 +63,10 @@
  * off), ... `backend` and `cuda-device-id` apply to all three;
  * `denoise-strength`, `clip-limit` and `temporal-smoothing` can change while
  * playing and are controllable, each taking effect at the stage it belongs
- * to from the next frame there.
+ * to from the next frame there. As on `cudanlm`, a strength given to the
+ * denoiser is used: `cudanlm::strength` (or `noise-sigma`,
+ * `chroma-strength`) turns its `auto-strength` off, and setting
+ * `denoise-strength`, the automatic strength's scale, turns it back on.
  * Without a usable GPU, `backend=auto` runs the same arithmetic on the CPU.
  *
  * ## Example launch lines
@@ -305,10 +308,21 @@ gst_cuda_low_light_set_property (GObject * object, guint prop_id,
   GstCudaLowLight *self = GST_CUDA_LOW_LIGHT (object);
 
   switch (prop_id) {
-    case PROP_DENOISE_STRENGTH:
+    case PROP_DENOISE_STRENGTH:{
+      /* The bin's strength scales the automatic one: where a
+       * cudanlm::strength set on the bin turned that off, it comes back on,
+       * so that the value set is used. */
+      gboolean automatic = TRUE;
+      g_object_get (self->nlm, "auto-strength", &automatic, NULL);
+      if (!automatic) {
+        GST_INFO_OBJECT (self, "denoise-strength set: cudanlm's "
+            "auto-strength is on again");
+        g_object_set (self->nlm, "auto-strength", TRUE, NULL);
+      }
       g_object_set_property (G_OBJECT (self->nlm), "auto-strength-scale",
           value);
       break;
+    }
     case PROP_CLIP_LIMIT:
       g_object_set_property (G_OBJECT (self->clahe), "clip-limit", value);
       break;
@@ -429,7 +443,8 @@ gst_cuda_low_light_class_init (GstCudaLowLightClass * klass)
       g_param_spec_float ("denoise-strength", "Denoise strength",
           "Multiplies the denoising strengths cudanlm sets from each frame's "
           "noise (its auto-strength-scale): above 1 removes more noise and "
-          "more detail, below 1 less",
+          "more detail, below 1 less. Setting it turns cudanlm's "
+          "auto-strength back on where cudanlm::strength turned it off",
           cudafilters::kNlmMinAutoScale, cudafilters::kNlmMaxAutoScale,
           DEFAULT_DENOISE_STRENGTH, controllable));
   g_object_class_install_property (gobject_class, PROP_CLIP_LIMIT,

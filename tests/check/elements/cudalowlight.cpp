@@ -664,6 +664,45 @@ GST_START_TEST (test_control_bindings_reach_the_stages)
 }
 GST_END_TEST;
 
+/* A strength given to the denoiser through the bin is used: with
+ * cudanlm::strength set on the bin, the frames are those of the chain with
+ * that strength and differ from the default bin's; denoise-strength set
+ * afterwards brings the automatic strength back, and the default frames
+ * with it. */
+GST_START_TEST (test_given_strength_is_used)
+{
+  std::mt19937 rng (6010);
+  const Sequence seq = dark_sequence (rng, GST_VIDEO_FORMAT_GRAY8, 64, 48, 4);
+  auto with_stage = [](const char *property, float value) {
+    return [property, value](GstHarness * h) {
+      narrow_search (h);
+      GstElement *bin = gst_harness_find_element (h, "cudalowlight");
+      gst_child_proxy_set (GST_CHILD_PROXY (bin), property, value, NULL);
+      gst_object_unref (bin);
+    };
+  };
+  SequenceOutput plain, given, chain, restored;
+  run_frames (lowlight (), seq, plain);
+  run_sequence (lowlight (), seq, given, with_stage ("cudanlm::strength",
+          40.f));
+  run_frames (explicit_chain (false, " strength=40"), seq, chain);
+  assert_same_outputs (given, chain, "cudanlm::strength=40");
+  for (size_t k = 0; k < plain.frames.size (); ++k)
+    fail_if (frames_equal (given.frames[k], plain.frames[k]),
+        "frame %d: cudanlm::strength=40 changed nothing", int (k));
+
+  run_sequence (lowlight (), seq, restored, [](GstHarness * h) {
+        narrow_search (h);
+        GstElement *bin = gst_harness_find_element (h, "cudalowlight");
+        gst_child_proxy_set (GST_CHILD_PROXY (bin), "cudanlm::strength", 40.f,
+            NULL);
+        g_object_set (bin, "denoise-strength", 1.f, NULL);
+        gst_object_unref (bin);
+      });
+  assert_same_outputs (restored, plain, "denoise-strength after strength");
+}
+GST_END_TEST;
+
 #if !TEST_GPU
 /* ------------------------------------------------- properties */
 
@@ -1000,6 +1039,7 @@ cudalowlight_suite (void)
   tcase_add_test (tc, test_sharpen_switched_while_playing);
   tcase_add_test (tc, test_sharpen_switched_from_another_thread);
   tcase_add_test (tc, test_control_bindings_reach_the_stages);
+  tcase_add_test (tc, test_given_strength_is_used);
 #if !TEST_GPU
   tcase_add_test (tc, test_properties_and_defaults);
   tcase_add_test (tc, test_properties_proxied_and_refused);
