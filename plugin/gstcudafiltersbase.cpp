@@ -390,6 +390,23 @@ gst_cuda_filters_base_generate_output (GstBaseTransform * trans,
   return get_priv (GST_CUDA_FILTERS_BASE (trans))->flow->generate (in, outbuf);
 }
 
+/* The frames held pushed downstream before @event: a push that fails
+ * fails the event too, and where the failure is fatal (not a flush or an
+ * end downstream) the element posts the error, as a streaming thread
+ * would. */
+static bool
+drain_before (GstCudaFiltersBase * self, GstEvent * event)
+{
+  const GstFlowReturn ret = get_priv (self)->flow->drain ();
+  if (ret == GST_FLOW_OK)
+    return true;
+  GST_INFO_OBJECT (self, "pushing the frames held before %s: %s",
+      GST_EVENT_TYPE_NAME (event), gst_flow_get_name (ret));
+  if (ret == GST_FLOW_NOT_LINKED || ret < GST_FLOW_EOS)
+    GST_ELEMENT_FLOW_ERROR (self, ret);
+  return false;
+}
+
 /* A flush or a new segment (a seek) breaks the stream: histories restart
  * and the next frame posts its statistics. */
 static gboolean
@@ -399,6 +416,7 @@ gst_cuda_filters_base_sink_event (GstBaseTransform * trans, GstEvent * event)
   GstCudaFiltersBasePrivate *priv = get_priv (self);
   GstCudaFiltersStream & s = priv->stream;
   const GstEventType type = GST_EVENT_TYPE (event);
+  bool drained = true;
   switch (type) {
     case GST_EVENT_FLUSH_STOP:
       s.restart_history = true;
@@ -410,15 +428,19 @@ gst_cuda_filters_base_sink_event (GstBaseTransform * trans, GstEvent * event)
       s.restart_history = true;
       s.stats.restart ();
       /* The frames of the old segment leave in it. */
-      priv->flow->drain ();
+      drained = drain_before (self, event);
       break;
     case GST_EVENT_EOS:
     case GST_EVENT_CAPS:
       /* The last frames leave before EOS, or with the caps they came in. */
-      priv->flow->drain ();
+      drained = drain_before (self, event);
       break;
     default:
       break;
+  }
+  if (!drained) {
+    gst_event_unref (event);
+    return FALSE;
   }
   /* Frames pushed with their work still queued (CUDA memory, GStreamer
    * 1.24+) may yet fail: at the end of the stream and at each break in it,

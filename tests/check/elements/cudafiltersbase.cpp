@@ -511,6 +511,61 @@ GST_START_TEST (test_history_restarts)
 }
 GST_END_TEST;
 
+/* A frame held (cudanlm's temporal window) whose push fails downstream at
+ * EOS, new caps or a new segment: the element posts the error and the
+ * event fails, rather than the frame going missing in silence. */
+static GstPadProbeReturn
+fail_buffers (GstPad *, GstPadProbeInfo * info, gpointer)
+{
+  gst_buffer_unref (GST_PAD_PROBE_INFO_BUFFER (info));
+  GST_PAD_PROBE_INFO_DATA (info) = NULL;
+  GST_PAD_PROBE_INFO_FLOW_RETURN (info) = GST_FLOW_ERROR;
+  return GST_PAD_PROBE_HANDLED;
+}
+
+GST_START_TEST (test_held_frames_failing_downstream_are_errors)
+{
+  std::mt19937 rng (77);
+  const Image frame = random_image (rng, 32, 16, 20, 200);
+  for (GstEventType type : {GST_EVENT_EOS, GST_EVENT_CAPS, GST_EVENT_SEGMENT}) {
+    BusHarness c (on_backend ("cudanlm", " temporal-radius=1 "
+            "auto-strength=false patch-size=3 search-size=5"));
+    gst_harness_set_src_caps_str (c.h, gray_caps (32, 16).c_str ());
+    for (int i = 0; i < 2; ++i) {
+      GstBuffer *b = buffer_from_image (frame);
+      GST_BUFFER_PTS (b) = i * GST_SECOND / 30;
+      fail_unless_equals_int (gst_harness_push (c.h, b), GST_FLOW_OK);
+    }
+    fail_unless_equals_int (gst_harness_buffers_in_queue (c.h), 1);
+    GstElement *nlm = gst_harness_find_element (c.h, "cudanlm");
+    GstPad *src = gst_element_get_static_pad (nlm, "src");
+    gst_pad_add_probe (src, GST_PAD_PROBE_TYPE_BUFFER, fail_buffers, NULL,
+        NULL);
+    GstEvent *event = nullptr;
+    if (type == GST_EVENT_EOS) {
+      event = gst_event_new_eos ();
+    } else if (type == GST_EVENT_CAPS) {
+      GstCaps *caps = gst_caps_from_string (gray_caps (16, 8).c_str ());
+      event = gst_event_new_caps (caps);
+      gst_caps_unref (caps);
+    } else {
+      GstSegment segment;
+      gst_segment_init (&segment, GST_FORMAT_TIME);
+      event = gst_event_new_segment (&segment);
+    }
+    /* A sticky event that fails is still stored on the pad, and its push
+     * counts as done (GstPad): EOS is the one whose push fails. */
+    const gboolean pushed = gst_harness_push_event (c.h, event);
+    fail_if (type == GST_EVENT_EOS && pushed, "EOS went on after the frame "
+        "held failed downstream");
+    fail_if (c.first_error ().empty (), "%s: no error posted",
+        gst_event_type_get_name (type));
+    gst_object_unref (src);
+    gst_object_unref (nlm);
+  }
+}
+GST_END_TEST;
+
 /* ------------------------------------------------------------ messages */
 
 struct Levels {
@@ -1024,6 +1079,7 @@ cudafiltersbase_suite (void)
   tcase_set_timeout (stream, 300);
   suite_add_tcase (s, stream);
   tcase_add_test (stream, test_history_restarts);
+  tcase_add_test (stream, test_held_frames_failing_downstream_are_errors);
   tcase_add_test (stream, test_messages_every_frame);
   tcase_add_test (stream, test_message_interval);
 #if TEST_GPU
