@@ -71,6 +71,28 @@ video_meta_mismatch (const GstVideoMeta * meta, const GstVideoInfo * info)
   return std::string ();
 }
 
+/* Why gst_video_frame_map refused @buf: for a video meta, the first plane
+ * that starts past the end of the buffer (a plane that starts inside it
+ * and runs past is planes_overflow's); without one, the buffer's size
+ * against the caps'. */
+std::string
+map_refusal (const GstVideoMeta * meta, GstBuffer * buf,
+    const GstVideoInfo * info)
+{
+  const gsize size = gst_buffer_get_size (buf);
+  if (!meta)
+    return "buffer of " + std::to_string (size) + " bytes, caps need " +
+        std::to_string (GST_VIDEO_INFO_SIZE (info));
+  for (guint p = 0; p < meta->n_planes; ++p)
+    if (meta->offset[p] >= size)
+      return "plane " + std::to_string (p) + " of its video meta starts at "
+          "byte " + std::to_string (meta->offset[p]) + ", so the buffer needs "
+          "at least " + std::to_string (meta->offset[p] + 1) + " bytes but "
+          "holds " + std::to_string (size) + " (" +
+          std::to_string (meta->offset[p] + 1 - size) + " short)";
+  return "the memory of its video meta's planes could not be mapped";
+}
+
 cudafilters::SampleLayout
 component_layout (const GstVideoInfo * info, guint comp)
 {
@@ -98,8 +120,7 @@ GstCudaFiltersFrame::map (const GstVideoInfo & info, GstBuffer * buf,
   if (!why.empty ())
     return false;
   if (!gst_video_frame_map (&frame_, &info, buf, flags)) {
-    why = "buffer of " + std::to_string (gst_buffer_get_size (buf)) +
-        " bytes, caps need " + std::to_string (GST_VIDEO_INFO_SIZE (&info));
+    why = map_refusal (meta, buf, &info);
     return false;
   }
   mapped_ = true;

@@ -194,6 +194,40 @@ GST_START_TEST (test_video_meta_larger_than_buffer_is_an_error)
 }
 GST_END_TEST;
 
+/* A video meta whose last plane starts past the end of the buffer: the
+ * error names the plane and how many bytes the buffer lacks. */
+GST_START_TEST (test_video_meta_plane_past_the_buffer_is_named)
+{
+  for (GstVideoFormat fmt : {GST_VIDEO_FORMAT_GRAY8, GST_VIDEO_FORMAT_NV12,
+          GST_VIDEO_FORMAT_I420}) {
+    GstVideoInfo info;
+    gst_video_info_set_format (&info, fmt, 64, 48);
+    const gsize size = GST_VIDEO_INFO_SIZE (&info);
+    const guint last = GST_VIDEO_INFO_N_PLANES (&info) - 1;
+    GstBuffer *buf = gst_buffer_new_allocate (NULL, size, NULL);
+    gsize offsets[GST_VIDEO_MAX_PLANES];
+    gint strides[GST_VIDEO_MAX_PLANES];
+    for (guint p = 0; p <= last; ++p) {
+      offsets[p] = GST_VIDEO_INFO_PLANE_OFFSET (&info, p);
+      strides[p] = GST_VIDEO_INFO_PLANE_STRIDE (&info, p);
+    }
+    offsets[last] = size + 9;
+    gst_buffer_add_video_meta_full (buf, GST_VIDEO_FRAME_FLAG_NONE, fmt, 64,
+        48, last + 1, offsets, strides);
+    BusHarness c (launch_of (kElements[0]));
+    gst_harness_set_src_caps_str (c.h, video_caps (fmt, 64, 48).c_str ());
+    fail_unless_equals_int (gst_harness_push (c.h, buf), GST_FLOW_ERROR);
+    const std::string error = c.first_error ();
+    const std::string want = "plane " + std::to_string (last) + " of its "
+        "video meta starts at byte " + std::to_string (size + 9) + ", so the "
+        "buffer needs at least " + std::to_string (size + 10) + " bytes but "
+        "holds " + std::to_string (size) + " (10 short)";
+    fail_unless (error.find (want) != std::string::npos, "%s: %s",
+        gst_video_format_to_string (fmt), error.c_str ());
+  }
+}
+GST_END_TEST;
+
 /* A video meta larger than the caps (a decoder's padding rows) is cropped to
  * them: the output is the caps' frame, filtered. */
 GST_START_TEST (test_video_meta_with_padding_rows)
@@ -1060,6 +1094,7 @@ cudafiltersbase_suite (void)
   tcase_add_test (input, test_short_buffers_are_errors);
   tcase_add_test (input, test_video_meta_strides_and_offsets);
   tcase_add_test (input, test_video_meta_larger_than_buffer_is_an_error);
+  tcase_add_test (input, test_video_meta_plane_past_the_buffer_is_named);
   tcase_add_test (input, test_video_meta_with_padding_rows);
   tcase_add_test (input, test_tiny_frames);
 #if !TEST_GPU
