@@ -44,4 +44,4 @@ plugin_init (GstPlugin * plugin)
 
 GST_PLUGIN_DEFINE (GST_VERSION_MAJOR, GST_VERSION_MINOR, cudafilters,
     "Video filters on NVIDIA GPUs (histogram equalization, CLAHE, non-local means, sharpening, low-light enhancement)",
-    plugin_init, VERSION, "LGPL", PACKAGE_NAME, "https://gstreamer.freedesktop.org")
+    plugin_init, VERSION, "LGPL", PACKAGE_NAME, GST_PACKAGE_ORIGIN)

@@ -428,6 +428,23 @@ GST_START_TEST (test_format_and_size_changes_mid_stream)
 GST_END_TEST;
 
 #if !TEST_GPU
+/* The plugin names itself and its origin (the package-origin option), not
+ * GStreamer's own site. */
+GST_START_TEST (test_plugin_says_where_it_comes_from)
+{
+  GstPlugin *plugin = gst_registry_find_plugin (gst_registry_get (),
+      "cudafilters");
+  fail_unless (plugin != NULL);
+  fail_unless_equals_string (gst_plugin_get_package (plugin),
+      "gst-cuda-filters");
+  const gchar *origin = gst_plugin_get_origin (plugin);
+  fail_if (g_str_has_prefix (origin, "https://gstreamer.freedesktop.org"),
+      "origin %s is GStreamer's", origin);
+  fail_unless_equals_string (origin, CUDAFILTERS_TEST_PACKAGE_ORIGIN);
+  gst_object_unref (plugin);
+}
+GST_END_TEST;
+
 /* The properties every element has from the base: their defaults, the
  * values they take, their specs, and the class every element is in. No
  * backend is involved: the cpu build runs it. */
@@ -1106,6 +1123,7 @@ cudafiltersbase_suite (void)
 #endif
   tcase_add_test (input, test_format_and_size_changes_mid_stream);
 #if !TEST_GPU
+  tcase_add_test (input, test_plugin_says_where_it_comes_from);
   tcase_add_test (input, test_properties);
   tcase_add_test (input, test_out_of_range_properties_are_refused);
 #endif
