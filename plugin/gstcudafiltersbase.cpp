@@ -33,6 +33,9 @@ struct GstCudaFiltersBasePrivate
   /* Settings, under the object lock (with stream.stats_settings). */
   GstCudaFiltersBackend backend = DEFAULT_BACKEND;
   gint device_id = DEFAULT_DEVICE_ID;
+  /* Where the element runs, from start to stop (under the object lock):
+   * caps in CUDA memory come first only where the GPU opened. */
+  enum class Runs { kNotStarted, kOnGpu, kOnCpu } runs = Runs::kNotStarted;
 
   /* From start to stop: the element's engine, the GPU side (open where the
    * element runs on the GPU), the flow of frames, the streaming state they
@@ -131,6 +134,10 @@ gst_cuda_filters_base_start (GstBaseTransform * trans)
         ("%s", why.c_str ()));
   }
   priv->flow->reset ();
+  GST_OBJECT_LOCK (self);
+  priv->runs = priv->gpu.is_open () ? GstCudaFiltersBasePrivate::Runs::kOnGpu :
+      GstCudaFiltersBasePrivate::Runs::kOnCpu;
+  GST_OBJECT_UNLOCK (self);
   return TRUE;
 }
 
@@ -138,6 +145,9 @@ static gboolean
 gst_cuda_filters_base_stop (GstBaseTransform * trans)
 {
   GstCudaFiltersBase *self = GST_CUDA_FILTERS_BASE (trans);
+  GST_OBJECT_LOCK (self);
+  get_priv (self)->runs = GstCudaFiltersBasePrivate::Runs::kNotStarted;
+  GST_OBJECT_UNLOCK (self);
   GstCudaFiltersBasePrivate *priv = get_priv (self);
   /* Frames still queued that failed are an error. */
   finish_gpu_work (self);
@@ -200,8 +210,13 @@ gst_cuda_filters_base_transform_caps (GstBaseTransform * trans,
     GstPadDirection, GstCaps * caps, GstCaps * filter)
 {
   GstCudaFiltersBasePrivate *priv = get_priv (GST_CUDA_FILTERS_BASE (trans));
+  /* Before start, as the backend property says; from start on, as the GPU
+   * opened (backend=auto without a usable GPU filters on the CPU, where
+   * CUDA memory would only be downloaded and uploaded again). */
   GST_OBJECT_LOCK (trans);
-  const bool prefer_cuda = priv->backend != GST_CUDA_FILTERS_BACKEND_CPU;
+  using Runs = GstCudaFiltersBasePrivate::Runs;
+  const bool prefer_cuda = priv->runs == Runs::kNotStarted ?
+      priv->backend != GST_CUDA_FILTERS_BACKEND_CPU : priv->runs == Runs::kOnGpu;
   GST_OBJECT_UNLOCK (trans);
   GstCaps *result = gst_cuda_filters_transform_caps (caps, filter, prefer_cuda);
   GST_LOG_OBJECT (trans, "%" GST_PTR_FORMAT " -> %" GST_PTR_FORMAT, caps,

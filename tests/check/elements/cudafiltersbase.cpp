@@ -819,9 +819,28 @@ GST_END_TEST;
 
 /* --------------------------------------------------------------- faults */
 
+/* The first caps an element offers (transform_caps) for caps in both
+ * memories: whether CUDA memory comes first. */
+static bool
+offers_cuda_first (GstElement * e)
+{
+  GstCaps *both = gst_caps_from_string ("video/x-raw(memory:CUDAMemory),"
+      "format=NV12,width=64,height=48; video/x-raw,format=NV12,width=64,"
+      "height=48");
+  GstCaps *got = GST_BASE_TRANSFORM_GET_CLASS (e)->transform_caps (
+      GST_BASE_TRANSFORM (e), GST_PAD_SINK, both, NULL);
+  fail_unless (gst_caps_get_size (got) == 2);
+  GstCapsFeatures *f = gst_caps_get_features (got, 0);
+  const bool cuda = f && gst_caps_features_contains (f, "memory:CUDAMemory");
+  gst_caps_unref (got);
+  gst_caps_unref (both);
+  return cuda;
+}
+
 /* backend=auto: frames are filtered either way; without a usable GPU
  * exactly one warning says so, however many frames follow, and with one
- * none. */
+ * none. Once started, the element offers CUDA memory first only where it
+ * runs on the GPU. */
 GST_START_TEST (test_backend_auto)
 {
   std::mt19937 rng (24);
@@ -838,6 +857,9 @@ GST_START_TEST (test_backend_auto)
     }
     fail_unless_equals_int (c.count (GST_MESSAGE_WARNING), have_gpu ? 0 : 1);
     fail_unless_equals_int (c.count (GST_MESSAGE_ERROR), 0);
+    GstElement *el = gst_harness_find_element (c.h, e.factory);
+    fail_unless_equals_int (offers_cuda_first (el), have_gpu);
+    gst_object_unref (el);
   }
 }
 GST_END_TEST;
