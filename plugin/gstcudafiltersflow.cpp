@@ -81,6 +81,29 @@ configure (GstCudaFiltersStream & s, bool gpu)
     s.engine->reset_history ();
 }
 
+/* An output buffer for @in, from the element's prepare_output_buffer: OK
+ * comes with a buffer. A pool that gives none and says OK would lose the
+ * frame without a word, so that is an error. */
+GstFlowReturn
+prepare_output (GstCudaFiltersStream & s, GstBuffer * in, GstBuffer ** out)
+{
+  *out = nullptr;
+  GstFlowReturn ret = GST_BASE_TRANSFORM_GET_CLASS (s.trans)->
+      prepare_output_buffer (s.trans, in, out);
+  if (ret == GST_FLOW_OK && *out == nullptr) {
+    GST_ELEMENT_ERROR (s.trans, RESOURCE, FAILED,
+        ("No output buffer for a frame."),
+        ("prepare_output_buffer returned OK without a buffer"));
+    ret = GST_FLOW_ERROR;
+  }
+  if (ret != GST_FLOW_OK) {
+    GST_WARNING_OBJECT (s.trans, "no output buffer: %s",
+        gst_flow_get_name (ret));
+    gst_clear_buffer (out);
+  }
+  return ret;
+}
+
 /* ------------------------------------------------------------ one plane */
 
 class PlaneFlow final : public GstCudaFiltersFlow
@@ -93,13 +116,9 @@ public:
     *out = nullptr;
     if (!in)
       return GST_FLOW_OK;
-    GstFlowReturn ret = GST_BASE_TRANSFORM_GET_CLASS (s_.trans)->
-        prepare_output_buffer (s_.trans, in, out);
-    if (ret != GST_FLOW_OK || *out == nullptr) {
+    GstFlowReturn ret = prepare_output (s_, in, out);
+    if (ret != GST_FLOW_OK) {
       gst_buffer_unref (in);
-      *out = nullptr;
-      GST_WARNING_OBJECT (s_.trans, "could not get buffer from pool: %s",
-          gst_flow_get_name (ret));
       return ret;
     }
     ret = transform (in, *out);
@@ -263,8 +282,7 @@ WindowFlow::output (GstBuffer ** out)
 {
   GstBuffer *meta = waiting_.front ();
   waiting_.pop_front ();
-  GstFlowReturn ret = GST_BASE_TRANSFORM_GET_CLASS (s_.trans)->
-      prepare_output_buffer (s_.trans, meta, out);
+  GstFlowReturn ret = prepare_output (s_, meta, out);
   const bool on_device = ret == GST_FLOW_OK && s_.on_gpu () && s_.cuda_caps &&
       is_cuda_memory (*out);
   GstCudaFiltersFrame frame;

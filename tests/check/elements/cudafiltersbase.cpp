@@ -617,6 +617,74 @@ GST_START_TEST (test_held_frames_failing_downstream_are_errors)
 }
 GST_END_TEST;
 
+/* An element of @factory's type whose prepare_output_buffer says OK and
+ * gives no buffer, as a broken pool might. */
+static GstFlowReturn
+prepare_no_buffer (GstBaseTransform *, GstBuffer *, GstBuffer ** out)
+{
+  *out = NULL;
+  return GST_FLOW_OK;
+}
+
+static void
+no_buffer_class_init (gpointer klass, gpointer)
+{
+  GST_BASE_TRANSFORM_CLASS (klass)->prepare_output_buffer = prepare_no_buffer;
+}
+
+static GstElement *
+element_without_output_buffers (const char *factory)
+{
+  GstElementFactory *f = gst_element_factory_find (factory);
+  fail_unless (f != NULL);
+  GstPluginFeature *loaded = gst_plugin_feature_load (GST_PLUGIN_FEATURE (f));
+  const GType parent =
+      gst_element_factory_get_element_type (GST_ELEMENT_FACTORY (loaded));
+  gst_object_unref (loaded);
+  gst_object_unref (f);
+  const std::string name = std::string (g_type_name (parent)) + "NoBuffers";
+  GType type = g_type_from_name (name.c_str ());
+  if (!type) {
+    GTypeQuery q;
+    g_type_query (parent, &q);
+    type = g_type_register_static_simple (parent, name.c_str (), q.class_size,
+        no_buffer_class_init, q.instance_size, NULL, (GTypeFlags) 0);
+  }
+  GstElement *e = GST_ELEMENT (g_object_new (type, NULL));
+  gst_util_set_object_arg (G_OBJECT (e), "backend", kBackend);
+  return e;
+}
+
+/* prepare_output_buffer that says OK without a buffer: the frame is not
+ * lost in silence but an error, on one plane (cudahisteq) and in a window
+ * of frames (cudanlm with a temporal radius). */
+GST_START_TEST (test_no_output_buffer_is_an_error)
+{
+  std::mt19937 rng (78);
+  const Image frame = random_image (rng, 32, 16, 20, 200);
+  for (const char *factory : {"cudahisteq", "cudanlm"}) {
+    GstElement *e = element_without_output_buffers (factory);
+    const bool window = g_str_equal (factory, "cudanlm");
+    if (window)
+      g_object_set (e, "temporal-radius", 1, NULL);
+    GstBus *bus = gst_bus_new ();
+    gst_element_set_bus (e, bus);
+    GstHarness *h = gst_harness_new_with_element (e, "sink", "src");
+    gst_object_unref (e);
+    gst_harness_set_src_caps_str (h, gray_caps (32, 16).c_str ());
+    GstFlowReturn ret = GST_FLOW_OK;
+    for (int i = 0; i < (window ? 2 : 1) && ret == GST_FLOW_OK; ++i)
+      ret = gst_harness_push (h, buffer_from_image (frame));
+    fail_unless_equals_int (ret, GST_FLOW_ERROR);
+    GstMessage *m = gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR);
+    fail_unless (m != NULL, "%s: no error posted", factory);
+    gst_message_unref (m);
+    gst_harness_teardown (h);
+    release_bus (bus);
+  }
+}
+GST_END_TEST;
+
 /* ------------------------------------------------------------ messages */
 
 struct Levels {
@@ -1155,6 +1223,7 @@ cudafiltersbase_suite (void)
   suite_add_tcase (s, stream);
   tcase_add_test (stream, test_history_restarts);
   tcase_add_test (stream, test_held_frames_failing_downstream_are_errors);
+  tcase_add_test (stream, test_no_output_buffer_is_an_error);
   tcase_add_test (stream, test_messages_every_frame);
   tcase_add_test (stream, test_message_interval);
 #if TEST_GPU
