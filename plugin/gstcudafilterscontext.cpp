@@ -11,6 +11,8 @@
 #endif
 #include <cuda_runtime.h>
 
+#include <utility>
+
 bool GstCudaFiltersContext::driver_loaded_ = false;
 
 GstCudaFiltersContext::~GstCudaFiltersContext ()
@@ -65,7 +67,12 @@ GstCudaFiltersContext::share (const GstCudaFiltersContext & other)
 void
 GstCudaFiltersContext::close ()
 {
-  gst_clear_object (&context_);
+  GstCudaContext *old = nullptr;
+  {
+    std::lock_guard<std::mutex> lock (swap_);
+    std::swap (old, context_);
+  }
+  gst_clear_object (&old);
 }
 
 bool
@@ -90,21 +97,34 @@ bool
 GstCudaFiltersContext::handle_query (GstElement * element, GstQuery * query)
     const
 {
-  return gst_cuda_handle_context_query (element, query, context_);
+  GstCudaContext *ours = nullptr;
+  {
+    std::lock_guard<std::mutex> lock (swap_);
+    if (context_)
+      ours = GST_CUDA_CONTEXT (gst_object_ref (context_));
+  }
+  const bool answered = gst_cuda_handle_context_query (element, query, ours);
+  gst_clear_object (&ours);
+  return answered;
 }
 
 void
 GstCudaFiltersContext::handle_set_context (GstElement * element,
     GstContext * context, gint device_id)
 {
+  std::lock_guard<std::mutex> lock (swap_);
   gst_cuda_handle_set_context (element, context, device_id, &context_);
 }
 
 void
 GstCudaFiltersContext::adopt (GstCudaContext * other)
 {
-  close ();
-  context_ = GST_CUDA_CONTEXT (gst_object_ref (other));
+  GstCudaContext *old = GST_CUDA_CONTEXT (gst_object_ref (other));
+  {
+    std::lock_guard<std::mutex> lock (swap_);
+    std::swap (old, context_);
+  }
+  gst_clear_object (&old);
 }
 
 bool

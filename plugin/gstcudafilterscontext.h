@@ -16,6 +16,7 @@
 #include <gst/cuda/gstcudacontext.h>
 #endif
 
+#include <mutex>
 #include <string>
 
 class GstCudaFiltersContext
@@ -65,6 +66,11 @@ public:
 private:
   static bool driver_loaded_;
 #ifdef HAVE_GST_CUDA
+  /* Written by the element's own threads (open, adopt, renew, close) and
+   * by set_context; read by context queries from any thread, which take
+   * their reference under swap_ so that a swap cannot free the context
+   * under them. */
+  mutable std::mutex swap_;
   GstCudaContext *context_ = nullptr;
 #else
   gint device_ = -1;
