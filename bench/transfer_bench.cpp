@@ -1,5 +1,5 @@
 // Frames in pageable host memory through the GPU path (no GStreamer): the
-// copies through page-locked staging alone (engines/host_transfer.cpp) and
+// copies through page-locked staging alone (cuda/runtime/host_transfer.cpp) and
 // histogram equalization through GpuFrameRunner, with pageable frames
 // (malloc'd), with page-locked ones, and on the CPU; with the floors beside
 // them (pinned transfers, host copy bandwidth) and, for comparison, the

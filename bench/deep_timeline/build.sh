@@ -12,17 +12,17 @@ build=${1:-build}
 arch=${ARCH:-90}
 out=$build/deep_timeline
 mkdir -p "$out"
-ninja -C "$build" engines/libcudafilters.a >/dev/null
-python3 bench/deep_timeline/instrument.py engines/histeq_kernels_16bit.cu \
+ninja -C "$build" cuda/libcudafilters.a >/dev/null
+python3 bench/deep_timeline/instrument.py cuda/histeq/histeq_kernels_16bit.cu \
   "$out/histeq_kernels_16bit_marked.cu"
 flags=(-DNDEBUG --std=c++17 -O3 -gencode="arch=compute_$arch,code=sm_$arch" --expt-relaxed-constexpr
-  -Xcompiler=-ffp-contract=off -I. -Iengines -Ibench)
+  -Xcompiler=-ffp-contract=off -I. -Icuda/common -Icuda/runtime -Icuda/histeq -Ibench)
 nvcc "${flags[@]}" -x cu -c bench/deep_timeline/timeline.cpp -o "$out/timeline.o"
 for variant in "" NO_REMOTE NO_STORE HALF_STORE; do
   name=timeline${variant:+_${variant,,}}
   nvcc "${flags[@]}" ${variant:+-DDIAG_$variant} -c "$out/histeq_kernels_16bit_marked.cu" \
     -o "$out/$name-kernel.o"
-  nvcc -o "$out/$name" "$out/timeline.o" "$out/$name-kernel.o" "$build/engines/libcudafilters.a" \
+  nvcc -o "$out/$name" "$out/timeline.o" "$out/$name-kernel.o" "$build/cuda/libcudafilters.a" \
     -lrt -ldl -Xcompiler=-pthread
 done
 ls "$out"

@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
-# A copy of engines/histeq_kernels_16bit.cu (the kernel of deep planes of up
+# A copy of cuda/histeq/histeq_kernels_16bit.cu (the kernel of deep planes of up
 # to 2^16 levels) with %globaltimer marks at the step boundaries of the
 # cooperative kernel, for timeline.cpp (see build.sh).
 # -DDIAG_NO_REMOTE leaves out the counters of the cluster's other blocks when
 # a partial is stored, -DDIAG_NO_STORE its global stores, and -DDIAG_HALF_STORE
 # stores half its bytes: wrong results, to time what each costs.
 #
-#   instrument.py engines/histeq_kernels_16bit.cu OUT.cu
+#   instrument.py cuda/histeq/histeq_kernels_16bit.cu OUT.cu
 import sys
 src, dst = sys.argv[1], sys.argv[2]
 s=open(src).read()

@@ -1,6 +1,6 @@
 // Where a deep (16-bit) frame's time goes inside the cooperative histogram
 // equalization kernel: built against a copy of
-// engines/histeq_kernels_16bit.cu that instrument.py has marked with
+// cuda/histeq/histeq_kernels_16bit.cu that instrument.py has marked with
 // %globaltimer stamps (thread 0 of every block, after the block's barrier at
 // each step boundary). For each mark it prints
 // the median, over 40 frames, of the first and the last block to reach it,

@@ -466,7 +466,7 @@ GST_START_TEST (test_instruction_sets_agree)
 }
 GST_END_TEST;
 
-/* The noise estimate (engines/noise_estimate.h) against the noise actually
+/* The noise estimate (cuda/nlm/noise_estimate.h) against the noise actually
  * added: Gaussian noise on a smooth scene with step edges, rounded and
  * clipped to 8 bits, read within 5% (or 0.3 level) of the standard deviation
  * of noisy - clean. The bar of docs/noise-estimation.md is 15% or 1 level on

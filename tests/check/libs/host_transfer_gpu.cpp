@@ -1,4 +1,4 @@
-/* Copies between host planes and the device (engines/host_transfer.cpp, behind
+/* Copies between host planes and the device (cuda/runtime/host_transfer.cpp, behind
  * GpuFrameRunner and GpuWindowRunner): staging written again only once the
  * copies reading it have run, a failed frame leaving no copy behind it, the
  * frame after a failed one, empty planes, a failed growth of the staging,

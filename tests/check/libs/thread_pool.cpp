@@ -1,4 +1,4 @@
-/* The shared pool of worker threads (engines/thread_pool.cpp), one process per
+/* The shared pool of worker threads (cuda/runtime/thread_pool.cpp), one process per
  * case, since the pool is made once per process:
  *   thread-pool             bodies that throw, every index run once, several
  *                           callers at once (short calls, some after the
