@@ -128,6 +128,10 @@ struct _GstCudaLowLight
   GstElement *sharpen;
   GstPad *sinkpad;
   GstPad *srcpad;
+  /* What keeps the bin from being built (a stage missing from an
+   * incomplete install), or null: the bin then refuses to leave NULL, with
+   * an error that says this. */
+  const char *broken;
 
   /* Under the object lock: the `sharpen` property, and whether a probe on
    * the way in is to bring the chain in line with it. */
@@ -231,6 +235,10 @@ set_sharpen (GstCudaLowLight * self, gboolean on)
 {
   GST_OBJECT_LOCK (self);
   self->sharpen_wanted = on;
+  if (self->broken) {
+    GST_OBJECT_UNLOCK (self);
+    return;
+  }
   const gboolean start = !self->relink_pending && on != self->sharpen_linked;
   if (start)
     self->relink_pending = TRUE;
@@ -308,6 +316,22 @@ gst_cuda_low_light_set_property (GObject * object, guint prop_id,
   GstCudaLowLight *self = GST_CUDA_LOW_LIGHT (object);
 
   switch (prop_id) {
+    case PROP_DENOISE_STRENGTH:
+    case PROP_CLIP_LIMIT:
+    case PROP_TEMPORAL_SMOOTHING:
+    case PROP_BACKEND:
+    case PROP_DEVICE_ID:
+      if (self->broken) {
+        g_warning ("%s: refusing %s: %s", GST_OBJECT_NAME (self),
+            pspec->name, self->broken);
+        return;
+      }
+      break;
+    default:
+      break;
+  }
+
+  switch (prop_id) {
     case PROP_DENOISE_STRENGTH:{
       /* The bin's strength scales the automatic one: where a
        * cudanlm::strength set on the bin turned that off, it comes back on,
@@ -350,6 +374,11 @@ gst_cuda_low_light_get_property (GObject * object, guint prop_id,
 {
   GstCudaLowLight *self = GST_CUDA_LOW_LIGHT (object);
 
+  /* Without its stages the bin has only its defaults to show. */
+  if (self->broken && prop_id != PROP_SHARPEN) {
+    g_param_value_set_default (pspec, value);
+    return;
+  }
   switch (prop_id) {
     case PROP_DENOISE_STRENGTH:
       g_object_get_property (G_OBJECT (self->nlm), "auto-strength-scale",
@@ -415,6 +444,13 @@ gst_cuda_low_light_change_state (GstElement * element,
     GstStateChange transition)
 {
   GstCudaLowLight *self = GST_CUDA_LOW_LIGHT (element);
+  if (transition == GST_STATE_CHANGE_NULL_TO_READY && self->broken) {
+    GST_ELEMENT_ERROR (self, CORE, MISSING_PLUGIN,
+        ("cudalowlight cannot run: %s.", self->broken),
+        ("the cudafilters plugin is not installed whole, or not the same "
+            "version throughout"));
+    return GST_STATE_CHANGE_FAILURE;
+  }
   const GstStateChangeReturn ret =
       GST_ELEMENT_CLASS (parent_class)->change_state (element, transition);
   /* A relink racing the way down may have started cudasharpen in a state
@@ -497,14 +533,17 @@ gst_cuda_low_light_class_init (GstCudaLowLightClass * klass)
       "CUDA low-light enhancement");
 }
 
-/* A stage of the chain, named after its factory. */
+/* A stage of the chain, named after its factory, or null (with @missing
+ * noted in self->broken) where the factory cannot be found. */
 static GstElement *
-make_stage (GstCudaLowLight * self, const char *factory)
+make_stage (GstCudaLowLight * self, const char *factory, const char *missing)
 {
   GstElement *stage = gst_element_factory_make (factory, factory);
-  if (!stage)
-    g_error ("%s: no %s element", GST_OBJECT_NAME (self), factory);
-  gst_bin_add (GST_BIN (self), stage);
+  if (!stage) {
+    GST_ERROR_OBJECT (self, "%s", missing);
+    if (!self->broken)
+      self->broken = missing;
+  }
   return stage;
 }
 
@@ -513,24 +552,42 @@ gst_cuda_low_light_init (GstCudaLowLight * self)
 {
   GstElementClass *klass = GST_ELEMENT_GET_CLASS (self);
 
-  self->nlm = make_stage (self, "cudanlm");
-  self->clahe = make_stage (self, "cudaclahe");
-  self->sharpen = gst_element_factory_make ("cudasharpen", "cudasharpen");
-  if (!self->sharpen)
-    g_error ("%s: no cudasharpen element", GST_OBJECT_NAME (self));
+  self->broken = nullptr;
+  self->nlm = make_stage (self, "cudanlm", "there is no cudanlm element");
+  self->clahe = make_stage (self, "cudaclahe", "there is no cudaclahe element");
+  self->sharpen = make_stage (self, "cudasharpen",
+      "there is no cudasharpen element");
+  self->sharpen_wanted = DEFAULT_SHARPEN;
+  self->sharpen_linked = FALSE;
+  self->relink_pending = FALSE;
+  if (self->broken) {
+    /* Pads for the caps a parent may ask about; the bin refuses to start. */
+    for (GstElement ** stage : {&self->nlm, &self->clahe, &self->sharpen})
+      if (*stage) {
+        gst_object_ref_sink (*stage);
+        gst_clear_object (stage);
+      }
+    self->sinkpad = gst_ghost_pad_new_no_target_from_template ("sink",
+        gst_element_class_get_pad_template (klass, "sink"));
+    self->srcpad = gst_ghost_pad_new_no_target_from_template ("src",
+        gst_element_class_get_pad_template (klass, "src"));
+    gst_element_add_pad (GST_ELEMENT (self), self->sinkpad);
+    gst_element_add_pad (GST_ELEMENT (self), self->srcpad);
+    return;
+  }
+  gst_bin_add (GST_BIN (self), self->nlm);
+  gst_bin_add (GST_BIN (self), self->clahe);
+  /* Off until `sharpen` says otherwise: out of the bin, in NULL. */
   gst_object_ref_sink (self->sharpen);
   g_object_set (self->nlm, "auto-strength", TRUE, "temporal-radius",
       DEFAULT_TEMPORAL_RADIUS, "auto-strength-scale", DEFAULT_DENOISE_STRENGTH,
       nullptr);
   g_object_set (self->clahe, "clip-limit", DEFAULT_CLIP_LIMIT,
       "temporal-smoothing", DEFAULT_TEMPORAL_SMOOTHING, nullptr);
-  /* Off until `sharpen` says otherwise: out of the bin, in NULL. */
-  self->sharpen_wanted = DEFAULT_SHARPEN;
-  self->sharpen_linked = FALSE;
-  self->relink_pending = FALSE;
-
-  if (!gst_element_link (self->nlm, self->clahe))
-    g_error ("%s: could not link cudanlm to cudaclahe", GST_OBJECT_NAME (self));
+  if (!gst_element_link (self->nlm, self->clahe)) {
+    self->broken = "cudanlm does not link to cudaclahe";
+    GST_ERROR_OBJECT (self, "%s", self->broken);
+  }
 
   GstPad *nlm_sink = gst_element_get_static_pad (self->nlm, "sink");
   GstPad *clahe_sink = gst_element_get_static_pad (self->clahe, "sink");

@@ -926,6 +926,55 @@ GST_START_TEST (test_properties_proxied_and_refused)
 }
 GST_END_TEST;
 
+/* With a stage's element missing (an incomplete install) the bin is still
+ * made, shows its defaults, refuses settings with a warning, and fails to
+ * leave NULL with an error that names the stage, instead of aborting the
+ * application. */
+GST_START_TEST (test_missing_stage_is_an_error)
+{
+  /* The plugin loaded first: loading it registers its elements again. */
+  gst_object_unref (gst_element_factory_make ("cudalowlight", NULL));
+  GstRegistry *registry = gst_registry_get ();
+  GstPluginFeature *clahe = gst_registry_lookup_feature (registry,
+      "cudaclahe");
+  fail_unless (clahe != NULL);
+  gst_registry_remove_feature (registry, clahe);
+  GstElementFactory *gone = gst_element_factory_find ("cudaclahe");
+  fail_unless (gone == NULL, "cudaclahe still found");
+
+  GstElement *e = gst_element_factory_make ("cudalowlight", NULL);
+  fail_unless (e != NULL);
+  gdouble clip = 0;
+  g_object_get (e, "clip-limit", &clip, NULL);
+  fail_unless (clip == 4.0);
+  ASSERT_WARNING (g_object_set (e, "clip-limit", 2.0, NULL));
+  g_object_set (e, "sharpen", TRUE, NULL);
+  GstBus *bus = gst_bus_new ();
+  gst_element_set_bus (e, bus);
+  fail_unless_equals_int (gst_element_set_state (e, GST_STATE_READY),
+      GST_STATE_CHANGE_FAILURE);
+  GstMessage *m = gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR);
+  fail_unless (m != NULL);
+  GError *err = NULL;
+  gst_message_parse_error (m, &err, NULL);
+  fail_unless (g_strrstr (err->message, "no cudaclahe element") != NULL, "%s",
+      err->message);
+  g_error_free (err);
+  gst_message_unref (m);
+  gst_element_set_state (e, GST_STATE_NULL);
+  gst_object_unref (e);
+  release_bus (bus);
+
+  gst_registry_add_feature (registry, clahe);
+  gst_object_unref (clahe);
+  e = gst_element_factory_make ("cudalowlight", NULL);
+  fail_unless_equals_int (gst_element_set_state (e, GST_STATE_READY),
+      GST_STATE_CHANGE_SUCCESS);
+  gst_element_set_state (e, GST_STATE_NULL);
+  gst_object_unref (e);
+}
+GST_END_TEST;
+
 /* The bin in a pipeline that goes to PLAYING and back to NULL with
  * sharpening off, on, and switched in between: every stage ends in NULL. */
 GST_START_TEST (test_state_changes_leave_no_stage_running)
@@ -1044,6 +1093,7 @@ cudalowlight_suite (void)
   tcase_add_test (tc, test_properties_and_defaults);
   tcase_add_test (tc, test_properties_proxied_and_refused);
   tcase_add_test (tc, test_state_changes_leave_no_stage_running);
+  tcase_add_test (tc, test_missing_stage_is_an_error);
 #endif
 #if TEST_GPU && defined (HAVE_GST_CUDA)
   tcase_add_test (tc, test_frames_stay_in_cuda_memory);
