@@ -50,11 +50,11 @@
  *
  * `sharpen` takes `cudasharpen` into the chain or out of it: when off, the
  * element is out of the bin, in the NULL state, so it costs nothing (and
- * leaves no unlinked pad in the bin). It may change while playing: the stage
- * is relinked between two input frames, when nothing is inside the bin, and
- * the frames that leave after that are sharpened, or not. (A frame blocked
- * downstream, as in a prerolled PAUSED pipeline, holds the change back until
- * it has gone.) Its settings are `cudasharpen`'s defaults (unsharp masking,
+ * leaves no unlinked pad in the bin). It may change while playing, from any
+ * thread: the streaming thread relinks the stage before the next frame (or
+ * serialized event) goes in, when nothing is inside the bin, and the frames
+ * that leave after that are sharpened, or not. In the NULL and READY states
+ * the change is made at once. Its settings are `cudasharpen`'s defaults (unsharp masking,
  * amount 1, radius 1).
  *
  * The inner elements are named after their factories, so their other
@@ -199,23 +199,21 @@ unlink_sharpen (GstCudaLowLight * self)
   gst_object_unref (clahe_src);
 }
 
-/* Runs where nothing is inside the bin (an idle probe on the pad that
- * pushes into cudanlm): at once when nothing is, otherwise as soon as the
- * frame or event in flight has gone through, with the next one waiting.
- * No stage is then filtering or negotiating, so the chain can change under
- * them. Relinks until the chain is as the property last said. */
-static GstPadProbeReturn
-relink_when_idle (GstPad *, GstPadProbeInfo *, gpointer user_data)
+/* Brings the chain in line with the `sharpen` property, relinking until it
+ * is as the property last said. Runs with the bin's state lock held (no
+ * state change can run beside it) and nothing inside the bin: in the
+ * streaming thread before the next frame or event goes in, or where the bin
+ * does not stream (NULL, READY). */
+static void
+relink (GstCudaLowLight * self)
 {
-  GstCudaLowLight *self = GST_CUDA_LOW_LIGHT (user_data);
-
   for (;;) {
     GST_OBJECT_LOCK (self);
     const gboolean want = self->sharpen_wanted;
     if (want == self->sharpen_linked) {
       self->relink_pending = FALSE;
       GST_OBJECT_UNLOCK (self);
-      return GST_PAD_PROBE_REMOVE;
+      return;
     }
     GST_OBJECT_UNLOCK (self);
 
@@ -228,6 +226,27 @@ relink_when_idle (GstPad *, GstPadProbeInfo *, gpointer user_data)
     self->sharpen_linked = want;
     GST_OBJECT_UNLOCK (self);
   }
+}
+
+/* A blocking probe on the pad that pushes into cudanlm: the streaming
+ * thread relinks before the next frame or serialized event goes in, so no
+ * frame is ever inside the bin while it changes, and no frame goes out
+ * through a stage still starting. Where a state change holds the state
+ * lock (and may be waiting for this thread to stop), the item goes on and
+ * the change waits for the next one; a bin that stops has the change made
+ * at its next start (change_state). */
+static GstPadProbeReturn
+relink_before_next (GstPad *, GstPadProbeInfo * info, gpointer user_data)
+{
+  GstCudaLowLight *self = GST_CUDA_LOW_LIGHT (user_data);
+  if ((GST_PAD_PROBE_INFO_TYPE (info) & GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM) &&
+      !GST_EVENT_IS_SERIALIZED (GST_PAD_PROBE_INFO_EVENT (info)))
+    return GST_PAD_PROBE_PASS;
+  if (!GST_STATE_TRYLOCK (self))
+    return GST_PAD_PROBE_PASS;
+  relink (self);
+  GST_STATE_UNLOCK (self);
+  return GST_PAD_PROBE_REMOVE;
 }
 
 static void
@@ -246,9 +265,23 @@ set_sharpen (GstCudaLowLight * self, gboolean on)
   if (!start)
     return;
 
+  /* Not streaming: at once, with state changes kept out. */
+  if (GST_STATE_TRYLOCK (self)) {
+    GST_OBJECT_LOCK (self);
+    const bool streaming = GST_STATE (self) > GST_STATE_READY;
+    GST_OBJECT_UNLOCK (self);
+    if (!streaming) {
+      relink (self);
+      GST_STATE_UNLOCK (self);
+      return;
+    }
+    GST_STATE_UNLOCK (self);
+  }
   GstPad *way_in = GST_PAD (gst_proxy_pad_get_internal (GST_PROXY_PAD
           (self->sinkpad)));
-  gst_pad_add_probe (way_in, GST_PAD_PROBE_TYPE_IDLE, relink_when_idle, self,
+  gst_pad_add_probe (way_in, (GstPadProbeType) (GST_PAD_PROBE_TYPE_BLOCK |
+          GST_PAD_PROBE_TYPE_BUFFER | GST_PAD_PROBE_TYPE_BUFFER_LIST |
+          GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM), relink_before_next, self,
       nullptr);
   gst_object_unref (way_in);
 }
@@ -451,10 +484,14 @@ gst_cuda_low_light_change_state (GstElement * element,
             "version throughout"));
     return GST_STATE_CHANGE_FAILURE;
   }
+  /* A change of `sharpen` that no frame came to carry out (the bin stopped
+   * first) is made before the bin streams again; the caller holds the state
+   * lock. */
+  if (transition == GST_STATE_CHANGE_READY_TO_PAUSED)
+    relink (self);
   const GstStateChangeReturn ret =
       GST_ELEMENT_CLASS (parent_class)->change_state (element, transition);
-  /* A relink racing the way down may have started cudasharpen in a state
-   * the bin had already left. */
+  /* cudasharpen out of the bin keeps no state of its own. */
   if (transition == GST_STATE_CHANGE_READY_TO_NULL)
     gst_element_set_state (self->sharpen, GST_STATE_NULL);
   return ret;
