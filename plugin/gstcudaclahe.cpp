@@ -85,78 +85,35 @@ gst_cuda_clahe_create_engine (GstCudaFiltersBase * base)
       cudafilters::ClaheGpu> ([self] { return snapshot_params (self); });
 }
 
-/* Applies one property change if the resulting parameters are valid;
- * otherwise keeps the current ones and says why. */
-template < typename Change > static void
-update_params (GstCudaClahe * self, const GParamSpec * pspec, const GValue * value,
-    Change change)
-{
-  gst_cuda_filters_update_params (GST_OBJECT (self), self->params, pspec, value,
-      change, [](const cudafilters::ClaheParams & candidate,
-          const cudafilters::ClaheParams &) {
-        return cudafilters::clahe_params_error (candidate);});
-}
+/* The properties, each a field of the parameters. */
+static const GstCudaFiltersField<cudafilters::ClaheParams> kFields[] = {
+  gst_cuda_filters_field<&cudafilters::ClaheParams::clip_limit> (PROP_CLIP_LIMIT),
+  gst_cuda_filters_field<&cudafilters::ClaheParams::tiles_x> (PROP_TILES_X),
+  gst_cuda_filters_field<&cudafilters::ClaheParams::tiles_y> (PROP_TILES_Y),
+  gst_cuda_filters_field<&cudafilters::ClaheParams::temporal_smoothing>
+      (PROP_TEMPORAL_SMOOTHING),
+};
 
 static void
 gst_cuda_clahe_set_property (GObject * object, guint prop_id,
     const GValue * value, GParamSpec * pspec)
 {
   GstCudaClahe *self = GST_CUDA_CLAHE (object);
-
-  switch (prop_id) {
-    case PROP_CLIP_LIMIT:{
-      const double clip = g_value_get_double (value);
-      update_params (self, pspec, value, [clip](cudafilters::ClaheParams & p) {
-            p.clip_limit = clip;});
-      break;
-    }
-    case PROP_TILES_X:{
-      const int n = g_value_get_int (value);
-      update_params (self, pspec, value, [n](cudafilters::ClaheParams & p) {
-            p.tiles_x = n;});
-      break;
-    }
-    case PROP_TILES_Y:{
-      const int n = g_value_get_int (value);
-      update_params (self, pspec, value, [n](cudafilters::ClaheParams & p) {
-            p.tiles_y = n;});
-      break;
-    }
-    case PROP_TEMPORAL_SMOOTHING:{
-      const double smoothing = g_value_get_double (value);
-      update_params (self, pspec, value, [smoothing](cudafilters::ClaheParams & p) {
-            p.temporal_smoothing = smoothing;});
-      break;
-    }
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-      break;
-  }
+  /* A change that makes the parameters invalid is refused, and says why. */
+  if (!gst_cuda_filters_set_field (GST_OBJECT (self), self->params, kFields,
+          prop_id, value, pspec, [](const cudafilters::ClaheParams & p,
+              const cudafilters::ClaheParams &) {
+            return cudafilters::clahe_params_error (p);}))
+    G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
 }
 
 static void
 gst_cuda_clahe_get_property (GObject * object, guint prop_id, GValue * value,
     GParamSpec * pspec)
 {
-  const cudafilters::ClaheParams p = snapshot_params (GST_CUDA_CLAHE (object));
-
-  switch (prop_id) {
-    case PROP_CLIP_LIMIT:
-      g_value_set_double (value, p.clip_limit);
-      break;
-    case PROP_TILES_X:
-      g_value_set_int (value, p.tiles_x);
-      break;
-    case PROP_TILES_Y:
-      g_value_set_int (value, p.tiles_y);
-      break;
-    case PROP_TEMPORAL_SMOOTHING:
-      g_value_set_double (value, p.temporal_smoothing);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-      break;
-  }
+  if (!gst_cuda_filters_get_field (snapshot_params (GST_CUDA_CLAHE (object)),
+          kFields, prop_id, value))
+    G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
 }
 
 static void

@@ -6,6 +6,7 @@
 #include <gst/gst.h>
 
 #include <string>
+#include <type_traits>
 
 /* The `temporal-smoothing` property of the equalizing elements: the weight
  * on the past in the exponential moving average of their histograms, 0 to 1
@@ -42,4 +43,106 @@ gst_cuda_filters_update_params (GstObject * self, Params & params,
   g_free (refused_str);
   g_free (kept_str);
   g_value_unset (&kept);
+}
+
+/* Properties that are each one field of an element's parameters, in one
+ * table per element:
+ *
+ *   static const GstCudaFiltersField<cudafilters::ClaheParams> kFields[] = {
+ *     gst_cuda_filters_field<&cudafilters::ClaheParams::clip_limit> (PROP_CLIP_LIMIT),
+ *     ...
+ *   };
+ *
+ * gst_cuda_filters_set_field applies a new value through
+ * gst_cuda_filters_update_params (refused with a warning where @check says
+ * why) and gst_cuda_filters_get_field reads one back; both return FALSE for
+ * a property not in the table. Fields of type double, float, int, bool and
+ * of enum types (enum properties) are supported. */
+template <typename Params>
+struct GstCudaFiltersField
+{
+  guint prop_id;
+  void (*set) (Params &, const GValue *);
+  void (*get) (const Params &, GValue *);
+};
+
+template <typename T> T
+gst_cuda_filters_value_get (const GValue * v)
+{
+  if constexpr (std::is_same_v<T, double>)
+    return g_value_get_double (v);
+  else if constexpr (std::is_same_v<T, float>)
+    return g_value_get_float (v);
+  else if constexpr (std::is_same_v<T, bool>)
+    return g_value_get_boolean (v);
+  else if constexpr (std::is_same_v<T, int>)
+    return g_value_get_int (v);
+  else {
+    static_assert (std::is_enum_v<T>, "a field of another type");
+    return static_cast<T> (g_value_get_enum (v));
+  }
+}
+
+template <typename T> void
+gst_cuda_filters_value_set (GValue * v, T x)
+{
+  if constexpr (std::is_same_v<T, double>)
+    g_value_set_double (v, x);
+  else if constexpr (std::is_same_v<T, float>)
+    g_value_set_float (v, x);
+  else if constexpr (std::is_same_v<T, bool>)
+    g_value_set_boolean (v, x);
+  else if constexpr (std::is_same_v<T, int>)
+    g_value_set_int (v, x);
+  else {
+    static_assert (std::is_enum_v<T>, "a field of another type");
+    g_value_set_enum (v, static_cast<gint> (x));
+  }
+}
+
+template <auto Member> struct GstCudaFiltersMember;
+template <typename P, typename T, T P::*Member>
+struct GstCudaFiltersMember<Member>
+{
+  using Params = P;
+  using Type = T;
+};
+
+/* The table row of property @prop_id, the field @Member. */
+template <auto Member>
+GstCudaFiltersField<typename GstCudaFiltersMember<Member>::Params>
+gst_cuda_filters_field (guint prop_id)
+{
+  using P = typename GstCudaFiltersMember<Member>::Params;
+  using T = typename GstCudaFiltersMember<Member>::Type;
+  return {prop_id,
+    [](P & p, const GValue * v) { p.*Member = gst_cuda_filters_value_get<T> (v); },
+    [](const P & p, GValue * v) { gst_cuda_filters_value_set<T> (v, p.*Member); }};
+}
+
+template <typename Params, size_t N, typename Check> gboolean
+gst_cuda_filters_set_field (GstObject * self, Params & params,
+    const GstCudaFiltersField<Params> (&fields)[N], guint prop_id,
+    const GValue * value, const GParamSpec * pspec, Check check)
+{
+  for (const auto & f : fields)
+    if (f.prop_id == prop_id) {
+      gst_cuda_filters_update_params (self, params, pspec, value,
+          [&f, value](Params & p) { f.set (p, value); }, check);
+      return TRUE;
+    }
+  return FALSE;
+}
+
+template <typename Params, size_t N> gboolean
+gst_cuda_filters_get_field (const Params & params,
+    const GstCudaFiltersField<Params> (&fields)[N], guint prop_id,
+    GValue * value)
+{
+  for (const auto & f : fields)
+    if (f.prop_id == prop_id) {
+      f.get (params, value);
+      return TRUE;
+    }
+  return FALSE;
 }

@@ -33,6 +33,7 @@
 #endif
 
 #include "gstcudahisteq.h"
+#include "gstcudafiltersproperties.h"
 
 #include <cudafilters/histeq_cpu.h>
 #include <cudafilters/histeq_gpu.h>
@@ -94,44 +95,33 @@ gst_cuda_hist_eq_create_engine (GstCudaFiltersBase * base)
       cudafilters::HistEqGpu> ([self] { return snapshot_params (self); });
 }
 
+/* The properties, each a field of the parameters. */
+static const GstCudaFiltersField<cudafilters::HistEqParams> kFields[] = {
+  gst_cuda_filters_field<&cudafilters::HistEqParams::temporal_smoothing>
+      (PROP_TEMPORAL_SMOOTHING),
+  gst_cuda_filters_field<&cudafilters::HistEqParams::significant_bits>
+      (PROP_SIGNIFICANT_BITS),
+};
+
 static void
 gst_cuda_hist_eq_set_property (GObject * object, guint prop_id,
     const GValue * value, GParamSpec * pspec)
 {
   GstCudaHistEq *self = GST_CUDA_HIST_EQ (object);
-
-  GST_OBJECT_LOCK (self);
-  switch (prop_id) {
-    case PROP_TEMPORAL_SMOOTHING:
-      self->params.temporal_smoothing = g_value_get_double (value);
-      break;
-    case PROP_SIGNIFICANT_BITS:
-      self->params.significant_bits = g_value_get_int (value);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-      break;
-  }
-  GST_OBJECT_UNLOCK (self);
+  if (!gst_cuda_filters_set_field (GST_OBJECT (self), self->params, kFields,
+          prop_id, value, pspec, [](const cudafilters::HistEqParams & p,
+              const cudafilters::HistEqParams &) {
+            return cudafilters::histeq_params_error (p);}))
+    G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
 }
 
 static void
 gst_cuda_hist_eq_get_property (GObject * object, guint prop_id,
     GValue * value, GParamSpec * pspec)
 {
-  const cudafilters::HistEqParams p = snapshot_params (GST_CUDA_HIST_EQ (object));
-
-  switch (prop_id) {
-    case PROP_TEMPORAL_SMOOTHING:
-      g_value_set_double (value, p.temporal_smoothing);
-      break;
-    case PROP_SIGNIFICANT_BITS:
-      g_value_set_int (value, p.significant_bits);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-      break;
-  }
+  if (!gst_cuda_filters_get_field (snapshot_params (GST_CUDA_HIST_EQ (object)),
+          kFields, prop_id, value))
+    G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
 }
 
 static void

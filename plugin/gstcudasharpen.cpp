@@ -111,79 +111,34 @@ gst_cuda_sharpen_create_engine (GstCudaFiltersBase * base)
       cudafilters::SharpenGpu> ([self] { return snapshot_params (self); });
 }
 
-/* Applies one property change if the resulting parameters are valid;
- * otherwise keeps the current ones and says why. */
-template < typename Change > static void
-update_params (GstCudaSharpen * self, const GParamSpec * pspec, const GValue * value,
-    Change change)
-{
-  gst_cuda_filters_update_params (GST_OBJECT (self), self->params, pspec, value,
-      change, [](const cudafilters::SharpenParams & candidate,
-          const cudafilters::SharpenParams &) {
-        return cudafilters::sharpen_params_error (candidate);});
-}
+/* The properties, each a field of the parameters. */
+static const GstCudaFiltersField<cudafilters::SharpenParams> kFields[] = {
+  gst_cuda_filters_field<&cudafilters::SharpenParams::kernel> (PROP_KERNEL),
+  gst_cuda_filters_field<&cudafilters::SharpenParams::amount> (PROP_AMOUNT),
+  gst_cuda_filters_field<&cudafilters::SharpenParams::radius> (PROP_RADIUS),
+  gst_cuda_filters_field<&cudafilters::SharpenParams::threshold> (PROP_THRESHOLD),
+};
 
 static void
 gst_cuda_sharpen_set_property (GObject * object, guint prop_id,
     const GValue * value, GParamSpec * pspec)
 {
   GstCudaSharpen *self = GST_CUDA_SHARPEN (object);
-
-  switch (prop_id) {
-    case PROP_KERNEL:{
-      const auto k = (cudafilters::SharpenKernel) g_value_get_enum (value);
-      update_params (self, pspec, value, [k](cudafilters::SharpenParams & p) {
-            p.kernel = k;});
-      break;
-    }
-    case PROP_AMOUNT:{
-      const double v = g_value_get_double (value);
-      update_params (self, pspec, value, [v](cudafilters::SharpenParams & p) {
-            p.amount = v;});
-      break;
-    }
-    case PROP_RADIUS:{
-      const double v = g_value_get_double (value);
-      update_params (self, pspec, value, [v](cudafilters::SharpenParams & p) {
-            p.radius = v;});
-      break;
-    }
-    case PROP_THRESHOLD:{
-      const int v = g_value_get_int (value);
-      update_params (self, pspec, value, [v](cudafilters::SharpenParams & p) {
-            p.threshold = v;});
-      break;
-    }
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-      break;
-  }
+  /* A change that makes the parameters invalid is refused, and says why. */
+  if (!gst_cuda_filters_set_field (GST_OBJECT (self), self->params, kFields,
+          prop_id, value, pspec, [](const cudafilters::SharpenParams & p,
+              const cudafilters::SharpenParams &) {
+            return cudafilters::sharpen_params_error (p);}))
+    G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
 }
 
 static void
 gst_cuda_sharpen_get_property (GObject * object, guint prop_id,
     GValue * value, GParamSpec * pspec)
 {
-  const cudafilters::SharpenParams p =
-      snapshot_params (GST_CUDA_SHARPEN (object));
-
-  switch (prop_id) {
-    case PROP_KERNEL:
-      g_value_set_enum (value, (gint) p.kernel);
-      break;
-    case PROP_AMOUNT:
-      g_value_set_double (value, p.amount);
-      break;
-    case PROP_RADIUS:
-      g_value_set_double (value, p.radius);
-      break;
-    case PROP_THRESHOLD:
-      g_value_set_int (value, p.threshold);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-      break;
-  }
+  if (!gst_cuda_filters_get_field (snapshot_params (GST_CUDA_SHARPEN (object)),
+          kFields, prop_id, value))
+    G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
 }
 
 static void
