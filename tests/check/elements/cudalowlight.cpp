@@ -541,7 +541,8 @@ GST_START_TEST (test_sharpen_switched_in_a_loaded_pipeline)
 {
   /* Under the memory checkers, which run one thread at a time, a few runs
    * and no load: spinning threads would only take turns with the test. */
-  const int runs = quick ()? 8 : 300, frames = 10;
+  const int runs = quick ()? 4 : 300, frames = 10;
+  const int w = quick ()? 32 : 64, h = quick ()? 24 : 48;
   const unsigned loaders = quick ()? 0 : std::max (2u,
       std::thread::hardware_concurrency ());
   std::atomic<bool> loaded {true};
@@ -557,7 +558,8 @@ GST_START_TEST (test_sharpen_switched_in_a_loaded_pipeline)
   for (int run = 0; run < runs; ++run) {
     const std::string launch = "videotestsrc num-buffers=" +
         std::to_string (frames) + " pattern=ball ! video/x-raw,format=GRAY8,"
-        "width=64,height=48 ! " + lowlight () + " name=l ! fakesink name=s "
+        "width=" + std::to_string (w) + ",height=" + std::to_string (h) + " ! " +
+        lowlight () + " name=l ! fakesink name=s "
         "sync=false signal-handoffs=true";
     GstElement *pipeline = gst_parse_launch (launch.c_str (), NULL);
     fail_unless (pipeline != NULL);
@@ -699,10 +701,10 @@ run_bound_sequence (const std::string & launch, const Sequence & seq,
  * at the stream time of the frame it filters. Each step changes the output
  * from the frame it reaches on: cudanlm denoises frame n once frame n + 1
  * has arrived, with the strength for that moment, so its step at frame 2
- * shows from frame 1. Frames of 160x96 in NV12 (20x12-pixel tiles), or
- * under the memory checkers of 120x72 in gray (15x9): both tiles are large
- * enough for clip limits 4 and 1.5 to clip at different counts (OpenCV's
- * clip is a whole count of pixels, at least 1). */
+ * shows from frame 1. Frames of 160x96 in NV12 (20x12-pixel tiles), where
+ * clip limits 4 and 1.5 clip at different counts (OpenCV's clip is a whole
+ * count of pixels, at least 1), or under the memory checkers of 64x48 in
+ * gray (8x6), where 4 and 12 do. */
 GST_START_TEST (test_control_bindings_reach_the_stages)
 {
   struct Step {
@@ -715,13 +717,13 @@ GST_START_TEST (test_control_bindings_reach_the_stages)
   };
   const Step steps[] = {
     {"denoise-strength", "cudanlm", "auto-strength-scale", 2, 1.0, 3.0, 1},
-    {"clip-limit", "cudaclahe", "clip-limit", 4, 4.0, 1.5, 4},
+    {"clip-limit", "cudaclahe", "clip-limit", 4, 4.0, quick ()? 12.0 : 1.5, 4},
     {"temporal-smoothing", "cudaclahe", "temporal-smoothing", 5, 0.8, 0.2, 5},
   };
   std::mt19937 rng (6007);
   const int count = 8;
   const Sequence seq = quick ()? dark_sequence (rng, GST_VIDEO_FORMAT_GRAY8,
-      120, 72, count) : dark_sequence (rng, GST_VIDEO_FORMAT_NV12, 160, 96,
+      64, 48, count) : dark_sequence (rng, GST_VIDEO_FORMAT_NV12, 160, 96,
       count);
   SequenceOutput unbound;
   run_bound_sequence (lowlight (), seq, [](GstHarness *) {}, unbound);
@@ -756,7 +758,10 @@ GST_END_TEST;
 GST_START_TEST (test_given_strength_is_used)
 {
   std::mt19937 rng (6010);
-  const Sequence seq = dark_sequence (rng, GST_VIDEO_FORMAT_GRAY8, 64, 48, 4);
+  /* Under the memory checkers a quarter of the pixels. */
+  const int scale = quick ()? 2 : 1;
+  const Sequence seq = dark_sequence (rng, GST_VIDEO_FORMAT_GRAY8, 64 / scale,
+      48 / scale, 4);
   auto with_stage = [](const char *property, float value) {
     return [property, value](GstHarness * h) {
       narrow_search (h);
