@@ -54,8 +54,8 @@
  * thread: the streaming thread relinks the stage before the next frame (or
  * serialized event) goes in, when nothing is inside the bin, and the frames
  * that leave after that are sharpened, or not. In the NULL and READY states
- * the change is made at once. Its settings are `cudasharpen`'s defaults (unsharp masking,
- * amount 1, radius 1).
+ * the change is made at once. Its settings are `cudasharpen`'s defaults
+ * (unsharp masking, amount 1, radius 1).
  *
  * The inner elements are named after their factories, so their other
  * properties can be set as the bin's children: `cudanlm::noise-smoothing`,
