@@ -83,11 +83,7 @@ static const NlmSettings kNlmParamSets[] = {
 inline Image
 run_nlm (const NlmSettings & s, const char *backend, const Image & img)
 {
-  GstHarness *h = harness_for (s.launch (backend).c_str (), img.width,
-      img.height);
-  Image out = push_pull (h, img);
-  gst_harness_teardown (h);
-  return out;
+  return push_pull_image (s.launch (backend), img);
 }
 
 /* The definition on an image of levels of `bits` bits (Image: 8, Image16:

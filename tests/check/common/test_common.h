@@ -432,6 +432,16 @@ harness_for (const char *launch, int w, int h)
   return harness;
 }
 
+/* One frame through a fresh harness of `launch`. */
+inline Image
+push_pull_image (const std::string & launch, const Image & img)
+{
+  GstHarness *h = harness_for (launch.c_str (), img.width, img.height);
+  Image out = push_pull (h, img);
+  gst_harness_teardown (h);
+  return out;
+}
+
 /* Formats whose first plane the elements filter; the rest is carried. */
 static const GstVideoFormat kFormats[] = {
   GST_VIDEO_FORMAT_GRAY8, GST_VIDEO_FORMAT_I420, GST_VIDEO_FORMAT_YV12,

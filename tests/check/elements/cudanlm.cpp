@@ -320,16 +320,6 @@ GST_START_TEST (test_properties_and_refused_values)
 GST_END_TEST;
 #endif
 
-/* One frame of `launch` (cudanlm) from a fresh harness. */
-static Image
-nlm_frame (const std::string & launch, const Image & img)
-{
-  GstHarness *h = harness_for (launch.c_str (), img.width, img.height);
-  const Image out = push_pull (h, img);
-  gst_harness_teardown (h);
-  return out;
-}
-
 static void
 count_notify (GObject *, GParamSpec *, gpointer count)
 {
@@ -357,17 +347,17 @@ GST_START_TEST (test_given_strength_is_used)
       noisy_step_image (rng, 64, 40, 15.0);
   const std::string nlm = std::string ("cudanlm backend=") + kBackend +
       " patch-size=5 search-size=11";
-  const Image weak = nlm_frame (nlm + " strength=3", noisy);
-  const Image strong = nlm_frame (nlm + " strength=40", noisy);
+  const Image weak = push_pull_image (nlm + " strength=3", noisy);
+  const Image strong = push_pull_image (nlm + " strength=40", noisy);
   fail_if (weak.pixels == strong.pixels, "strength=3 and strength=40 gave "
       "the same frame");
-  assert_images_equal (weak, nlm_frame (nlm + " auto-strength=false "
+  assert_images_equal (weak, push_pull_image (nlm + " auto-strength=false "
           "strength=3", noisy), "strength=3");
-  assert_images_equal (strong, nlm_frame (nlm + " auto-strength=false "
+  assert_images_equal (strong, push_pull_image (nlm + " auto-strength=false "
           "strength=40", noisy), "strength=40");
   /* Turned back on after the strength: automatic again. */
-  assert_images_equal (nlm_frame (nlm + " strength=40 auto-strength=true",
-          noisy), nlm_frame (nlm, noisy), "strength=40 auto-strength=true");
+  assert_images_equal (push_pull_image (nlm + " strength=40 auto-strength=true",
+          noisy), push_pull_image (nlm, noisy), "strength=40 auto-strength=true");
 
   GstElement *e = gst_element_factory_make ("cudanlm", NULL);
   int notified = 0;

@@ -218,7 +218,7 @@ GST_START_TEST (test_soak_keeps_memory_flat)
         fail_unless (out != NULL, "%s: no output for frame %d", e.factory, i);
         gst_buffer_unref (out);
       }
-      if (i % 100 == 0)
+      if (i % 500 == 0)
         objects.update ();
       if (i == frames / 10) {
         objects.start ();
