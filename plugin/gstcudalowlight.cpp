@@ -348,22 +348,12 @@ gst_cuda_low_light_set_property (GObject * object, guint prop_id,
 {
   GstCudaLowLight *self = GST_CUDA_LOW_LIGHT (object);
 
-  switch (prop_id) {
-    case PROP_DENOISE_STRENGTH:
-    case PROP_CLIP_LIMIT:
-    case PROP_TEMPORAL_SMOOTHING:
-    case PROP_BACKEND:
-    case PROP_DEVICE_ID:
-      if (self->broken) {
-        g_warning ("%s: refusing %s: %s", GST_OBJECT_NAME (self),
-            pspec->name, self->broken);
-        return;
-      }
-      break;
-    default:
-      break;
+  /* Without its stages the bin keeps only `sharpen`, its own. */
+  if (self->broken && prop_id != PROP_SHARPEN) {
+    g_warning ("%s: refusing %s: %s", GST_OBJECT_NAME (self), pspec->name,
+        self->broken);
+    return;
   }
-
   switch (prop_id) {
     case PROP_DENOISE_STRENGTH:{
       /* The bin's strength scales the automatic one: where a
