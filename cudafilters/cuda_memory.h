@@ -11,6 +11,21 @@
 
 namespace cudafilters {
 
+namespace detail {
+inline cudaError_t &release_error() {
+  static thread_local cudaError_t error = cudaSuccess;
+  return error;
+}
+}  // namespace detail
+
+// The first error of a free that failed on the calling thread since the
+// last call (cudaSuccess: none), which it clears. Destructors cannot throw,
+// so the owners below record a failed free here; an owner of many (the
+// element's GPU state) asks after destroying them.
+inline cudaError_t take_release_error() {
+  return std::exchange(detail::release_error(), cudaSuccess);
+}
+
 // Base for move-only handles: a resource plus the function that frees it.
 template <typename T, cudaError_t (*Release)(T)>
 class UniqueHandle {
@@ -32,9 +47,10 @@ class UniqueHandle {
   T get() const { return handle_; }
   explicit operator bool() const { return handle_ != T{}; }
   void reset() {
-    // Errors on release cannot be reported from a destructor; a sticky error
-    // would already have been reported by the call that caused it.
-    if (handle_ != T{}) (void)Release(handle_);
+    if (handle_ != T{}) {
+      const cudaError_t err = Release(handle_);
+      if (err != cudaSuccess && detail::release_error() == cudaSuccess) detail::release_error() = err;
+    }
     handle_ = T{};
   }
 

@@ -9,6 +9,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <memory>
 #include <random>
 #include <stdexcept>
@@ -63,6 +64,30 @@ struct HostImage {
 }  // namespace
 
 using CpuFilter = std::function<void (ConstPlane, Plane)>;
+
+/* A free that fails is recorded for its owner to report (destructors
+ * cannot throw): the first error since the last look, once. */
+GST_START_TEST (test_failed_free_is_recorded)
+{
+  fail_unless_equals_int (cudafilters::take_release_error (), cudaSuccess);
+  {
+    DeviceArray<uint8_t> fine (64);
+  }
+  fail_unless_equals_int (cudafilters::take_release_error (), cudaSuccess);
+  {
+    /* Not an address cudaMalloc gave: cudaFree refuses it. */
+    cudafilters::UniqueHandle<void *, cudafilters::free_device> bogus (
+        reinterpret_cast<void *> (std::uintptr_t { 0x10 }));
+  }
+  const cudaError_t err = cudafilters::take_release_error ();
+  fail_if (err == cudaSuccess, "a failed cudaFree was not recorded");
+  fail_unless_equals_int (cudafilters::take_release_error (), cudaSuccess);
+  /* The refusal is not sticky: the device still works. */
+  DeviceArray<uint8_t> after (64);
+  fail_unless_equals_int (cudaDeviceSynchronize (), cudaSuccess);
+}
+GST_END_TEST;
+
 
 /* dst equals the CPU path on src, and the row padding of dst (0xEE) is never
  * written. */
@@ -1313,6 +1338,7 @@ engines_gpu_suite (void)
   TCase *tc = tcase_create ("gpu");
   tcase_set_timeout (tc, 300);
   suite_add_tcase (s, tc);
+  tcase_add_test (tc, test_failed_free_is_recorded);
   tcase_add_test (tc, test_runner_memory_combinations);
   tcase_add_test (tc, test_runner_streams_pinned_frames);
   tcase_add_test (tc, test_device_frames_carry_planes);
