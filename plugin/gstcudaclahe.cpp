@@ -82,7 +82,7 @@ gst_cuda_clahe_create_engine (GstCudaFiltersBase * base)
 {
   GstCudaClahe *self = GST_CUDA_CLAHE (base);
   return gst_cuda_filters_engine_new<cudafilters::ClaheCpu,
-      cudafilters::ClaheGpu> ([self] { return snapshot_params (self); });
+      cudafilters::ClaheGpu> (self->params);
 }
 
 /* The properties, each a field of the parameters. */
@@ -100,7 +100,7 @@ gst_cuda_clahe_set_property (GObject * object, guint prop_id,
 {
   GstCudaClahe *self = GST_CUDA_CLAHE (object);
   /* A change that makes the parameters invalid is refused, and says why. */
-  if (!gst_cuda_filters_set_field (GST_OBJECT (self), self->params, kFields,
+  if (!gst_cuda_filters_set_field (GST_CUDA_FILTERS_BASE (self), self->params, kFields,
           prop_id, value, pspec, [](const cudafilters::ClaheParams & p,
               const cudafilters::ClaheParams &) {
             return cudafilters::clahe_params_error (p);}))

@@ -102,12 +102,15 @@ gst_cuda_filters_base_start (GstBaseTransform * trans)
   const gint device_id = priv->device_id;
   GST_OBJECT_UNLOCK (self);
 
+  /* Under the lock the settings are read and later changes pushed with:
+   * none is lost in between. */
+  GST_OBJECT_LOCK (self);
   priv->engine = GST_CUDA_FILTERS_BASE_GET_CLASS (self)->create_engine (self);
-  priv->stream.engine = priv->engine.get ();
+  GST_OBJECT_UNLOCK (self);
   priv->stream.restart_history = true;
   priv->stream.stats.restart ();
   std::unique_ptr<GstCudaFiltersFlow> flow =
-      gst_cuda_filters_flow_new (priv->stream);
+      gst_cuda_filters_flow_new (priv->stream, *priv->engine);
   /* The latency query reads the flow from other threads. */
   GST_OBJECT_LOCK (self);
   priv->flow = std::move (flow);
@@ -156,9 +159,17 @@ gst_cuda_filters_base_stop (GstBaseTransform * trans)
   GST_OBJECT_UNLOCK (self);
   flow.reset ();
   priv->gpu.close ();
-  priv->stream.engine = nullptr;
-  priv->engine.reset ();
+  GST_OBJECT_LOCK (self);
+  std::unique_ptr<GstCudaFiltersEngine> engine = std::move (priv->engine);
+  GST_OBJECT_UNLOCK (self);
+  engine.reset ();
   return TRUE;
+}
+
+GstCudaFiltersEngine *
+gst_cuda_filters_base_engine (GstCudaFiltersBase * self)
+{
+  return get_priv (self)->engine.get ();
 }
 
 static gboolean

@@ -19,7 +19,6 @@
 #include "gstcudafilterscaps.h"
 #include "gstcudafiltersengine.h"
 #include "gstcudafiltersframe.h"
-#include "gstcudafiltersproperties.h"
 
 #define GST_TYPE_CUDA_FILTERS_BACKEND (gst_cuda_filters_backend_get_type ())
 #define GST_TYPE_CUDA_FILTERS_BASE (gst_cuda_filters_base_get_type ())
@@ -39,8 +38,10 @@ struct _GstCudaFiltersBaseClass
 {
   GstBaseTransformClass parent_class;
 
-  /* The element's engine, bound to its current property values
-   * (gst_cuda_filters_engine_new). Called when the element starts. */
+  /* The element's engine, with its current settings
+   * (gst_cuda_filters_engine_new). Called when the element starts, under
+   * the object lock; later changes are pushed
+   * (gst_cuda_filters_base_push_settings). */
   std::unique_ptr<GstCudaFiltersEngine> (*create_engine) (GstCudaFiltersBase * self);
 
   /* Whether the element can filter frames of @info with its current
@@ -48,3 +49,18 @@ struct _GstCudaFiltersBaseClass
    * otherwise. Called when caps are set. Optional. */
   gboolean (*check_format) (GstCudaFiltersBase * self, const GstVideoInfo * info);
 };
+
+/* The engine of a started element (null otherwise); under the object
+ * lock. */
+GstCudaFiltersEngine *gst_cuda_filters_base_engine (GstCudaFiltersBase * self);
+
+/* Under @self's object lock: the element's settings are now @params; its
+ * engine, if started, filters from the next frame on with them. */
+template <typename Params> void
+gst_cuda_filters_base_push_settings (GstCudaFiltersBase * self,
+    const Params & params)
+{
+  if (auto *sink = dynamic_cast<GstCudaFiltersSettingsSink<Params> *> (
+          gst_cuda_filters_base_engine (self)))
+    sink->push (params);
+}

@@ -1,14 +1,20 @@
 /* The filter an element runs, as the engines of the cudafilters library run
- * it: the CPU engine, and the GPU engine once the element has a GPU, each
- * given the element's current settings before every frame. An element is
- * its properties, its caps and the engine it builds:
+ * it: the CPU engine, and the GPU engine once the element has a GPU.
+ *
+ * There are two kinds, told apart by the engines' types: a plane engine
+ * (cudafilters::CpuPlaneFilter / GpuPlaneFilter: histeq, clahe, sharpen)
+ * filters one plane of each frame, a window engine (CpuWindowFilter /
+ * GpuWindowFilter: nlm) filters whole frames, each from the frames within a
+ * radius fixed for the engine's life.
+ *
+ * An element builds its engine from its settings when it starts:
  *
  *   return gst_cuda_filters_engine_new<cudafilters::HistEqCpu,
- *       cudafilters::HistEqGpu> ([self] { return snapshot_params (self); });
+ *       cudafilters::HistEqGpu> (self->params);
  *
- * Filters of one plane (cudafilters::CpuPlaneFilter, GpuPlaneFilter) and
- * filters of whole frames in windows (CpuWindowFilter, GpuWindowFilter) are
- * told apart by the engines' types. */
+ * and pushes every later change, under its object lock, with
+ * gst_cuda_filters_base_push_settings (gstcudafiltersbase.h): the engine
+ * applies the settings last pushed before each frame. */
 #pragma once
 
 #include <cudafilters/cpu_plane_filter.h>
@@ -17,82 +23,129 @@
 #include <cudafilters/gpu_window_filter.h>
 #include <cudafilters/packed_filters.h>
 
-#include <functional>
 #include <memory>
 #include <optional>
 #include <type_traits>
 #include <utility>
 
+/* What every engine does, whatever its kind. */
 class GstCudaFiltersEngine
 {
 public:
   virtual ~GstCudaFiltersEngine () = default;
 
-  /* Filters of whole frames read the frames within this radius of the one
-   * they filter; fixed for the engine's life. */
-  virtual bool whole_frames () const = 0;
-  virtual int window_radius () const = 0;
-
   /* Creates the GPU engine in the current CUDA context (may throw
    * cudafilters::CudaError), and drops it (in its context). */
   virtual void open_gpu () = 0;
   virtual void close_gpu () = 0;
+  /* Drops the GPU engine without freeing its device memory, where its
+   * context cannot be made current: the context frees it when it goes. */
+  virtual void abandon_gpu () = 0;
+  virtual bool gpu_open () const = 0;
 
-  /* Gives the element's current settings to the engine that filters the
-   * next frame: the GPU's, or the CPU's. */
-  virtual void configure (bool gpu) = 0;
+  /* Under the element's object lock: takes the settings pushed since the
+   * last frame, for the next one. */
+  virtual void collect_settings () = 0;
   /* The next frame starts a new history (temporal smoothing). */
   virtual void reset_history () = 0;
   /* Frames from the next one on pack their pixels so (null: they are
-   * planes); the filters below then take them packed, as planes of bytes. */
+   * planes); the filters then take them packed, as planes of bytes. */
   virtual void set_packing (const cudafilters::PackedPixels * pixels) = 0;
-
-  /* The engines of the filter's kind; null for the other kind, and for the
-   * GPU before open_gpu. */
-  virtual cudafilters::CpuPlaneFilter *cpu_plane () = 0;
-  virtual cudafilters::GpuPlaneFilter *gpu_plane () = 0;
-  virtual cudafilters::CpuWindowFilter *cpu_window () = 0;
-  virtual cudafilters::GpuWindowFilter *gpu_window () = 0;
 };
 
-/* An engine of the CPU engine type @Cpu and the GPU engine type @Gpu,
+/* An engine of the kind whose CPU filters are @CpuFilter and GPU filters
+ * @GpuFilter. cpu () and gpu () return the filter of the next frame with
+ * the settings collected last; gpu () only while the GPU engine is open. */
+template <typename CpuFilter, typename GpuFilter>
+class GstCudaFiltersEngineOfKind : public GstCudaFiltersEngine
+{
+public:
+  virtual CpuFilter & cpu () = 0;
+  virtual GpuFilter & gpu () = 0;
+};
+
+using GstCudaFiltersPlaneEngine = GstCudaFiltersEngineOfKind<
+    cudafilters::CpuPlaneFilter, cudafilters::GpuPlaneFilter>;
+
+class GstCudaFiltersWindowEngine : public GstCudaFiltersEngineOfKind<
+    cudafilters::CpuWindowFilter, cudafilters::GpuWindowFilter>
+{
+public:
+  /* Frames within this radius of the one filtered are read; fixed. */
+  virtual int radius () const = 0;
+};
+
+/* Settings of type @Params pushed into an engine, under the element's
+ * object lock. */
+template <typename Params>
+class GstCudaFiltersSettingsSink
+{
+public:
+  virtual ~GstCudaFiltersSettingsSink () = default;
+  virtual void push (const Params & params) = 0;
+};
+
+template <typename Cpu, typename Gpu>
+constexpr bool gst_cuda_filters_filters_windows =
+    std::is_base_of_v<cudafilters::GpuWindowFilter, Gpu>;
+
+/* The engine of the CPU engine type @Cpu and the GPU engine type @Gpu,
  * which both take @Params through set_params. */
 template <typename Cpu, typename Gpu, typename Params>
-class GstCudaFiltersEngineOf final : public GstCudaFiltersEngine
+class GstCudaFiltersEngineOf final
+    : public std::conditional_t<gst_cuda_filters_filters_windows<Cpu, Gpu>,
+        GstCudaFiltersWindowEngine, GstCudaFiltersPlaneEngine>,
+      public GstCudaFiltersSettingsSink<Params>
 {
-  static constexpr bool kWindows =
-      std::is_base_of_v<cudafilters::GpuWindowFilter, Gpu>;
+  static constexpr bool kWindows = gst_cuda_filters_filters_windows<Cpu, Gpu>;
   static_assert (kWindows == std::is_base_of_v<cudafilters::CpuWindowFilter, Cpu>,
       "the CPU and GPU engines filter the same kind of input");
+  using CpuFilter = std::conditional_t<kWindows, cudafilters::CpuWindowFilter,
+      cudafilters::CpuPlaneFilter>;
+  using GpuFilter = std::conditional_t<kWindows, cudafilters::GpuWindowFilter,
+      cudafilters::GpuPlaneFilter>;
   using CpuPacked = std::conditional_t<kWindows,
       cudafilters::CpuPackedWindowFilter, cudafilters::CpuPackedPlaneFilter>;
   using GpuPacked = std::conditional_t<kWindows,
       cudafilters::GpuPackedWindowFilter, cudafilters::GpuPackedPlaneFilter>;
 
 public:
-  GstCudaFiltersEngineOf (std::function<Params ()> settings, int radius)
-      : settings_ (std::move (settings)), radius_ (radius) {}
+  GstCudaFiltersEngineOf (const Params & params, int radius)
+      : settings_ (params), radius_ (radius) {
+    cpu_.set_params (settings_);
+  }
 
-  bool whole_frames () const override { return kWindows; }
-  int window_radius () const override { return radius_; }
+  int radius () const { return radius_; }
+
   void open_gpu () override {
     auto gpu = std::make_unique<Gpu> ();
     auto packed = std::make_unique<GpuPacked> (*gpu);
+    gpu->set_params (settings_);
     if (pixels_)
       packed->set_pixels (*pixels_);
     gpu_packed_ = std::move (packed);
     gpu_ = std::move (gpu);
+    gpu_stale_ = false;
   }
   void close_gpu () override {
     gpu_packed_.reset ();
     gpu_.reset ();
   }
-  void configure (bool gpu) override {
-    const Params p = settings_ ();
-    if (gpu)
-      gpu_->set_params (p);
-    else
-      cpu_.set_params (p);
+  void abandon_gpu () override {
+    (void) gpu_packed_.release ();
+    (void) gpu_.release ();
+  }
+  bool gpu_open () const override { return gpu_ != nullptr; }
+
+  void push (const Params & params) override {
+    pushed_ = params;
+  }
+  void collect_settings () override {
+    if (!pushed_)
+      return;
+    settings_ = *pushed_;
+    pushed_.reset ();
+    cpu_stale_ = gpu_stale_ = true;
   }
   void reset_history () override {
     cpu_.reset_history ();
@@ -108,36 +161,30 @@ public:
         gpu_packed_->set_pixels (*pixels);
     }
   }
-  cudafilters::CpuPlaneFilter *cpu_plane () override {
-    if constexpr (kWindows) return nullptr; else return cpu ();
+
+  CpuFilter & cpu () override {
+    if (cpu_stale_) {
+      cpu_.set_params (settings_);
+      cpu_stale_ = false;
+    }
+    return pixels_ ? static_cast<CpuFilter &> (cpu_packed_) : cpu_;
   }
-  cudafilters::GpuPlaneFilter *gpu_plane () override {
-    if constexpr (kWindows) return nullptr; else return gpu ();
-  }
-  cudafilters::CpuWindowFilter *cpu_window () override {
-    if constexpr (kWindows) return cpu (); else return nullptr;
-  }
-  cudafilters::GpuWindowFilter *gpu_window () override {
-    if constexpr (kWindows) return gpu (); else return nullptr;
+  GpuFilter & gpu () override {
+    if (gpu_stale_) {
+      gpu_->set_params (settings_);
+      gpu_stale_ = false;
+    }
+    return pixels_ ? static_cast<GpuFilter &> (*gpu_packed_) : *gpu_;
   }
 
 private:
-  using CpuBase = std::conditional_t<kWindows, cudafilters::CpuWindowFilter,
-      cudafilters::CpuPlaneFilter>;
-  using GpuBase = std::conditional_t<kWindows, cudafilters::GpuWindowFilter,
-      cudafilters::GpuPlaneFilter>;
-  /* The filter frames go through: the engine itself, or its wrapper for
-   * packed pixels. */
-  CpuBase *cpu () {
-    return pixels_ ? static_cast<CpuBase *> (&cpu_packed_) : &cpu_;
-  }
-  GpuBase *gpu () {
-    if (!gpu_)
-      return nullptr;
-    return pixels_ ? static_cast<GpuBase *> (gpu_packed_.get ()) : gpu_.get ();
-  }
-  std::function<Params ()> settings_;
-  int radius_;
+  /* Pushed and not yet collected: under the element's object lock. */
+  std::optional<Params> pushed_;
+  /* Collected: the streaming thread's. */
+  Params settings_;
+  bool cpu_stale_ = false;
+  bool gpu_stale_ = false;
+  const int radius_;
   Cpu cpu_;
   CpuPacked cpu_packed_ { cpu_ };
   std::unique_ptr<Gpu> gpu_;
@@ -145,13 +192,12 @@ private:
   std::optional<cudafilters::PackedPixels> pixels_;
 };
 
-/* The engine of an element whose settings @settings () returns (under the
- * element's lock), for filters of whole frames with @radius. */
-template <typename Cpu, typename Gpu, typename Settings>
+/* The engine of an element whose settings are @params now, for filters of
+ * whole frames with @radius. */
+template <typename Cpu, typename Gpu, typename Params>
 std::unique_ptr<GstCudaFiltersEngine>
-gst_cuda_filters_engine_new (Settings settings, int radius = 0)
+gst_cuda_filters_engine_new (const Params & params, int radius = 0)
 {
-  using Params = std::invoke_result_t<Settings>;
-  return std::make_unique<GstCudaFiltersEngineOf<Cpu, Gpu, Params>> (
-      std::move (settings), radius);
+  return std::make_unique<GstCudaFiltersEngineOf<Cpu, Gpu, Params>> (params,
+      radius);
 }

@@ -31,17 +31,6 @@ GstCudaFiltersStream::statistics_due (GstBuffer * buf)
 
 namespace {
 
-bool
-is_cuda_memory (GstBuffer * buffer)
-{
-#ifdef HAVE_GST_CUDA
-  return gst_is_cuda_memory (gst_buffer_peek_memory (buffer, 0));
-#else
-  (void) buffer;
-  return false;
-#endif
-}
-
 /* The flag that maps CUDA memory for the GPU (none without such memory). */
 GstMapFlags
 cuda_map_flag ()
@@ -71,14 +60,23 @@ guarded (GstCudaFiltersStream & s, const Work & work)
   return GST_FLOW_OK;
 }
 
-/* Gives the engine about to filter a frame the element's settings, and a
- * new history where one is due. */
+/* The settings pushed since the last frame, and a new history where one
+ * is due, for the engine about to filter a frame. */
 void
-configure (GstCudaFiltersStream & s, bool gpu)
+configure (GstCudaFiltersStream & s, GstCudaFiltersEngine & engine)
 {
-  s.engine->configure (gpu);
+  GST_OBJECT_LOCK (s.trans);
+  engine.collect_settings ();
+  GST_OBJECT_UNLOCK (s.trans);
   if (s.restart_history.exchange (false))
-    s.engine->reset_history ();
+    engine.reset_history ();
+}
+
+/* The map flags of a frame placed on the device, or on the host. */
+GstMapFlags
+map_flags (GstMapFlags access, bool device)
+{
+  return (GstMapFlags) (access | (device ? cuda_map_flag () : 0));
 }
 
 /* An output buffer for @in, from the element's prepare_output_buffer: OK
@@ -109,7 +107,8 @@ prepare_output (GstCudaFiltersStream & s, GstBuffer * in, GstBuffer ** out)
 class PlaneFlow final : public GstCudaFiltersFlow
 {
 public:
-  explicit PlaneFlow (GstCudaFiltersStream & s) : s_ (s) {}
+  PlaneFlow (GstCudaFiltersStream & s, GstCudaFiltersPlaneEngine & engine)
+      : s_ (s), engine_ (engine) {}
 
   /* As GstBaseTransform's default: an output buffer, then the transform. */
   GstFlowReturn generate (GstBuffer * in, GstBuffer ** out) override {
@@ -130,6 +129,7 @@ private:
   GstFlowReturn transform (GstBuffer * inbuf, GstBuffer * outbuf);
 
   GstCudaFiltersStream & s_;
+  GstCudaFiltersPlaneEngine & engine_;
   cudafilters::CpuFrameRunner cpu_;
 };
 
@@ -137,41 +137,38 @@ GstFlowReturn
 PlaneFlow::transform (GstBuffer * inbuf, GstBuffer * outbuf)
 {
   GstElement *element = GST_ELEMENT (s_.trans);
-  /* CUDA memory on the GPU path is mapped as device pointers; anywhere else
-   * frames are mapped to host memory (GstCudaMemory downloads itself). */
-  const bool on_device = s_.on_gpu () && s_.cuda_caps &&
-      is_cuda_memory (inbuf) && is_cuda_memory (outbuf);
-  const GstMapFlags device = on_device ? cuda_map_flag () : (GstMapFlags) 0;
-  GST_LOG_OBJECT (s_.trans, "frame mapped on the %s", on_device ? "device" :
-      "host");
+  cudafilters::FrameLevels levels;
+  cudafilters::FrameLevels *want = s_.statistics_due (inbuf) ? &levels :
+      nullptr;
+  const bool gpu = s_.on_gpu ();
+  const GstCudaFiltersPlacement at = gpu ?
+      s_.gpu->place (inbuf, outbuf, s_.cuda_caps, want != nullptr) :
+      GstCudaFiltersPlacement ();
+  GST_LOG_OBJECT (s_.trans, "frame on the %s, %s", at.in_device ? "device" :
+      "host", at.queued () ? "queued" : "waited for");
 
   GstCudaFiltersFrame in, out;
   if (!gst_cuda_filters_map_frame (element, in, s_.info, inbuf,
-          (GstMapFlags) (GST_MAP_READ | device)) ||
+          map_flags (GST_MAP_READ, at.in_device)) ||
       !gst_cuda_filters_map_frame (element, out, s_.info, outbuf,
-          (GstMapFlags) (GST_MAP_WRITE | device)))
+          map_flags (GST_MAP_WRITE, at.out_device)))
     return GST_FLOW_ERROR;
 
   if (GST_BUFFER_FLAG_IS_SET (inbuf, GST_BUFFER_FLAG_DISCONT))
     s_.restart_history = true;
-  cudafilters::FrameLevels levels;
-  cudafilters::FrameLevels *want = s_.statistics_due (inbuf) ? &levels :
-      nullptr;
 
   GstFlowReturn ret = guarded (s_, [&] {
-        configure (s_, s_.on_gpu ());
-        if (on_device) {
-          const bool queued = s_.gpu->filter_device (in, out, inbuf, outbuf,
-              want, true);
-          GST_LOG_OBJECT (s_.trans, "device frame %s", queued ? "queued" :
-              "waited for");
+        configure (s_, engine_);
+        if (at.in_device) {
+          s_.gpu->filter_device (at, engine_.gpu (), in, out, inbuf, outbuf,
+              want);
           return;
         }
-        if (s_.on_gpu ())
-          s_.gpu->filter_host (in.luma (), out.luma_mut (), want);
-        else
-          cpu_.process (*s_.engine->cpu_plane (), in.luma (), out.luma_mut (),
+        if (gpu)
+          s_.gpu->filter_host (engine_.gpu (), in.luma (), out.luma_mut (),
               want);
+        else
+          cpu_.process (engine_.cpu (), in.luma (), out.luma_mut (), want);
         /* Only the first (luma or gray) plane is filtered; the others are
          * carried. */
         for (guint p = 1; p < in.n_planes (); ++p)
@@ -187,8 +184,8 @@ PlaneFlow::transform (GstBuffer * inbuf, GstBuffer * outbuf)
 class WindowFlow final : public GstCudaFiltersFlow
 {
 public:
-  explicit WindowFlow (GstCudaFiltersStream & s)
-      : s_ (s), radius_ (s.engine->window_radius ()) {}
+  WindowFlow (GstCudaFiltersStream & s, GstCudaFiltersWindowEngine & engine)
+      : s_ (s), engine_ (engine), radius_ (engine.radius ()) {}
   ~WindowFlow () override { forget_waiting (); }
 
   GstFlowReturn generate (GstBuffer * in, GstBuffer ** out) override;
@@ -198,17 +195,18 @@ public:
   GstClockTime latency () const override;
 
 private:
-  const cudafilters::FrameWindow & window () const {
-    return s_.on_gpu () ? s_.gpu->window () : cpu_.window ();
-  }
   bool ready (bool draining) const {
-    return !waiting_.empty () && window ().ready (draining);
+    if (waiting_.empty ())
+      return false;
+    return s_.on_gpu () ? s_.gpu->window_ready (draining) :
+        cpu_.window ().ready (draining);
   }
   GstFlowReturn push (GstBuffer * in);
   GstFlowReturn output (GstBuffer ** out);
   void forget_waiting ();
 
   GstCudaFiltersStream & s_;
+  GstCudaFiltersWindowEngine & engine_;
   const int radius_;
   cudafilters::CpuWindowRunner cpu_;
   /* The metadata of the frames not yet filtered, oldest first (buffers
@@ -249,15 +247,18 @@ WindowFlow::reset ()
 GstFlowReturn
 WindowFlow::push (GstBuffer * in)
 {
-  const bool on_device = s_.on_gpu () && s_.cuda_caps && is_cuda_memory (in);
+  const bool gpu = s_.on_gpu ();
+  const GstCudaFiltersPlacement at = gpu ?
+      s_.gpu->place (in, nullptr, s_.cuda_caps, false) :
+      GstCudaFiltersPlacement ();
   GstCudaFiltersFrame frame;
   if (!gst_cuda_filters_map_frame (GST_ELEMENT (s_.trans), frame, s_.info, in,
-          (GstMapFlags) (GST_MAP_READ | (on_device ? cuda_map_flag () : 0))))
+          map_flags (GST_MAP_READ, at.in_device)))
     return GST_FLOW_ERROR;
   const cudafilters::FramePlanes planes = frame.components ();
   const GstFlowReturn ret = guarded (s_, [&] {
-        if (s_.on_gpu ())
-          s_.gpu->window_push (planes, in, on_device);
+        if (gpu)
+          s_.gpu->window_push (at, planes, in);
         else
           cpu_.push (planes);
       });
@@ -283,13 +284,19 @@ WindowFlow::output (GstBuffer ** out)
   GstBuffer *meta = waiting_.front ();
   waiting_.pop_front ();
   GstFlowReturn ret = prepare_output (s_, meta, out);
-  const bool on_device = ret == GST_FLOW_OK && s_.on_gpu () && s_.cuda_caps &&
-      is_cuda_memory (*out);
+  cudafilters::FrameLevels levels;
+  cudafilters::FrameLevels *want = nullptr;
+  const bool gpu = s_.on_gpu ();
+  GstCudaFiltersPlacement at;
   GstCudaFiltersFrame frame;
-  if (ret == GST_FLOW_OK && !gst_cuda_filters_map_frame (GST_ELEMENT (s_.trans),
-          frame, s_.info, *out, (GstMapFlags) (GST_MAP_WRITE |
-              (on_device ? cuda_map_flag () : 0))))
-    ret = GST_FLOW_ERROR;
+  if (ret == GST_FLOW_OK) {
+    want = s_.statistics_due (meta) ? &levels : nullptr;
+    if (gpu)
+      at = s_.gpu->place (nullptr, *out, s_.cuda_caps, want != nullptr);
+    if (!gst_cuda_filters_map_frame (GST_ELEMENT (s_.trans), frame, s_.info,
+            *out, map_flags (GST_MAP_WRITE, at.out_device)))
+      ret = GST_FLOW_ERROR;
+  }
   if (ret != GST_FLOW_OK) {
     /* The frame is dropped with its metadata; the window moves on. */
     if (s_.on_gpu ())
@@ -305,14 +312,12 @@ WindowFlow::output (GstBuffer ** out)
   /* The first frame of a new window history starts the engine's own too. */
   if (GST_BUFFER_FLAG_IS_SET (meta, GST_BUFFER_FLAG_DISCONT))
     s_.restart_history = true;
-  cudafilters::FrameLevels levels;
-  cudafilters::FrameLevels *want = s_.statistics_due (meta) ? &levels : nullptr;
   ret = guarded (s_, [&] {
-        configure (s_, s_.on_gpu ());
-        if (s_.on_gpu ())
-          s_.gpu->window_output (dst, *out, on_device, want, true);
+        configure (s_, engine_);
+        if (gpu)
+          s_.gpu->window_output (at, engine_.gpu (), dst, *out, want);
         else
-          cpu_.output (*s_.engine->cpu_window (), dst, want);
+          cpu_.output (engine_.cpu (), dst, want);
       });
   if (ret == GST_FLOW_OK && want)
     GstCudaFiltersStats::post (s_.trans, meta, levels);
@@ -374,9 +379,11 @@ WindowFlow::latency () const
 }  // namespace
 
 std::unique_ptr<GstCudaFiltersFlow>
-gst_cuda_filters_flow_new (GstCudaFiltersStream & stream)
+gst_cuda_filters_flow_new (GstCudaFiltersStream & stream,
+    GstCudaFiltersEngine & engine)
 {
-  if (stream.engine->whole_frames ())
-    return std::make_unique<WindowFlow> (stream);
-  return std::make_unique<PlaneFlow> (stream);
+  if (auto *windows = dynamic_cast<GstCudaFiltersWindowEngine *> (&engine))
+    return std::make_unique<WindowFlow> (stream, *windows);
+  return std::make_unique<PlaneFlow> (stream,
+      dynamic_cast<GstCudaFiltersPlaneEngine &> (engine));
 }

@@ -36,7 +36,6 @@ struct GstCudaFiltersStream
   GstVideoInfo info = {};
   /* video/x-raw(memory:CUDAMemory) negotiated: frames stay on the GPU. */
   bool cuda_caps = false;
-  GstCudaFiltersEngine *engine = nullptr;
   /* Open where the element runs on the GPU. */
   GstCudaFiltersGpu *gpu = nullptr;
   GstCudaFiltersStats stats;
@@ -68,6 +67,6 @@ public:
   virtual GstClockTime latency () const { return 0; }
 };
 
-/* The flow of @stream's engine. */
+/* The flow of @engine's kind, in @stream. */
 std::unique_ptr<GstCudaFiltersFlow> gst_cuda_filters_flow_new (
-    GstCudaFiltersStream & stream);
+    GstCudaFiltersStream & stream, GstCudaFiltersEngine & engine);

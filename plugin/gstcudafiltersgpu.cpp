@@ -16,6 +16,9 @@
 #include <stdexcept>
 #include <vector>
 
+GST_DEBUG_CATEGORY_EXTERN (gst_cuda_filters_base_debug);
+#define GST_CAT_DEFAULT gst_cuda_filters_base_debug
+
 namespace {
 
 bool
@@ -45,7 +48,8 @@ struct GstCudaFiltersGpu::State
   /* Declared before the runners, which are destroyed first. */
   GstCudaFiltersStreams streams;
   cudafilters::GpuFrameRunner runner;
-  /* Whole-frame filters: holds the frames of their windows. */
+  /* Whole-frame filters: holds the frames of their windows (from the
+   * first window_reset). */
   std::unique_ptr<cudafilters::GpuWindowRunner> window_runner;
   /* The chroma planes of the current device frame; kept so that its storage
    * is reused from frame to frame. */
@@ -132,10 +136,6 @@ GstCudaFiltersGpu::create_state (GstCudaFiltersEngine & engine,
   try {
     auto state = std::make_unique<State> (context_);
     engine.open_gpu ();
-    if (engine.whole_frames ()) {
-      state->window_runner = std::make_unique<cudafilters::GpuWindowRunner> ();
-      state->window_runner->reset (engine.window_radius ());
-    }
     state_ = std::move (state);
     engine_ = &engine;
     reserve (info);
@@ -163,9 +163,26 @@ GstCudaFiltersGpu::release_state ()
   if (!state_)
     return;
   GstCudaFiltersScopedContext scope (context_);
+  if (!scope.pushed ()) {
+    /* Freed in no context, or in another thread's, the frees would fail or
+     * free someone else's memory: the device memory is left to the
+     * context, which frees it when it is destroyed. */
+    GST_WARNING ("the CUDA context could not be made current to free the "
+        "element's GPU memory: it is freed with the context");
+    (void) state_.release ();
+    engine_->abandon_gpu ();
+    engine_ = nullptr;
+    (void) cudafilters::take_release_error ();
+    return;
+  }
+  (void) cudafilters::take_release_error ();
   state_.reset ();
   engine_->close_gpu ();
   engine_ = nullptr;
+  const cudaError_t err = cudafilters::take_release_error ();
+  if (err != cudaSuccess)
+    GST_WARNING ("freeing the element's GPU memory failed: %s (%s)",
+        cudaGetErrorName (err), cudaGetErrorString (err));
 }
 
 void
@@ -244,30 +261,74 @@ GstCudaFiltersGpu::on_other_device (GstBuffer * buffer) const
 #endif
 }
 
-void
-GstCudaFiltersGpu::filter_host (cudafilters::ConstPlane src,
-    cudafilters::Plane dst, cudafilters::FrameLevels * levels)
-{
-  const Current scope (context_);
-  state_->runner.process_host (*engine_->gpu_plane (), src, dst, levels);
-}
+namespace {
 
 bool
-GstCudaFiltersGpu::filter_device (const GstCudaFiltersFrame & in,
+is_cuda_memory (GstBuffer * buffer)
+{
+#ifdef HAVE_GST_CUDA
+  return gst_is_cuda_memory (gst_buffer_peek_memory (buffer, 0));
+#else
+  (void) buffer;
+  return false;
+#endif
+}
+
+}  // namespace
+
+GstCudaFiltersPlacement
+GstCudaFiltersGpu::place (GstBuffer * in, GstBuffer * out, bool cuda_caps,
+    bool levels_due) const
+{
+  GstCudaFiltersPlacement at;
+  /* CUDA memory in CUDA caps is mapped for the device; frames in
+   * system-memory caps are mapped on the host, whatever memory carries
+   * them (GstCudaMemory downloads itself), and so is a frame of which only
+   * one side is CUDA memory. */
+  if (!state_ || !cuda_caps || (in && !is_cuda_memory (in)) ||
+      (out && !is_cuda_memory (out)))
+    return at;
+  at.in_device = in != nullptr;
+  at.out_device = out != nullptr;
+  at.other_device = in && on_other_device (in);
+  if (in)
+    at.in_stream = GstCudaFiltersStreams::stream_of (in);
+  if (out)
+    at.out_users = GstCudaFiltersStreams::stream_of (out);
+  /* Queued where the streams order the frame's producer and consumers, and
+   * nothing needs the result on the host: not the levels, not another
+   * device's copy, not the 1.22 comparison point (host_sync). */
+  if (options_.host_sync)
+    return at;
+  at.queue_input = at.in_stream && !at.other_device;
+  at.queue_output = at.out_users && !levels_due &&
+      at.out_users == state_->streams.output_stream (out);
+  return at;
+}
+
+void
+GstCudaFiltersGpu::filter_host (cudafilters::GpuPlaneFilter & filter,
+    cudafilters::ConstPlane src, cudafilters::Plane dst,
+    cudafilters::FrameLevels * levels)
+{
+  const Current scope (context_);
+  state_->runner.process_host (filter, src, dst, levels);
+}
+
+void
+GstCudaFiltersGpu::filter_device (const GstCudaFiltersPlacement & at,
+    cudafilters::GpuPlaneFilter & filter, const GstCudaFiltersFrame & in,
     GstCudaFiltersFrame & out, GstBuffer * inbuf, GstBuffer * outbuf,
-    cudafilters::FrameLevels * levels, bool may_queue)
+    cudafilters::FrameLevels * levels)
 {
   const Current scope (context_);
   State & s = *state_;
-  cudafilters::GpuPlaneFilter & filter = *engine_->gpu_plane ();
-  const bool other_device = on_other_device (inbuf);
-  may_queue = may_queue && !levels && !options_.host_sync && !other_device;
 
   cudafilters::CarriedPlanes & carried = s.carried;
   out.carried_from (in, carried);
   cudafilters::ConstPlane src = in.luma ();
   const cudafilters::Plane dst = out.luma_mut ();
-  if (other_device) {
+  if (at.other_device) {
     /* Another device's planes are copied to ours first (with unified
      * addressing a plain copy crosses devices), after their producer. A
      * copy between device memories returns before it is done, on the
@@ -290,25 +351,23 @@ GstCudaFiltersGpu::filter_device (const GstCudaFiltersFrame & in,
     CUDAFILTERS_CHECK (cudaStreamSynchronize (nullptr));
   }
 
-  GstCudaFiltersStreams::Placement at;
-  if (may_queue)
-    at = s.streams.place (inbuf, outbuf, s.runner);
-  if (at.work == nullptr) {
+  if (!at.queued ()) {
     GstCudaFiltersStreams::wait_for_producer (inbuf);
-    s.runner.process_device (filter, src, dst, carried, levels,
-        GstCudaFiltersStreams::stream_of (outbuf));
+    s.runner.process_device (filter, src, dst, carried, levels, at.out_users);
     GstCudaFiltersStreams::mark_finished (outbuf);
-    return false;
+    return;
   }
-  if (at.work != at.output)
-    s.runner.order_after (at.output, at.work);
-  s.runner.enqueue_device (filter, src, dst, carried, at.work);
-  if (at.work != at.output)
-    s.runner.order_after (at.work, at.output);
+  /* On the input's stream, so that its producer's next writes come after
+   * our reads; the output's stream, when another, is linked both ways. */
+  if (at.in_stream != at.out_users)
+    s.runner.order_after (at.out_users, at.in_stream);
+  s.runner.enqueue_device (filter, src, dst, carried, at.in_stream);
+  if (at.in_stream != at.out_users)
+    s.runner.order_after (at.in_stream, at.out_users);
+  s.streams.keep_alive (inbuf);
   /* A fault of an earlier frame shows now at the latest: this frame is not
    * pushed. */
   s.runner.check_queued_work ();
-  return true;
 }
 
 void
@@ -317,13 +376,15 @@ GstCudaFiltersGpu::window_reset (int radius)
   if (!state_)
     return;
   const Current scope (context_);
+  if (!state_->window_runner)
+    state_->window_runner = std::make_unique<cudafilters::GpuWindowRunner> ();
   state_->window_runner->reset (radius);
 }
 
-const cudafilters::FrameWindow &
-GstCudaFiltersGpu::window () const
+bool
+GstCudaFiltersGpu::window_ready (bool draining) const
 {
-  return state_->window_runner->window ();
+  return state_->window_runner->window ().ready (draining);
 }
 
 void
@@ -333,43 +394,37 @@ GstCudaFiltersGpu::window_drop_next ()
 }
 
 void
-GstCudaFiltersGpu::window_push (const cudafilters::FramePlanes & planes,
-    GstBuffer * in, bool on_device)
+GstCudaFiltersGpu::window_push (const GstCudaFiltersPlacement & at,
+    const cudafilters::FramePlanes & planes, GstBuffer * in)
 {
   const Current scope (context_);
   cudafilters::GpuWindowRunner & runner = *state_->window_runner;
-  if (!on_device) {
+  if (!at.in_device) {
     runner.push_host (planes);
     return;
   }
-  /* Another device's frame is copied on our stream, after its producer's
-   * work on the host. */
-  cudaStream_t stream = options_.host_sync || on_other_device (in) ? nullptr :
-      GstCudaFiltersStreams::stream_of (in);
-  if (!stream)
+  /* Without a stream to queue the copy on, our own copies it once its
+   * producer's work is done (another device's frame too). */
+  if (!at.queue_input)
     GstCudaFiltersStreams::wait_for_producer (in);
-  runner.push_device (planes, stream);
+  runner.push_device (planes, at.queue_input ? at.in_stream : nullptr);
 }
 
-bool
-GstCudaFiltersGpu::window_output (const cudafilters::FramePlanesOut & dst,
-    GstBuffer * outbuf, bool on_device, cudafilters::FrameLevels * levels,
-    bool may_queue)
+void
+GstCudaFiltersGpu::window_output (const GstCudaFiltersPlacement & at,
+    cudafilters::GpuWindowFilter & filter,
+    const cudafilters::FramePlanesOut & dst, GstBuffer * outbuf,
+    cudafilters::FrameLevels * levels)
 {
   const Current scope (context_);
   cudafilters::GpuWindowRunner & runner = *state_->window_runner;
-  cudafilters::GpuWindowFilter & filter = *engine_->gpu_window ();
-  if (!on_device) {
+  if (!at.out_device) {
     runner.output_host (filter, dst, levels);
-    return false;
+    return;
   }
-  const bool queued = may_queue && !options_.host_sync && !levels &&
-      state_->streams.output_stream (outbuf) != nullptr;
-  runner.output_device (filter, dst, GstCudaFiltersStreams::stream_of (outbuf),
-      queued, levels);
-  if (queued)
+  runner.output_device (filter, dst, at.out_users, at.queue_output, levels);
+  if (at.queue_output)
     runner.check_queued_work ();
   else
     GstCudaFiltersStreams::mark_finished (outbuf);
-  return queued;
 }

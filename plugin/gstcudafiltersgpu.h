@@ -19,8 +19,34 @@
 #include "gstcudafiltersframe.h"
 #include "gstcudafiltersstreams.h"
 
-#include <cudafilters/frame_window.h>
 #include <cudafilters/plane_levels.h>
+
+/* How one frame goes through the GPU: decided for each frame in one place,
+ * GstCudaFiltersGpu::place (), from its buffers, the context their memory
+ * lives in, the caps and whether the frame's levels are due. The flows and
+ * the calls below only carry it out. */
+struct GstCudaFiltersPlacement
+{
+  /* The frame's input and output are mapped as CUDA device memory;
+   * otherwise as host memory. */
+  bool in_device = false;
+  bool out_device = false;
+  /* The input is another device's memory: its planes are copied to ours
+   * first, after its producer's work, with the host waiting. */
+  bool other_device = false;
+  /* The stream the input's producer queued its writes on, and the one the
+   * output's consumers queue their reads on (null: none). */
+  cudaStream_t in_stream = nullptr;
+  cudaStream_t out_users = nullptr;
+  /* The input is read on in_stream, after its producer, without a host
+   * wait. */
+  bool queue_input = false;
+  /* The output is left for its consumers on out_users, without a host
+   * wait. */
+  bool queue_output = false;
+  /* One-plane filters queue a frame only where both hold. */
+  bool queued () const { return queue_input && queue_output; }
+};
 
 class GstCudaFiltersGpu
 {
@@ -81,31 +107,42 @@ public:
    * not adopt: another device's. */
   bool on_other_device (GstBuffer * buffer) const;
 
+  /* Where the frame @in -> @out goes (either may be null: the window
+   * flows place their input and output apart), in @cuda_caps, with its
+   * levels counted where @levels_due. */
+  GstCudaFiltersPlacement place (GstBuffer * in, GstBuffer * out,
+      bool cuda_caps, bool levels_due) const;
+
   /* One-plane filters. Host frames: the kernels read and write pinned
    * frames directly where the filter allows it, otherwise upload, filter,
    * download. */
-  void filter_host (cudafilters::ConstPlane src, cudafilters::Plane dst,
+  void filter_host (cudafilters::GpuPlaneFilter & filter,
+      cudafilters::ConstPlane src, cudafilters::Plane dst,
       cudafilters::FrameLevels * levels);
-  /* Frames in CUDA memory: the filter runs on the mapped device planes and
-   * carries the others. Where the memory's streams allow it
-   * (gstcudafiltersstreams.h), and @may_queue, the frame is only queued;
-   * otherwise it is waited for. Returns whether it was queued. */
-  bool filter_device (const GstCudaFiltersFrame & in, GstCudaFiltersFrame & out,
-      GstBuffer * inbuf, GstBuffer * outbuf, cudafilters::FrameLevels * levels,
-      bool may_queue);
+  /* Frames in CUDA memory, placed @at: the filter runs on the mapped device
+   * planes and carries the others, queued or waited for. */
+  void filter_device (const GstCudaFiltersPlacement & at,
+      cudafilters::GpuPlaneFilter & filter, const GstCudaFiltersFrame & in,
+      GstCudaFiltersFrame & out, GstBuffer * inbuf, GstBuffer * outbuf,
+      cudafilters::FrameLevels * levels);
 
-  /* Whole-frame filters: the window of frames held on the device. */
+  /* Whole-frame filters: the window of frames held on the device, of
+   * 2 @radius + 1 frames from now on (created with the first reset). */
   void window_reset (int radius);
-  const cudafilters::FrameWindow & window () const;
+  /* Whether the next frame can be filtered (@draining: with the frames
+   * after it that there are). */
+  bool window_ready (bool draining) const;
   void window_drop_next ();
-  /* Copies the frame of @in (host or device planes) into the window. */
-  void window_push (const cudafilters::FramePlanes & planes, GstBuffer * in,
-      bool on_device);
+  /* Copies the frame of @in (host or device planes, placed @at) into the
+   * window. */
+  void window_push (const GstCudaFiltersPlacement & at,
+      const cudafilters::FramePlanes & planes, GstBuffer * in);
   /* Filters the next frame into @dst: host planes, or device planes of
-   * @outbuf. Returns whether it was queued (device, @may_queue). */
-  bool window_output (const cudafilters::FramePlanesOut & dst,
-      GstBuffer * outbuf, bool on_device, cudafilters::FrameLevels * levels,
-      bool may_queue);
+   * @outbuf, placed @at. */
+  void window_output (const GstCudaFiltersPlacement & at,
+      cudafilters::GpuWindowFilter & filter,
+      const cudafilters::FramePlanesOut & dst, GstBuffer * outbuf,
+      cudafilters::FrameLevels * levels);
 
 private:
   struct State;

@@ -5,6 +5,8 @@
 
 #include <gst/gst.h>
 
+#include "gstcudafiltersbase.h"
+
 #include <string>
 #include <type_traits>
 
@@ -14,21 +16,24 @@
 GParamSpec *gst_cuda_filters_param_spec_temporal_smoothing (void);
 
 /* Applies @change to a copy of @params under @self's object lock and keeps
- * the result if @check (candidate, current) returns no error. Otherwise the
+ * the result if @check (candidate, current) returns no error, pushing it
+ * to the element's engine (gst_cuda_filters_base_push_settings). Otherwise the
  * parameters stay as they are, and a warning names the property, the value
  * refused, why, and the value that stays: "cudanlm0: refusing
  * patch-size=9: patch-size (9) must not exceed search-size (7): raise
  * search-size first; patch-size stays 7". */
 template <typename Params, typename Change, typename Check> void
-gst_cuda_filters_update_params (GstObject * self, Params & params,
+gst_cuda_filters_update_params (GstCudaFiltersBase * self, Params & params,
     const GParamSpec * pspec, const GValue * value, Change change, Check check)
 {
   GST_OBJECT_LOCK (self);
   Params candidate = params;
   change (candidate);
   const std::string error = check (candidate, params);
-  if (error.empty ())
+  if (error.empty ()) {
     params = candidate;
+    gst_cuda_filters_base_push_settings (self, params);
+  }
   GST_OBJECT_UNLOCK (self);
   if (error.empty ())
     return;
@@ -121,7 +126,7 @@ gst_cuda_filters_field (guint prop_id)
 }
 
 template <typename Params, size_t N, typename Check> gboolean
-gst_cuda_filters_set_field (GstObject * self, Params & params,
+gst_cuda_filters_set_field (GstCudaFiltersBase * self, Params & params,
     const GstCudaFiltersField<Params> (&fields)[N], guint prop_id,
     const GValue * value, const GParamSpec * pspec, Check check)
 {

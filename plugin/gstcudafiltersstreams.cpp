@@ -9,8 +9,6 @@
 #include <gst/cuda/gstcudamemory.h>
 #endif
 
-#include <cudafilters/gpu_frame_runner.h>
-
 #ifdef HAVE_GST_CUDA_STREAM
 
 namespace {
@@ -50,8 +48,8 @@ struct GstCudaFiltersStreams::Impl
   GstCudaStream *own;
   /* The one our pools carry: downstream's or ours. */
   GstCudaStream *chosen;
-  /* The one the last frame was queued on, kept alive until it is waited
-   * for. */
+  /* The one the last frame was queued on, kept alive until the runner
+   * has moved to another (keep_alive). */
   GstCudaStream *last_work = nullptr;
 };
 
@@ -86,20 +84,14 @@ GstCudaFiltersStreams::offer (GstStructure * config) const
     gst_buffer_pool_config_set_cuda_stream (config, impl_->chosen);
 }
 
-GstCudaFiltersStreams::Placement
-GstCudaFiltersStreams::place (GstBuffer * in, GstBuffer * out,
-    cudafilters::GpuFrameRunner & runner)
+void
+GstCudaFiltersStreams::keep_alive (GstBuffer * in)
 {
   GstCudaStream *work = memory_stream (in);
-  GstCudaStream *output = memory_stream (out);
-  if (!work || !output || output != impl_->chosen)
-    return {};
-  if (work != impl_->last_work) {
-    runner.synchronize ();
-    gst_clear_cuda_stream (&impl_->last_work);
-    impl_->last_work = gst_cuda_stream_ref (work);
-  }
-  return {handle (work), handle (output)};
+  if (work == impl_->last_work)
+    return;
+  gst_clear_cuda_stream (&impl_->last_work);
+  impl_->last_work = work ? gst_cuda_stream_ref (work) : nullptr;
 }
 
 cudaStream_t
@@ -154,11 +146,9 @@ GstCudaFiltersStreams::offer (GstStructure *) const
 {
 }
 
-GstCudaFiltersStreams::Placement
-GstCudaFiltersStreams::place (GstBuffer *, GstBuffer *,
-    cudafilters::GpuFrameRunner &)
+void
+GstCudaFiltersStreams::keep_alive (GstBuffer *)
 {
-  return {};
 }
 
 cudaStream_t

@@ -30,21 +30,9 @@
 
 #include <memory>
 
-namespace cudafilters {
-class GpuFrameRunner;
-}
-
 class GstCudaFiltersStreams
 {
 public:
-  /* Where a frame is queued: @work, then @output's consumers. Null @work:
-   * the frame is waited for on the host. */
-  struct Placement
-  {
-    cudaStream_t work = nullptr;
-    cudaStream_t output = nullptr;
-  };
-
   /* Creates the element's own stream in @context (a current context). */
   explicit GstCudaFiltersStreams (const GstCudaFiltersContext & context);
   ~GstCudaFiltersStreams ();
@@ -60,12 +48,11 @@ public:
    * our output. */
   void offer (GstStructure * config) const;
 
-  /* Where to queue the frame @in -> @out without a host wait. Before the
-   * work moves to another stream, waits for @runner's frames queued on the
-   * last one, which stays referenced until then. Call with the context
-   * current. */
-  Placement place (GstBuffer * in, GstBuffer * out,
-      cudafilters::GpuFrameRunner & runner);
+  /* A frame was queued on the stream of @in's memory: keeps that stream
+   * alive until a later frame is queued on another (the runner waits for
+   * the last stream's frames before it moves to the next one) or the
+   * element stops. Call with the context current. */
+  void keep_alive (GstBuffer * in);
 
   /* The stream @buffer's memory carries: its producer queued its writes
    * there, and its consumers queue their reads there. Whole-frame filters

@@ -92,7 +92,7 @@ gst_cuda_hist_eq_create_engine (GstCudaFiltersBase * base)
 {
   GstCudaHistEq *self = GST_CUDA_HIST_EQ (base);
   return gst_cuda_filters_engine_new<cudafilters::HistEqCpu,
-      cudafilters::HistEqGpu> ([self] { return snapshot_params (self); });
+      cudafilters::HistEqGpu> (self->params);
 }
 
 /* The properties, each a field of the parameters. */
@@ -108,7 +108,7 @@ gst_cuda_hist_eq_set_property (GObject * object, guint prop_id,
     const GValue * value, GParamSpec * pspec)
 {
   GstCudaHistEq *self = GST_CUDA_HIST_EQ (object);
-  if (!gst_cuda_filters_set_field (GST_OBJECT (self), self->params, kFields,
+  if (!gst_cuda_filters_set_field (GST_CUDA_FILTERS_BASE (self), self->params, kFields,
           prop_id, value, pspec, [](const cudafilters::HistEqParams & p,
               const cudafilters::HistEqParams &) {
             return cudafilters::histeq_params_error (p);}))

@@ -146,8 +146,7 @@ gst_cuda_nlm_create_engine (GstCudaFiltersBase * base)
 {
   GstCudaNlm *self = GST_CUDA_NLM (base);
   return gst_cuda_filters_engine_new<cudafilters::NlmCpu, cudafilters::NlmGpu> (
-      [self] { return snapshot_params (self); },
-      snapshot_params (self).temporal_radius);
+      self->params, self->params.temporal_radius);
 }
 
 /* Why @candidate cannot replace @current, with the order of changes that
@@ -174,8 +173,8 @@ template < typename Change > static void
 update_params (GstCudaNlm * self, const GParamSpec * pspec,
     const GValue * value, Change change)
 {
-  gst_cuda_filters_update_params (GST_OBJECT (self), self->params, pspec, value,
-      change, nlm_params_refusal);
+  gst_cuda_filters_update_params (GST_CUDA_FILTERS_BASE (self), self->params,
+      pspec, value, change, nlm_params_refusal);
 }
 
 static GParamSpec *auto_strength_pspec;

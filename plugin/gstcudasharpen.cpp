@@ -108,7 +108,7 @@ gst_cuda_sharpen_create_engine (GstCudaFiltersBase * base)
 {
   GstCudaSharpen *self = GST_CUDA_SHARPEN (base);
   return gst_cuda_filters_engine_new<cudafilters::SharpenCpu,
-      cudafilters::SharpenGpu> ([self] { return snapshot_params (self); });
+      cudafilters::SharpenGpu> (self->params);
 }
 
 /* The properties, each a field of the parameters. */
@@ -125,7 +125,7 @@ gst_cuda_sharpen_set_property (GObject * object, guint prop_id,
 {
   GstCudaSharpen *self = GST_CUDA_SHARPEN (object);
   /* A change that makes the parameters invalid is refused, and says why. */
-  if (!gst_cuda_filters_set_field (GST_OBJECT (self), self->params, kFields,
+  if (!gst_cuda_filters_set_field (GST_CUDA_FILTERS_BASE (self), self->params, kFields,
           prop_id, value, pspec, [](const cudafilters::SharpenParams & p,
               const cudafilters::SharpenParams &) {
             return cudafilters::sharpen_params_error (p);}))

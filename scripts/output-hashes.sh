@@ -1,0 +1,72 @@
+#!/bin/bash
+# One MD5 per pipeline over every element setting, format, backend and
+# memory kind below: run it with two builds of the plugin and diff the
+# lists to show that a change leaves every output bit for bit as it was.
+# Pipelines an element refuses (a format it does not take) print their
+# failure instead of a hash, so that a change in what is refused shows too.
+#
+#   scripts/output-hashes.sh PLUGIN_DIR [JOBS] > hashes.txt
+#
+# PLUGIN_DIR holds libgstcudafilters.so. Needs gst-launch-1.0 with
+# videotestsrc and, for the CUDA-memory rows, nvcodec's cudaupload and
+# cudadownload (the GPU host's bundle has both: source .gpu/env.sh first).
+# Without a GPU, the cuda rows fail alike in both builds.
+set -uo pipefail
+plugin_dir=$(realpath "$1")
+jobs=${2:-8}
+export GST_PLUGIN_PATH=$plugin_dir
+
+elements=(
+  "cudahisteq"
+  "cudahisteq temporal-smoothing=0.5"
+  "cudaclahe"
+  "cudaclahe clip-limit=4 tiles-x=5 tiles-y=3"
+  "cudasharpen"
+  "cudasharpen kernel=laplacian-3x3"
+  "cudasharpen radius=2.5 amount=1.5 threshold=3"
+  "cudanlm"
+  "cudanlm strength=12 noise-sigma=2"
+  "cudanlm chroma-strength=0"
+  "cudanlm temporal-radius=1"
+  "cudanlm patch-size=5 search-size=11 patch-weighting=gaussian"
+  "cudalowlight"
+  "cudalowlight sharpen=true"
+)
+formats=(GRAY8 GRAY16_LE NV12 I420 Y42B Y444 P010_10LE I420_10LE RGBA BGRx
+  YUY2 UYVY)
+# cudaupload/cudadownload (1.22) take no GRAY formats.
+cuda_formats=" NV12 I420 Y42B Y444 P010_10LE RGBA BGRx YUY2 UYVY "
+
+one() {
+  local element=$1 format=$2 backend=$3 memory=$4
+  local caps="video/x-raw,format=$format,width=200,height=120,framerate=30/1"
+  local src="videotestsrc num-buffers=5 pattern=zone-plate kx2=20 ky2=20 kt=3 ! $caps"
+  local pipeline
+  if [ "$memory" = cuda ]; then
+    pipeline="$src ! cudaupload ! video/x-raw(memory:CUDAMemory) ! $element backend=$backend ! cudadownload ! $caps"
+  else
+    pipeline="$src ! $element backend=$backend ! $caps"
+  fi
+  local out err
+  err=$(mktemp)
+  # shellcheck disable=SC2086
+  out=$(gst-launch-1.0 -q $pipeline ! fdsink fd=3 3>&1 1>/dev/null 2>"$err" | md5sum | cut -c1-32)
+  local rc=${PIPESTATUS[0]}
+  if [ "$rc" -ne 0 ] || grep -q "ERROR" "$err"; then
+    out="fails: $(grep -m1 -o 'ERROR.*' "$err" | cut -c1-80)"
+  fi
+  rm -f "$err"
+  printf '%s | %s | %s | %s | %s\n' "$element" "$format" "$backend" "$memory" "$out"
+}
+export -f one
+
+for element in "${elements[@]}"; do
+  for format in "${formats[@]}"; do
+    for backend in cpu cuda; do
+      printf '%s\t%s\t%s\tsystem\n' "$element" "$format" "$backend"
+      if [[ $backend == cuda && $cuda_formats == *" $format "* ]]; then
+        printf '%s\t%s\t%s\tcuda\n' "$element" "$format" "$backend"
+      fi
+    done
+  done
+done | xargs -P "$jobs" -d '\n' -I{} bash -c 'IFS=$'"'"'\t'"'"' read -r e f b m <<<"{}"; one "$e" "$f" "$b" "$m"' | sort
