@@ -47,14 +47,18 @@ one() {
   else
     pipeline="$src ! $element backend=$backend ! $caps"
   fi
-  local out err
+  local out err data rc
   err=$(mktemp)
+  data=$(mktemp)
   # shellcheck disable=SC2086
-  out=$(gst-launch-1.0 -q $pipeline ! fdsink fd=3 3>&1 1>/dev/null 2>"$err" | md5sum | cut -c1-32)
-  local rc=${PIPESTATUS[0]}
-  if [ "$rc" -ne 0 ] || grep -q "ERROR" "$err"; then
-    out="fails: $(grep -m1 -o 'ERROR.*' "$err" | cut -c1-80)"
+  gst-launch-1.0 -q $pipeline ! filesink location="$data" >/dev/null 2>"$err"
+  rc=$?
+  if [ "$rc" -ne 0 ] || [ ! -s "$data" ]; then
+    out="fails: $(grep -m1 -E 'ERROR|erroneous' "$err" | cut -c1-80)"
+  else
+    out=$(md5sum <"$data" | cut -c1-32)
   fi
+  rm -f "$data"
   rm -f "$err"
   printf '%s | %s | %s | %s | %s\n' "$element" "$format" "$backend" "$memory" "$out"
 }
