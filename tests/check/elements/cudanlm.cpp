@@ -639,6 +639,7 @@ GST_START_TEST (test_chroma_strength_zero_is_luma_only)
     PlanarFrame out = push_pull_frame (s.launch ("cpu").c_str (), in);
     PlanarFrame want = in;
     cudafilters::NlmParams p;
+    p.auto_strength = false;
     p.h = 12;
     p.patch_size = 5;
     p.search_size = 11;

@@ -912,6 +912,7 @@ GST_START_TEST (test_nlm_frames_match_cpu)
             dev.push_back (fr.device_in ());
           }
           NlmParams p;
+          p.auto_strength = false;
           p.patch_size = c.patch;
           p.search_size = c.search;
           p.h = c.h;
@@ -1078,6 +1079,7 @@ GST_START_TEST (test_window_runner_device_in_host_out)
 {
   std::mt19937 rng (31);
   NlmParams p;
+  p.auto_strength = false;
   p.temporal_radius = 1;
   NlmGpu nlm;
   nlm.set_params (p);
