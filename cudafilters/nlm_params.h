@@ -34,10 +34,10 @@ struct NlmParams {
   int temporal_radius = 0;
   // Strength from the frames themselves, the default (it denoised the test
   // photos better than any one fixed setting, docs/cudanlm.md "Automatic
-  // strength"): each frame's noise is estimated (luma, and chroma
-  // where it is denoised), followed over the stream, and sets h, noise_sigma
-  // and a non-zero chroma_h (nlm_auto_params). With auto_strength the values
-  // of h, noise_sigma and a non-zero chroma_h are not used; chroma_h 0 still
+  // strength"): each frame's noise is estimated (luma, and chroma where it
+  // is denoised), followed over the stream, and sets h, noise_sigma and a
+  // non-zero chroma_h (nlm_auto_params). With auto_strength the values of
+  // h, noise_sigma and a non-zero chroma_h are not used; chroma_h 0 still
   // leaves chroma as it is. A caller that gives a strength sets
   // auto_strength = false.
   bool auto_strength = true;
