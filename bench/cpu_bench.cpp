@@ -155,7 +155,10 @@ int main(int argc, char **argv) {
   for (const Size &sz : kNlmSizes) {
     Frames f(sz);
     f.dump(dump);
-    NlmCpu nlm;  // h 10, patch 7, search 21, box
+    NlmParams given;  // h 10, patch 7, search 21, box
+    given.auto_strength = false;
+    NlmCpu nlm;
+    nlm.set_params(given);
     const int iters = std::max(3, opt.frames / (sz.width > 1000 ? 30 : 10));
     rep.row("nlm_cpu (h 10, patch 7, search 21)", sz,
             time_host(iters, [&](int i) { nlm.process(f.src(i), f.dst()); }, 2), 0);
@@ -168,6 +171,7 @@ int main(int argc, char **argv) {
   for (bool gaussian : {false, true})
     for (std::string_view isa : cpu_instruction_sets()) {
       NlmParams p;
+      p.auto_strength = false;
       p.gaussian = gaussian;
       const std::string what = std::string("nlm_cpu ") + (gaussian ? "Gaussian" : "box") +
                                " patch 7, search 21, instruction set " + std::string(isa);

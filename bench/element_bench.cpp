@@ -293,7 +293,8 @@ void run_chains(Reporter &rep, const ElementOptions &opt, GstCudaContext *ctx) {
          cudafilters::HistEqGpu engine;
          return element_gpu_time(engine, sz, iters);
        }},
-      // cudanlm denoises the chroma too (chroma-strength -1 by default).
+      // cudanlm denoises the chroma too (chroma-strength -1 by default), and
+      // like the engine at its defaults at automatic strength.
       {"cudanlm", " patch-size=7 search-size=21", 4, [](const Size &sz, int iters) {
          cudafilters::NlmGpu engine;
          return window_gpu_time(engine, sz, iters);

@@ -60,6 +60,8 @@ struct Element {
   std::function<std::unique_ptr<cudafilters::GpuPlaneFilter>()> engine;
 };
 
+// Each engine at its defaults, which are its element's (NlmGpu: automatic
+// strength, as cudanlm).
 const Element kElements[] = {
     {"decode", nullptr, nullptr},
     {"histeq", "cudahisteq", [] { return std::make_unique<cudafilters::HistEqGpu>(); }},

@@ -24,6 +24,14 @@ namespace {
 
 constexpr int kRotation = 4;
 
+// The defaults at the strength they give (h 10, no noise allowance), which
+// the kernel rows measure; the engine's own default is automatic strength.
+NlmParams given_strength() {
+  NlmParams p;
+  p.auto_strength = false;
+  return p;
+}
+
 struct Frames {
   Size size;
   std::vector<std::vector<uint8_t>> host;
@@ -51,7 +59,7 @@ struct Frames {
 void bench_deep(Reporter &rep, const Size &sz, int iters, cudaStream_t stream, NlmGpu &nlm,
                 int bits, int shift, const char *what) {
   const DeepFrames f(sz.width, sz.height, bits, shift, kRotation);
-  nlm.set_params(NlmParams{});
+  nlm.set_params(given_strength());
   rep.row(what, sz, time_gpu(stream, iters, [&](int i) { nlm.enqueue(f.in(i), f.out(), stream); }, 3),
           0);
 }
@@ -120,7 +128,7 @@ void bench_frames(Reporter &rep, const Size &sz, int iters, cudaStream_t stream,
     const VideoFrames f(sz, nv12);
     for (int radius : {0, 1}) {
       for (float chroma : {0.f, -1.f}) {
-        NlmParams p;
+        NlmParams p = given_strength();
         p.chroma_h = chroma;
         p.temporal_radius = radius;
         nlm.set_params(p);
@@ -136,7 +144,7 @@ void bench_frames(Reporter &rep, const Size &sz, int iters, cudaStream_t stream,
       }
     }
   }
-  nlm.set_params(NlmParams{});
+  nlm.set_params(given_strength());
 }
 
 // A temporal stream of 8K NV12 frames with chroma, radius 1: the GPU time
@@ -151,7 +159,7 @@ void bench_8k_window(Reporter &rep, int iters, cudaStream_t stream) {
   CUDAFILTERS_CHECK(cudaMemGetInfo(&free_before, &total));
   {
     NlmGpu nlm;
-    NlmParams p;
+    NlmParams p = given_strength();
     p.temporal_radius = 1;
     nlm.set_params(p);
     GpuWindowRunner runner;
@@ -203,7 +211,7 @@ void bench_auto(Reporter &rep, const Size &sz, int iters, cudaStream_t stream, N
                 nlm.enqueue_window(&frame, 1, 0, f.out(), stream);
               }, 10, 3), 0);
     }
-  nlm.set_params(NlmParams{});
+  nlm.set_params(given_strength());
   NoiseEstimatorGpu estimator;
   for (bool chroma : {false, true})
     rep.row(chroma ? "noise estimate alone, luma + chroma" : "noise estimate alone, luma", sz,
@@ -241,7 +249,7 @@ int main(int argc, char **argv) {
     for (const Size &sz : kSizes) {
       if (!opt.wants(sz)) continue;
       Frames f(sz);
-      NlmParams p;  // defaults: h 10, patch 7, search 21, box
+      NlmParams p = given_strength();  // h 10, patch 7, search 21, box
       nlm.set_params(p);
       Stats st = time_gpu(stream.get(), iters, [&](int i) { nlm.enqueue(f.in(i), f.dst(), stream.get()); }, 3);
       rep.row(label(p).c_str(), sz, st, 0);
@@ -255,35 +263,35 @@ int main(int argc, char **argv) {
       if (std::string(sz.name) == "1080p") {
         // Patch size should barely matter (box); search area should scale.
         for (int patch : {1, 3, 5, 9, 15}) {
-          NlmParams q;
+          NlmParams q = given_strength();
           q.patch_size = patch;
           nlm.set_params(q);
           rep.row(label(q).c_str(), sz,
                   time_gpu(stream.get(), iters, [&](int i) { nlm.enqueue(f.in(i), f.dst(), stream.get()); }, 3), 0);
         }
         for (int search : {11, 35}) {
-          NlmParams q;
+          NlmParams q = given_strength();
           q.search_size = search;
           nlm.set_params(q);
           rep.row(label(q).c_str(), sz,
                   time_gpu(stream.get(), iters, [&](int i) { nlm.enqueue(f.in(i), f.dst(), stream.get()); }, 3), 0);
         }
         {
-          NlmParams q;
+          NlmParams q = given_strength();
           q.noise_sigma = 10;
           nlm.set_params(q);
           rep.row(label(q).c_str(), sz,
                   time_gpu(stream.get(), iters, [&](int i) { nlm.enqueue(f.in(i), f.dst(), stream.get()); }, 3), 0);
         }
         for (int patch : {3, 7}) {
-          NlmParams q;
+          NlmParams q = given_strength();
           q.patch_size = patch;
           q.gaussian = true;
           nlm.set_params(q);
           rep.row(label(q).c_str(), sz,
                   time_gpu(stream.get(), iters, [&](int i) { nlm.enqueue(f.in(i), f.dst(), stream.get()); }, 3), 0);
         }
-        nlm.set_params(NlmParams{});
+        nlm.set_params(given_strength());
 
         GpuFrameRunner runner;
         runner.reserve(sz.width, sz.height);
@@ -299,6 +307,7 @@ int main(int argc, char **argv) {
 
         std::vector<uint8_t> cpu(n);
         NlmCpu nlm_cpu;
+        nlm_cpu.set_params(given_strength());
         const std::string what = "CPU implementation (" + std::to_string(std::thread::hardware_concurrency()) + " threads)";
         rep.row(what.c_str(), sz, time_host(3, [&](int i) {
                   nlm_cpu.process(ConstPlane(f.host[i % kRotation].data(), sz.width, sz.width, sz.height),

@@ -258,6 +258,7 @@ int main(int argc, char **argv) {
 
       // cudanlm, fixed strength, luma and chroma, no temporal window.
       NlmParams p;
+      p.auto_strength = false;
       p.h = 10.f;
       p.noise_sigma = 5.f;
       p.chroma_h = 10.f;

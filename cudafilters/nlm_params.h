@@ -17,6 +17,9 @@ constexpr int kNlmMaxTemporalRadius = 3;
 constexpr float kNlmMinStrength = 0.1f;
 constexpr float kNlmMaxStrength = 255.f;
 
+// The defaults are the cudanlm element's too (its properties take theirs
+// from here): automatic strength, patch 7, search 21, box patches, chroma
+// denoised, one frame at a time.
 struct NlmParams {
   float h = 10.f;          // filtering strength, in 8-bit intensity units
   int patch_size = 7;      // odd, 1..kNlmMaxPatchSize, at most search_size
@@ -29,11 +32,15 @@ struct NlmParams {
   float chroma_h = -1.f;
   // Frames searched before and after the one denoised, 0..kNlmMaxTemporalRadius.
   int temporal_radius = 0;
-  // Strength from the frames themselves: each frame's noise is estimated
-  // (luma, and chroma where it is denoised), followed over the stream, and
-  // sets h, noise_sigma and a non-zero chroma_h (nlm_auto_params), which are
-  // then not used as given. chroma_h 0 still leaves chroma as it is.
-  bool auto_strength = false;
+  // Strength from the frames themselves, the default (it denoised the test
+  // photos better than any one fixed setting, docs/cudanlm.md "Automatic
+  // strength"): each frame's noise is estimated (luma, and chroma where it
+  // is denoised), followed over the stream, and sets h, noise_sigma and a
+  // non-zero chroma_h (nlm_auto_params). With auto_strength the values of
+  // h, noise_sigma and a non-zero chroma_h are not used; chroma_h 0 still
+  // leaves chroma as it is. A caller that gives a strength sets
+  // auto_strength = false.
+  bool auto_strength = true;
   // Multiplies the automatic strengths, 0.1..10: above 1 removes more noise.
   float auto_scale = 1.f;
   // Weight of the past in the exponential average of the noise estimate,

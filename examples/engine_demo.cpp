@@ -4,16 +4,19 @@
 // otherwise. The CPU computes the same function, so where there is a GPU
 // the demo also checks the GPU's result against it.
 //
-//   engine_demo [IN.pgm [OUT.pgm]] [--cpu] [--size WxH]
+//   engine_demo [IN.pgm [OUT.pgm]] [--cpu] [--size WxH] [--strength H]
 //
 // Without IN.pgm it makes a dim, noisy test picture, 640x480 unless --size
-// says otherwise. Builds against the
+// says otherwise. The denoiser sets its strength from the picture's own
+// noise (automatic strength, the default) unless --strength gives one.
+// Builds against the
 // installed library: c++ -std=c++17 engine_demo.cpp $(pkg-config --cflags --libs cudafilters)
 #include <cudafilters/cudafilters.h>
 
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <random>
@@ -76,24 +79,30 @@ bool gpu_present() {
   return cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
 }
 
-cudafilters::NlmParams denoise_params() {
+// The denoiser's parameters: the defaults, whose automatic strength follows
+// the noise of each frame, or a strength given (strength > 0), which takes
+// auto_strength = false: with automatic strength h is not used.
+cudafilters::NlmParams denoise_params(float strength) {
   cudafilters::NlmParams p;
-  p.h = 12.f;
+  if (strength > 0.f) {
+    p.auto_strength = false;
+    p.h = strength;
+  }
   return p;
 }
 
-Image filter_on_cpu(const Image &in) {
+Image filter_on_cpu(const Image &in, float strength) {
   Image equalized = in, out = in;
   cudafilters::HistEqCpu equalize;
   cudafilters::NlmCpu denoise;
-  denoise.set_params(denoise_params());
+  denoise.set_params(denoise_params(strength));
   equalize.process(in.view(), equalized.view());
   denoise.process(equalized.view(), out.view());
   return out;
 }
 
 // One upload, both engines on one stream, one download.
-Image filter_on_gpu(const Image &in) {
+Image filter_on_gpu(const Image &in, float strength) {
   cudafilters::Stream stream;
   cudafilters::DevicePlane src, equalized, out;
   for (cudafilters::DevicePlane *p : {&src, &equalized, &out}) p->reserve(in.width, in.height);
@@ -103,7 +112,7 @@ Image filter_on_gpu(const Image &in) {
 
   cudafilters::HistEqGpu equalize;
   cudafilters::NlmGpu denoise;
-  denoise.set_params(denoise_params());
+  denoise.set_params(denoise_params(strength));
 
   Image result{in.width, in.height, std::vector<uint8_t>(in.pixels.size())};
   CUDAFILTERS_CHECK(cudaMemcpy2DAsync(src.data(), src.pitch(), in.pixels.data(), size_t(in.width),
@@ -141,6 +150,7 @@ int main(int argc, char **argv) {
   std::vector<std::string> files;
   bool force_cpu = false;
   int width = 640, height = 480;
+  float strength = 0.f;  // automatic
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--cpu")) {
       force_cpu = true;
@@ -149,6 +159,15 @@ int main(int argc, char **argv) {
       if (i + 1 >= argc || std::sscanf(argv[++i], "%dx%d%c", &width, &height, &tail) != 2 ||
           width < 16 || height < 16 || width > 16384 || height > 16384) {
         std::fprintf(stderr, "engine_demo: --size takes WxH, each from 16 to 16384\n");
+        return 2;
+      }
+    } else if (!std::strcmp(argv[i], "--strength")) {
+      char *end = nullptr;
+      strength = i + 1 < argc ? std::strtof(argv[++i], &end) : 0.f;
+      if (!end || *end || !(strength >= cudafilters::kNlmMinStrength &&
+                            strength <= cudafilters::kNlmMaxStrength)) {
+        std::fprintf(stderr, "engine_demo: --strength takes a number from %g to %g\n",
+                     cudafilters::kNlmMinStrength, cudafilters::kNlmMaxStrength);
         return 2;
       }
     } else {
@@ -161,16 +180,18 @@ int main(int argc, char **argv) {
 
     const bool on_gpu = !force_cpu && gpu_present();
     const auto t0 = std::chrono::steady_clock::now();
-    const Image out = on_gpu ? filter_on_gpu(in) : filter_on_cpu(in);
+    const Image out = on_gpu ? filter_on_gpu(in, strength) : filter_on_cpu(in, strength);
     const double ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    std::printf("equalized and denoised on the %s in %.2f ms\n", on_gpu ? "GPU" : "CPU", ms);
+    std::printf("equalized and denoised on the %s in %.2f ms, ", on_gpu ? "GPU" : "CPU", ms);
+    if (strength > 0.f) std::printf("strength %g\n", strength);
+    else std::printf("automatic strength\n");
     print_range("output", out);
 
     if (on_gpu) {
       // Equalization is bit-exact; the denoiser's exp2 may differ by an ulp,
       // which moves an output by at most one level.
-      const int diff = max_difference(out, filter_on_cpu(in));
+      const int diff = max_difference(out, filter_on_cpu(in, strength));
       std::printf("GPU vs CPU: largest difference %d level(s)\n", diff);
       if (diff > 1) throw std::runtime_error("the GPU and CPU results differ by more than a level");
     }

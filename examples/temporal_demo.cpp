@@ -7,8 +7,10 @@
 // and NlmGpu denoises them, checked against the CPU: the same loop, with the
 // engine and runner of each side. Prints the PSNR against the
 // clean clip for the noisy frames and for temporal radius 0 and 1.
+// The strength follows each frame's own noise (automatic strength, the
+// engines' default) unless --strength gives one.
 //
-//   temporal_demo [--frames N] [--width W] [--height H] [--cpu]
+//   temporal_demo [--frames N] [--width W] [--height H] [--strength H] [--cpu]
 //
 // Builds against the installed library: c++ -std=c++17 temporal_demo.cpp $(pkg-config --cflags --libs cudafilters)
 #include <cudafilters/cudafilters.h>
@@ -80,9 +82,14 @@ Clip add_noise(const Clip &clean, float sigma) {
   return noisy;
 }
 
-cudafilters::NlmParams denoise_params(int radius) {
+// Automatic strength (the defaults), or a strength given (strength > 0),
+// which takes auto_strength = false: with automatic strength h is not used.
+cudafilters::NlmParams denoise_params(int radius, float strength) {
   cudafilters::NlmParams p;
-  p.h = 12.f;
+  if (strength > 0.f) {
+    p.auto_strength = false;
+    p.h = strength;
+  }
   p.patch_size = 5;
   p.search_size = 11;
   p.temporal_radius = radius;
@@ -110,9 +117,9 @@ Clip run_clip(const Clip &noisy, const cudafilters::FrameWindow &window, Take ta
   return out;
 }
 
-Clip denoise_on_cpu(const Clip &noisy, int radius) {
+Clip denoise_on_cpu(const Clip &noisy, int radius, float strength) {
   cudafilters::NlmCpu denoise;
-  denoise.set_params(denoise_params(radius));
+  denoise.set_params(denoise_params(radius, strength));
   cudafilters::CpuWindowRunner runner;
   runner.reset(radius);
   return run_clip(
@@ -120,9 +127,9 @@ Clip denoise_on_cpu(const Clip &noisy, int radius) {
       [&](const cudafilters::FramePlanesOut &dst) { runner.output(denoise, dst); });
 }
 
-Clip denoise_on_gpu(const Clip &noisy, int radius) {
+Clip denoise_on_gpu(const Clip &noisy, int radius, float strength) {
   cudafilters::NlmGpu denoise;
-  denoise.set_params(denoise_params(radius));
+  denoise.set_params(denoise_params(radius, strength));
   cudafilters::GpuWindowRunner runner;
   runner.reset(radius);
   return run_clip(
@@ -161,10 +168,19 @@ int int_arg(const char *value, const char *name) {
   return int(v);
 }
 
+float strength_arg(const char *value) {
+  char *end = nullptr;
+  const float v = std::strtof(value, &end);
+  if (*end || !(v >= cudafilters::kNlmMinStrength && v <= cudafilters::kNlmMaxStrength))
+    throw std::invalid_argument("--strength: not a strength (0.1 to 255)");
+  return v;
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
   int frames = 8, width = 160, height = 120;
+  float strength = 0.f;  // automatic
   bool force_cpu = false;
   try {
     for (int i = 1; i < argc; ++i) {
@@ -172,18 +188,21 @@ int main(int argc, char **argv) {
       else if (i + 1 < argc && !std::strcmp(argv[i], "--frames")) frames = int_arg(argv[++i], "--frames");
       else if (i + 1 < argc && !std::strcmp(argv[i], "--width")) width = int_arg(argv[++i], "--width") & ~1;
       else if (i + 1 < argc && !std::strcmp(argv[i], "--height")) height = int_arg(argv[++i], "--height") & ~1;
+      else if (i + 1 < argc && !std::strcmp(argv[i], "--strength")) strength = strength_arg(argv[++i]);
       else throw std::invalid_argument(std::string("unknown argument ") + argv[i]);
     }
     const Clip clean = clean_clip(frames, width, height);
     const Clip noisy = add_noise(clean, 12.f);
     const bool on_gpu = !force_cpu && gpu_present();
-    std::printf("%d NV12 frames of %dx%d, noise sigma 12, on the %s\n", frames, width, height,
+    std::printf("%d NV12 frames of %dx%d, noise sigma 12, on the %s, ", frames, width, height,
                 on_gpu ? "GPU" : "CPU");
+    if (strength > 0.f) std::printf("strength %g\n", strength);
+    else std::printf("automatic strength\n");
     std::printf("PSNR of luma and chroma against the clean clip\nnoisy:              PSNR %.2f dB\n", psnr(noisy, clean));
     double gain[2];
     for (int radius : {0, 1}) {
-      const Clip cpu = denoise_on_cpu(noisy, radius);
-      const Clip out = on_gpu ? denoise_on_gpu(noisy, radius) : cpu;
+      const Clip cpu = denoise_on_cpu(noisy, radius, strength);
+      const Clip out = on_gpu ? denoise_on_gpu(noisy, radius, strength) : cpu;
       gain[radius] = psnr(out, clean);
       std::printf("temporal radius %d: PSNR %.2f dB\n", radius, gain[radius]);
       if (on_gpu) {

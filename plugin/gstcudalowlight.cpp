@@ -105,7 +105,8 @@ enum
   PROP_DEVICE_ID,
 };
 
-#define DEFAULT_DENOISE_STRENGTH 1.0f
+/* cudanlm's auto-strength-scale, whose default is the engine's. */
+#define DEFAULT_DENOISE_STRENGTH (cudafilters::NlmParams ().auto_scale)
 #define DEFAULT_CLIP_LIMIT 4.0
 #define DEFAULT_TEMPORAL_SMOOTHING 0.8
 #define DEFAULT_SHARPEN FALSE

@@ -72,9 +72,6 @@
 
 GST_DEBUG_CATEGORY_STATIC (gst_cuda_nlm_debug);
 
-/* Automatic strength denoised the test photos better than any one fixed
- * setting (docs/cudanlm.md, "Automatic strength"): on by default. */
-#define DEFAULT_AUTO_STRENGTH TRUE
 #define GST_CAT_DEFAULT gst_cuda_nlm_debug
 
 enum
@@ -341,6 +338,7 @@ gst_cuda_nlm_class_init (GstCudaNlmClass * klass)
   GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
   GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
   GstCudaFiltersBaseClass *filter_class = GST_CUDA_FILTERS_BASE_CLASS (klass);
+  /* The engine's defaults are the element's. */
   const cudafilters::NlmParams defaults;
   const GParamFlags live = (GParamFlags) (G_PARAM_READWRITE |
       GST_PARAM_MUTABLE_PLAYING | G_PARAM_STATIC_STRINGS);
@@ -373,7 +371,8 @@ gst_cuda_nlm_class_init (GstCudaNlmClass * klass)
   g_object_class_install_property (gobject_class, PROP_PATCH_WEIGHTING,
       g_param_spec_enum ("patch-weighting", "Patch weighting",
           "How the pixels of a patch count in the patch distance",
-          GST_TYPE_CUDA_NLM_PATCH_WEIGHTING, GST_CUDA_NLM_PATCH_BOX, live));
+          GST_TYPE_CUDA_NLM_PATCH_WEIGHTING, defaults.gaussian ?
+          GST_CUDA_NLM_PATCH_GAUSSIAN : GST_CUDA_NLM_PATCH_BOX, live));
   g_object_class_install_property (gobject_class, PROP_CHROMA_STRENGTH,
       g_param_spec_float ("chroma-strength", "Chroma strength",
           "Filtering strength h for the chroma planes of YUV frames (U and V "
@@ -398,7 +397,7 @@ gst_cuda_nlm_class_init (GstCudaNlmClass * klass)
           "the three properties are then not used, except chroma-strength=0, "
           "which still leaves chroma as it is. Setting strength, noise-sigma "
           "or chroma-strength (other than 0) turns it off; true turns it back "
-          "on", DEFAULT_AUTO_STRENGTH, live);
+          "on", defaults.auto_strength, live);
   g_object_class_install_property (gobject_class, PROP_AUTO_STRENGTH,
       auto_strength_pspec);
   g_object_class_install_property (gobject_class, PROP_AUTO_STRENGTH_SCALE,
@@ -437,5 +436,4 @@ static void
 gst_cuda_nlm_init (GstCudaNlm * self)
 {
   self->params = cudafilters::NlmParams ();
-  self->params.auto_strength = DEFAULT_AUTO_STRENGTH;
 }

@@ -440,15 +440,16 @@ void nlm_cpu_with(ConstPlane src, Plane dst, const NlmParams &p, std::string_vie
 }
 
 struct NlmCpu::Impl {
-  // The settings of the frame about to be filtered: params as given, or
-  // with the strengths from its noise (auto_strength).
-  NlmParams settings_for(const FramePlanes &frame, bool chroma);
+  // The one place a frame's strength is decided (as NlmGpu's
+  // resolve_strength): the settings of the frame about to be filtered,
+  // params as given, or with the strengths from its noise (auto_strength).
+  NlmParams resolve_strength(const FramePlanes &frame, bool chroma);
 
   NlmParams params;
   NoiseAverage luma_noise, chroma_noise;
 };
 
-NlmParams NlmCpu::Impl::settings_for(const FramePlanes &frame, bool chroma) {
+NlmParams NlmCpu::Impl::resolve_strength(const FramePlanes &frame, bool chroma) {
   if (!params.auto_strength) return params;
   const double past = params.noise_smoothing;
   const double luma = follow_noise(luma_noise, estimate_noise_sigma(frame.luma), past);
@@ -477,14 +478,14 @@ void NlmCpu::reset_history() {
 void NlmCpu::process(ConstPlane src, Plane dst) {
   FramePlanes frame;
   frame.luma = src;
-  nlm_cpu_with(src, dst, impl_->settings_for(frame, false), cpu_instruction_set());
+  nlm_cpu_with(src, dst, impl_->resolve_strength(frame, false), cpu_instruction_set());
 }
 
 void NlmCpu::process_window(const FramePlanes *window, int count, int center,
                             const FramePlanesOut &dst) {
   check_window(window, count, center, dst, kMaxWindow, "NlmCpu");
   const bool chroma = dst.has_chroma() && impl_->params.chroma_h != 0.f;
-  const NlmParams p = impl_->settings_for(window[center], chroma);
+  const NlmParams p = impl_->resolve_strength(window[center], chroma);
   const std::string_view isa = cpu_instruction_set();
   std::array<ConstPlane, 2 * kMaxWindow> src;  // per frame: luma, or U and V
   for (int f = 0; f < count; ++f) src[f] = window[f].luma;

@@ -12,7 +12,9 @@
 #include <cuda_fp16.h>
 
 #include <algorithm>
+#include <cstring>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -89,11 +91,10 @@ struct KernelArgs {
   int p_stride;
   // weight = exp2(min(D, 0)), D = S * a + b the tensor-core distance: the
   // row taps carry a (times the scales of the samples and column sums), the
-  // row product's accumulator starts at b.
-  float row_scale;
-  float b;
-  // With automatic strength, row_scale and b as the frame's noise set them,
-  // in device memory (written by nlm_auto_kernel on the same stream).
+  // row product's accumulator starts at b. coeffs[0] is that row_scale and
+  // coeffs[1] b, for this channel group and frame, in device memory: written
+  // before the launch on the same stream, from the strength given or from
+  // the frame's noise (NlmGpu::Impl::resolve_strength).
   const float *coeffs;
   float taps[kNlmMaxPatchSize];  // patch taps, centred at rp (ones for box)
 };
@@ -287,9 +288,9 @@ __global__ void __launch_bounds__(256, CH == 1 ? 2 : 1) nlm_kernel(const __grid_
   const int y0 = blockIdx.y * warp_rows * kWarpRows, x0 = blockIdx.x * k.warp_cols * kWarpCols;
   const int rs = k.rs, R = k.rs + k.rp;
 
-  const float row_scale = k.coeffs ? k.coeffs[0] : k.row_scale;
+  const float row_scale = k.coeffs[0];
   const BandFragments<LARGE> band(k, row_scale, g, t);
-  const float bias = k.coeffs ? k.coeffs[1] : k.b;
+  const float bias = k.coeffs[1];
 
   // Where this thread's fragments start: the differences of column block j,
   // register q lie in P at + q * 8 rows + 8 j columns (+ the offset); the
@@ -475,18 +476,44 @@ Launch choose_launch(int rs, bool large, int channels, size_t max_shared) {
 
 int deep_layout_of(SampleLayout l) { return l.deep() ? (l.bits << 8 | l.shift) : 0; }
 
-// Automatic strength: the frame's noise, followed over the stream, and the
-// weight coefficients it sets, kept on the device for the NLM kernels that
-// follow on the same stream.
+// The weight coefficients the NLM kernels read (KernelArgs::coeffs): luma's
+// row_scale and b, then chroma's.
+struct WeightCoeffs {
+  float v[4];
+};
+
+// The products give S * kSampleScale^2 * kColumnScale * row_scale.
+constexpr float kProductScale = kSampleScale * kSampleScale * kColumnScale;
+
+// A given strength's coefficients; chroma's 0 where chroma is not denoised.
+WeightCoeffs given_coeffs(const NlmParams &p, bool chroma) {
+  const NlmWeightCoeffs l = nlm_weight_coeffs(p);
+  WeightCoeffs c{{l.a / kProductScale, l.b, 0.f, 0.f}};
+  if (chroma) {
+    const NlmWeightCoeffs ch = nlm_chroma_weight_coeffs(p);
+    c.v[2] = ch.a / kProductScale;
+    c.v[3] = ch.b;
+  }
+  return c;
+}
+
+// Writes a given strength's coefficients where the NLM kernels read them.
+__global__ void nlm_set_coeffs_kernel(float *coeffs, WeightCoeffs c) {
+  for (int i = 0; i < 4; ++i) coeffs[i] = c.v[i];
+}
+
+// Automatic strength: the frame's noise, followed over the stream, sets the
+// weight coefficients on the device for the NLM kernels that follow on the
+// same stream.
 struct AutoState {
   NoiseAverage luma;
   NoiseAverage chroma;
-  float coeffs[4];  // luma row_scale and b, then chroma's
 };
 
 struct AutoArgs {
   NoiseEstimatorGpu::Tables tables;  // this frame's: luma, chroma
   AutoState *state;
+  float *coeffs;  // as WeightCoeffs
   double past_weight;
   float scale;
   int temporal_radius;
@@ -511,28 +538,45 @@ __global__ void __launch_bounds__(kNoiseReadThreads) nlm_auto_kernel(AutoArgs a)
   const double luma = follow_noise(s.luma, luma_estimate, a.past_weight);
   const double chroma = a.chroma ? follow_noise(s.chroma, chroma_estimate, a.past_weight) : 0.0;
   const NlmStrengths st = nlm_auto_strengths(luma, chroma, a.scale, a.temporal_radius, a.chroma);
-  // The products give S * kSampleScale^2 * kColumnScale * row_scale.
-  constexpr float kProductScale = kSampleScale * kSampleScale * kColumnScale;
   const NlmWeightCoeffs l =
       nlm_coeffs_of(st.h, st.noise_sigma, double(st.h), 1.0, a.gaussian, a.patch_size);
-  s.coeffs[0] = __fdiv_rn(l.a, kProductScale);
-  s.coeffs[1] = l.b;
+  a.coeffs[0] = __fdiv_rn(l.a, kProductScale);
+  a.coeffs[1] = l.b;
   if (a.chroma) {
     const NlmWeightCoeffs c =
         nlm_coeffs_of(st.h, st.noise_sigma, double(st.chroma_h), 2.0, a.gaussian, a.patch_size);
-    s.coeffs[2] = __fdiv_rn(c.a, kProductScale);
-    s.coeffs[3] = c.b;
+    a.coeffs[2] = __fdiv_rn(c.a, kProductScale);
+    a.coeffs[3] = c.b;
   }
 }
 
 }  // namespace
 
 struct NlmGpu::Impl {
+  // How a frame's patches are weighted, as resolve_strength decided it. The
+  // kernels read the coefficients from coeffs_ either way; the host picks
+  // the kernel variant.
+  struct FrameStrength {
+    bool automatic;
+    WeightCoeffs given;  // with a given strength, what coeffs_ holds
+    // The clamping kernel where b may be positive: always with automatic
+    // strength (its noise allowance is known on the device only), else
+    // where the given b is.
+    bool clamp(int channels) const {
+      return automatic || given.v[channels == 2 ? 3 : 1] > 0.f;
+    }
+  };
+
+  // The one place a frame's strength is decided: automatic (auto_strength)
+  // or given. Queues on `stream` what sets coeffs_ for the frame's kernels:
+  // the noise estimate and nlm_auto_kernel, or the given strength's
+  // coefficients where they differ from what coeffs_ holds.
+  FrameStrength resolve_strength(const FramePlanes &frame, bool chroma, cudaStream_t stream);
   // frames[f][c]: channel c of frame f; dst[c] likewise.
   void enqueue_channels(const ConstPlane *const *frames, int count, int center, const Plane *dst,
-                        int channels, int step, cudaStream_t stream);
+                        int channels, int step, bool clamp, cudaStream_t stream);
   // With auto_strength: estimates the frame's noise and sets the weight
-  // coefficients in auto_state_, on `stream`.
+  // coefficients in coeffs_, on `stream`.
   void enqueue_auto(const FramePlanes &frame, bool chroma, cudaStream_t stream);
   static void copy_chroma(const FramePlanes &src, const FramePlanesOut &dst, cudaStream_t stream);
 
@@ -544,6 +588,12 @@ struct NlmGpu::Impl {
   Stream chroma_stream_;
   Event fork_{cudaEventDisableTiming};
   Event join_{cudaEventDisableTiming};
+  // The weight coefficients the kernels read (WeightCoeffs). Like the
+  // noise history, ordered by the stream of the frames (one at a time).
+  DeviceArray<float> coeffs_{4};
+  // A given strength's coefficients as last written to coeffs_; empty
+  // before the first and once nlm_auto_kernel may have written since.
+  std::optional<WeightCoeffs> written_;
   // Automatic strength, allocated with its first frame.
   std::unique_ptr<NoiseEstimatorGpu> estimator_;
   DeviceArray<AutoState> auto_state_;
@@ -590,11 +640,30 @@ void NlmGpu::Impl::enqueue_auto(const FramePlanes &frame, bool chroma, cudaStrea
     estimator_->add(1, frame.v, frame.chroma_step, stream);
   }
   const NlmParams &p = params_;
-  const AutoArgs a{estimator_->fill(stream), auto_state_.get(), double(p.noise_smoothing),
-                   p.auto_scale, p.temporal_radius, p.patch_size, p.gaussian, chroma, restart_};
+  const AutoArgs a{estimator_->fill(stream), auto_state_.get(), coeffs_.get(),
+                   double(p.noise_smoothing), p.auto_scale, p.temporal_radius, p.patch_size,
+                   p.gaussian, chroma, restart_};
   nlm_auto_kernel<<<1, kNoiseReadThreads, 0, stream>>>(a);
   check_launch("nlm_auto_kernel");
   restart_ = false;
+}
+
+NlmGpu::Impl::FrameStrength NlmGpu::Impl::resolve_strength(const FramePlanes &frame, bool chroma,
+                                                            cudaStream_t stream) {
+  FrameStrength s{params_.auto_strength, {}};
+  if (s.automatic) {
+    written_.reset();
+    enqueue_auto(frame, chroma, stream);
+    return s;
+  }
+  s.given = given_coeffs(params_, chroma);
+  // Compared bit for bit: the kernels must read exactly these floats.
+  if (!written_ || std::memcmp(written_->v, s.given.v, sizeof s.given.v) != 0) {
+    nlm_set_coeffs_kernel<<<1, 1, 0, stream>>>(coeffs_.get(), s.given);
+    check_launch("nlm_set_coeffs_kernel");
+    written_ = s.given;
+  }
+  return s;
 }
 
 void NlmGpu::enqueue(ConstPlane src, Plane dst, cudaStream_t stream) {
@@ -606,7 +675,7 @@ void NlmGpu::enqueue(ConstPlane src, Plane dst, cudaStream_t stream) {
 }
 
 void NlmGpu::Impl::enqueue_channels(const ConstPlane *const *frames, int count, int center,
-                                    const Plane *dst, int channels, int step,
+                                    const Plane *dst, int channels, int step, bool clamp,
                                     cudaStream_t stream) {
   const NlmParams &p = params_;
   const int rp = p.patch_size / 2, rs = p.search_size / 2;
@@ -633,21 +702,14 @@ void NlmGpu::Impl::enqueue_channels(const ConstPlane *const *frames, int count, 
   k.tile_cols = l.tile_cols;
   k.f_stride = l.f_stride;
   k.p_stride = l.p_stride;
-  const NlmWeightCoeffs c = channels == 2 ? nlm_chroma_weight_coeffs(p) : nlm_weight_coeffs(p);
-  // The products give S * kSampleScale^2 * kColumnScale * row_scale.
-  k.row_scale = c.a / (kSampleScale * kSampleScale * kColumnScale);
-  k.b = c.b;
-  // The noise allowance of automatic strength is known on the device only:
-  // the clamping kernel, which is exact for any b.
-  const bool automatic = p.auto_strength;
-  k.coeffs = automatic ? auto_state_.get()->coeffs + (channels == 2 ? 2 : 0) : nullptr;
+  k.coeffs = coeffs_.get() + (channels == 2 ? 2 : 0);
   const auto gauss = nlm_gaussian_taps(p.patch_size);
   for (int i = 0; i < kNlmMaxPatchSize; ++i) k.taps[i] = p.gaussian ? gauss[i] : (i <= 2 * rp ? 1.f : 0.f);
 
   const int block_w = l.warp_cols * kWarpCols, block_h = l.warp_rows * kWarpRows;
   const dim3 grid((k.width + block_w - 1) / block_w, (k.height + block_h - 1) / block_h);
-  kernel_for(large, channels, automatic || c.b > 0.f)<<<grid, 32 * l.warp_rows * l.warp_cols, l.shared_bytes,
-                                           stream>>>(k);
+  kernel_for(large, channels, clamp)<<<grid, 32 * l.warp_rows * l.warp_cols, l.shared_bytes,
+                                       stream>>>(k);
   check_launch("nlm_kernel");
 }
 
@@ -666,18 +728,18 @@ void NlmGpu::enqueue_window(const FramePlanes *window, int count, int center,
     chroma_frames[f] = chroma[f];
   }
   const bool denoise_chroma = dst.has_chroma() && nlm_denoises_chroma(m.params_);
-  if (m.params_.auto_strength) m.enqueue_auto(window[center], denoise_chroma, stream);
+  const Impl::FrameStrength strength = m.resolve_strength(window[center], denoise_chroma, stream);
   if (!denoise_chroma) {
-    m.enqueue_channels(luma_frames, count, center, &dst.luma, 1, 1, stream);
+    m.enqueue_channels(luma_frames, count, center, &dst.luma, 1, 1, strength.clamp(1), stream);
     if (dst.has_chroma()) Impl::copy_chroma(window[center], dst, stream);
     return;
   }
   CUDAFILTERS_CHECK(cudaEventRecord(m.fork_.get(), stream));
   CUDAFILTERS_CHECK(cudaStreamWaitEvent(m.chroma_stream_.get(), m.fork_.get(), 0));
-  m.enqueue_channels(luma_frames, count, center, &dst.luma, 1, 1, stream);
+  m.enqueue_channels(luma_frames, count, center, &dst.luma, 1, 1, strength.clamp(1), stream);
   const Plane chroma_dst[2] = {dst.u, dst.v};
   m.enqueue_channels(chroma_frames, count, center, chroma_dst, 2, dst.chroma_step,
-                     m.chroma_stream_.get());
+                     strength.clamp(2), m.chroma_stream_.get());
   CUDAFILTERS_CHECK(cudaEventRecord(m.join_.get(), m.chroma_stream_.get()));
   CUDAFILTERS_CHECK(cudaStreamWaitEvent(stream, m.join_.get(), 0));
 }

@@ -33,9 +33,11 @@ struct NlmSettings {
         std::to_string (chroma) + " temporal-radius=" + std::to_string (radius);
   }
 
-  /* The same settings for the engines. */
+  /* The same settings for the engines: the strength given, as launch ()
+   * gives it. */
   cudafilters::NlmParams params () const {
     cudafilters::NlmParams p;
+    p.auto_strength = false;
     p.h = float (h);
     p.patch_size = patch;
     p.search_size = search;

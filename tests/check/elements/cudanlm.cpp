@@ -275,6 +275,45 @@ assert_nlm_properties (GstElement * e, gfloat strength, gint patch,
   fail_unless_equals_int (got_weighting, weighting);
 }
 
+/* One default, the engine's: each property's default is that of the
+ * NlmParams field it sets, auto-strength first, and a new element holds
+ * them. */
+GST_START_TEST (test_defaults_are_the_engines)
+{
+  const cudafilters::NlmParams engine;
+  GstElement *e = gst_element_factory_make ("cudanlm", NULL);
+  GObjectClass *klass = G_OBJECT_GET_CLASS (e);
+  auto default_of = [klass](const char *name) {
+    GParamSpec *pspec = g_object_class_find_property (klass, name);
+    fail_unless (pspec != NULL, "no property %s", name);
+    return g_param_spec_get_default_value (pspec);
+  };
+  fail_unless_equals_int (g_value_get_boolean (default_of ("auto-strength")),
+      engine.auto_strength);
+  gboolean automatic = !engine.auto_strength;
+  g_object_get (e, "auto-strength", &automatic, NULL);
+  fail_unless_equals_int (automatic, engine.auto_strength);
+  fail_unless_equals_float (g_value_get_float (default_of ("strength")), engine.h);
+  fail_unless_equals_int (g_value_get_int (default_of ("patch-size")),
+      engine.patch_size);
+  fail_unless_equals_int (g_value_get_int (default_of ("search-size")),
+      engine.search_size);
+  fail_unless_equals_float (g_value_get_float (default_of ("noise-sigma")),
+      engine.noise_sigma);
+  fail_unless_equals_int (g_value_get_enum (default_of ("patch-weighting")),
+      engine.gaussian ? 1 : 0);
+  fail_unless_equals_float (g_value_get_float (default_of ("chroma-strength")),
+      engine.chroma_h);
+  fail_unless_equals_int (g_value_get_int (default_of ("temporal-radius")),
+      engine.temporal_radius);
+  fail_unless_equals_float (g_value_get_float (default_of
+          ("auto-strength-scale")), engine.auto_scale);
+  fail_unless_equals_float (g_value_get_float (default_of ("noise-smoothing")),
+      engine.noise_smoothing);
+  gst_object_unref (e);
+}
+GST_END_TEST;
+
 /* No backend is involved: the cpu build checks the properties. */
 GST_START_TEST (test_properties_and_refused_values)
 {
@@ -639,6 +678,7 @@ GST_START_TEST (test_chroma_strength_zero_is_luma_only)
     PlanarFrame out = push_pull_frame (s.launch ("cpu").c_str (), in);
     PlanarFrame want = in;
     cudafilters::NlmParams p;
+    p.auto_strength = false;
     p.h = 12;
     p.patch_size = 5;
     p.search_size = 11;
@@ -1064,6 +1104,7 @@ cudanlm_suite (void)
   tcase_add_test (tc, test_temporal_latency);
   tcase_add_test (tc, test_temporal_radius_fixed_while_running);
 #if !TEST_GPU
+  tcase_add_test (tc, test_defaults_are_the_engines);
   tcase_add_test (tc, test_properties_and_refused_values);
   tcase_add_test (tc, test_chroma_matches_definition);
   tcase_add_test (tc, test_chroma_strength_zero_is_luma_only);

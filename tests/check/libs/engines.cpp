@@ -663,6 +663,45 @@ GST_START_TEST (test_nlm_auto_params)
 }
 GST_END_TEST;
 
+/* One default: NlmParams {} asks for automatic strength, as the cudanlm
+ * element's auto-strength does (elements/cudanlm.cpp checks the element
+ * takes it from here). An NlmCpu given no parameters filters a frame at the
+ * settings of the frame's own noise, not at the default h; with
+ * auto_strength = false it filters at h. */
+GST_START_TEST (test_nlm_default_is_automatic)
+{
+  const cudafilters::NlmParams defaults;
+  fail_unless (defaults.auto_strength, "NlmParams {} has a given strength");
+  std::mt19937 rng (3941);
+  const int w = 64, h = 48;
+  std::vector<uint8_t> frame = noise_scene (w, h);
+  added_noise (frame, 20.0, rng);
+  const cudafilters::ConstPlane in (frame.data (), w, w, h);
+  auto filtered = [&](cudafilters::NlmCpu & nlm) {
+    std::vector<uint8_t> out (frame.size (), 0xA5);
+    nlm.process (in, cudafilters::Plane (out.data (), w, w, h));
+    return out;
+  };
+  cudafilters::NlmCpu by_default;
+  const std::vector<uint8_t> got = filtered (by_default);
+
+  cudafilters::NlmParams at_noise = cudafilters::nlm_auto_params (defaults,
+      cudafilters::estimate_noise_sigma (in), 0);
+  at_noise.auto_strength = false;
+  cudafilters::NlmCpu fixed;
+  fixed.set_params (at_noise);
+  fail_unless (got == filtered (fixed), "the default is not the strength of "
+      "the frame's noise (h %.3f)", at_noise.h);
+
+  cudafilters::NlmParams given;
+  given.auto_strength = false;
+  cudafilters::NlmCpu at_h;
+  at_h.set_params (given);
+  fail_if (at_noise.h == given.h, "the test needs noise whose strength is not h");
+  fail_if (got == filtered (at_h), "the default filtered at h %.1f", given.h);
+}
+GST_END_TEST;
+
 static Suite *
 engines_suite (void)
 {
@@ -684,6 +723,7 @@ engines_suite (void)
   tcase_add_test (tc, test_noise_estimate_depths);
   tcase_add_test (tc, test_nlm_auto_follows_noise);
   tcase_add_test (tc, test_nlm_auto_params);
+  tcase_add_test (tc, test_nlm_default_is_automatic);
   return s;
 }
 

@@ -937,6 +937,7 @@ GST_START_TEST (test_nlm_frames_match_cpu)
             dev.push_back (fr.device_in ());
           }
           NlmParams p;
+          p.auto_strength = false;
           p.patch_size = c.patch;
           p.search_size = c.search;
           p.h = c.h;
@@ -1095,6 +1096,103 @@ GST_START_TEST (test_nlm_auto_matches_cpu)
 }
 GST_END_TEST;
 
+/* Given and automatic strength in turn on one engine, frame to frame, the
+ * given strength changing between frames: the kernels read their weight
+ * coefficients from one device buffer, which the host writes when a given
+ * strength changes and nlm_auto_kernel on automatic frames. Each frame is
+ * bit for bit what an engine without that history gives (a new NlmGpu at a
+ * given strength; at automatic strength an engine that has filtered only
+ * the automatic frames, which follows the same noise), so a stale
+ * coefficient shows; and within one level of an NlmCpu taken through the
+ * same sequence (the GPU's f16 distances keep it from the CPU's bit for
+ * bit). I420 and NV12, one frame and temporal windows. */
+GST_START_TEST (test_nlm_strength_switches)
+{
+  std::mt19937 rng (4040);
+  struct Step { bool automatic; float h, sigma, chroma; };
+  /* Automatic frames have h and noise-sigma set too, which they must not
+   * use. */
+  const Step steps[] = {
+    {false, 10, 0, -1},  /* the first coefficients */
+    {false, 10, 0, -1},  /* the same: not written again */
+    {false, 25, 6, 8},   /* new ones, and the clamping kernel */
+    {true, 40, 0, -1},
+    {true, 3, 9, -1},    /* the noise history goes on */
+    {false, 25, 6, 8},   /* as last written by the host, overwritten since */
+    {false, 7, 0, 0},    /* chroma carried */
+    {true, 10, 0, -1},
+    {false, 12, 3, -1},
+    {false, 12, 3, 5},   /* chroma's alone change */
+  };
+  const int n = G_N_ELEMENTS (steps);
+  const double sigmas[] = { 6, 6, 14, 14, 4, 4, 10, 10, 8, 8 };
+  for (bool nv12 : {false, true})
+    for (int radius : {0, 1}) {
+      const int w = 131, h = 77, count = 2 * radius + 1;
+      std::vector<std::unique_ptr<YuvFrame>> frames;
+      for (int i = 0; i < n + 2 * radius; ++i) {
+        frames.push_back (std::make_unique<YuvFrame> (w, h, nv12));
+        YuvFrame & fr = *frames.back ();
+        std::normal_distribution<double> noise (0.0, sigmas[std::min (i, n - 1)]);
+        int k = 0;
+        for (auto *plane : {&fr.y, &fr.u, &fr.v})
+          for (auto & b : *plane) {
+            const double clean = 90 + 40 * std::sin (k++ / 30.0);
+            b = uint8_t (std::clamp (int (std::lround (clean + noise (rng))), 0, 255));
+          }
+        fr.upload ();
+      }
+      NlmGpu gpu, automatic_only;
+      NlmCpu cpu;
+      NlmParams automatic;
+      automatic.temporal_radius = radius;
+      automatic_only.set_params (automatic);
+      for (int i = 0; i < n; ++i) {
+        const Step & st = steps[i];
+        NlmParams p;
+        p.auto_strength = st.automatic;
+        p.h = st.h;
+        p.noise_sigma = st.sigma;
+        p.chroma_h = st.chroma;
+        p.temporal_radius = radius;
+        gpu.set_params (p);
+        cpu.set_params (p);
+        std::vector<FramePlanes> host, dev;
+        for (int f = 0; f < count; ++f) {
+          host.push_back (frames[i + f]->host_in ());
+          dev.push_back (frames[i + f]->device_in ());
+        }
+        YuvFrame got (w, h, nv12), alone (w, h, nv12), want (w, h, nv12);
+        got.poison_device ();
+        alone.poison_device ();
+        gpu.enqueue_window (dev.data (), count, radius, got.device_out (), 0);
+        if (st.automatic) {
+          automatic_only.enqueue_window (dev.data (), count, radius,
+              alone.device_out (), 0);
+        } else {
+          NlmGpu fresh;
+          fresh.set_params (p);
+          fresh.enqueue_window (dev.data (), count, radius, alone.device_out (), 0);
+        }
+        CUDAFILTERS_CHECK (cudaDeviceSynchronize ());
+        got.download ();
+        alone.download ();
+        cpu.process_window (host.data (), count, radius, want.host_out ());
+        const std::string what = std::string (nv12 ? "NV12" : "I420") + " radius " +
+            std::to_string (radius) + " frame " + std::to_string (i) +
+            (st.automatic ? " automatic" : " strength " + std::to_string (st.h));
+        fail_unless (got.y == alone.y, "%s: luma differs from an engine without "
+            "the switches", what.c_str ());
+        fail_unless (got.u == alone.u && got.v == alone.v, "%s: chroma differs "
+            "from an engine without the switches", what.c_str ());
+        assert_bytes_close (got.y, want.y, 1, what + " luma");
+        assert_bytes_close (got.u, want.u, 1, what + " U");
+        assert_bytes_close (got.v, want.v, 1, what + " V");
+      }
+    }
+}
+GST_END_TEST;
+
 /* GpuWindowRunner fed from the device and filtering into pageable host
  * planes (it stages nothing on the way in, so the download needs staging of
  * its own) gives the same bytes as the same frames fed from the host, I420
@@ -1103,6 +1201,7 @@ GST_START_TEST (test_window_runner_device_in_host_out)
 {
   std::mt19937 rng (31);
   NlmParams p;
+  p.auto_strength = false;
   p.temporal_radius = 1;
   NlmGpu nlm;
   nlm.set_params (p);
@@ -1353,6 +1452,7 @@ engines_gpu_suite (void)
   tcase_add_test (tc, test_nlm_frames_match_cpu);
   tcase_add_test (tc, test_noise_estimate_matches_cpu);
   tcase_add_test (tc, test_nlm_auto_matches_cpu);
+  tcase_add_test (tc, test_nlm_strength_switches);
   tcase_add_test (tc, test_nlm_window_refuses_bad_frames);
   tcase_add_test (tc, test_window_runner_device_in_host_out);
   tcase_add_test (tc, test_failed_reserve_keeps_memory);
