@@ -13,6 +13,7 @@
 #include <cudafilters/histeq_gpu.h>
 #include "bench_util.h"
 #include "histeq_gpu_launch.h"
+#include "runner_testing.h"
 
 #include <algorithm>
 #include <chrono>
@@ -179,11 +180,12 @@ int main(int argc, char **argv) {
                             Plane{pin_out.data(), size_t(sz.width), sz.width, sz.height});
       });
       rep.row("host round trip, pinned frames", sz, locked, 2.0 * n);
-      if (!runner.last_frame_streamed()) {
+      if (!last_frame_streamed(runner)) {
         std::fprintf(stderr, "pinned frames were not streamed at %s\n", sz.name);
         return 1;
       }
-      GpuFrameRunner copying(GpuFrameRunner::HostPath::kCopies);
+      GpuFrameRunner copying;
+      set_host_path(copying, HostPath::kCopies);
       copying.reserve(sz.width, sz.height);
       Stats locked_copies = time_host(iters / 2, [&](int i) {
         copying.process_host(eq, ConstPlane(pinned[i % kRotation].data(), sz.width, sz.width, sz.height),

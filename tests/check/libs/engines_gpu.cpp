@@ -32,6 +32,7 @@
 #include "histeq_gpu_launch.h"
 #include "noise_estimate.h"
 #include "packed_convert.h"
+#include "runner_testing.h"
 
 using namespace cudafilters;
 
@@ -105,7 +106,7 @@ GST_START_TEST (test_runner_memory_combinations)
       runner.process_host (eq, src.plane (), dst.plane ());
       /* Streamed only when both frames are pinned with 16-byte aligned rows
        * (4099 + 13 is a multiple of 16). */
-      fail_unless_equals_int (runner.last_frame_streamed (),
+      fail_unless_equals_int (last_frame_streamed (runner),
           combo == 3 && src.stride % 16 == 0);
       const std::string what = "combo " + std::to_string (combo);
       check_equalized (src.plane (), dst.plane (), what.c_str ());
@@ -155,7 +156,8 @@ GST_START_TEST (test_runner_streams_pinned_frames)
           HistEqLaunch::kTwoPass, HistEqLaunch::kTwoPassSerial}) {
     HistEqGpu eq (mode);
     GpuFrameRunner runner;
-    GpuFrameRunner copying (GpuFrameRunner::HostPath::kCopies);
+    GpuFrameRunner copying;
+    set_host_path (copying, HostPath::kCopies);
     for (const auto & s : sizes) {
       const int w = s[0], h = s[1];
       const int lo = int (rng () % 100), hi = lo + 1 + int (rng () % 100);
@@ -167,12 +169,12 @@ GST_START_TEST (test_runner_streams_pinned_frames)
           src.data ()[y * src.stride + x] = uint8_t (d (rng));
 
       runner.process_host (eq, src.plane (), dst.plane ());
-      fail_unless (runner.last_frame_streamed (), "%dx%d was not streamed",
+      fail_unless (last_frame_streamed (runner), "%dx%d was not streamed",
           w, h);
       check_equalized (src.plane (), dst.plane (), "streamed");
 
       copying.process_host (eq, src.plane (), copied.plane ());
-      fail_if (copying.last_frame_streamed ());
+      fail_if (last_frame_streamed (copying));
       check_equalized (src.plane (), copied.plane (), "copied");
     }
   }
@@ -185,7 +187,7 @@ GST_START_TEST (test_runner_streams_pinned_frames)
     for (int x = 0; x < w; ++x)
       src.mem.get ()[y * src.stride + x] = uint8_t ((x * 7 + y * 3) % 97);
   runner.process_host (eq, src.plane (), dst.plane ());
-  fail_unless (runner.last_frame_streamed (), "registered memory was not streamed");
+  fail_unless (last_frame_streamed (runner), "registered memory was not streamed");
   check_equalized (src.plane (), dst.plane (), "registered");
 
   /* A pageable destination: copies, even with a streamable source. */
@@ -195,7 +197,7 @@ GST_START_TEST (test_runner_streams_pinned_frames)
     memcpy (pinned_src.data () + y * pinned_src.stride,
         src.mem.get () + y * src.stride, w);
   runner.process_host (eq, pinned_src.plane (), pageable_dst.plane ());
-  fail_if (runner.last_frame_streamed ());
+  fail_if (last_frame_streamed (runner));
   check_equalized (pinned_src.plane (), pageable_dst.plane (), "pageable dst");
 }
 GST_END_TEST;
@@ -319,7 +321,8 @@ GST_START_TEST (test_clahe_engine_paths)
     reference.process (in, out);
   };
   GpuFrameRunner runner;
-  GpuFrameRunner copying (GpuFrameRunner::HostPath::kCopies);
+  GpuFrameRunner copying;
+  set_host_path (copying, HostPath::kCopies);
   const char *skip = g_getenv ("CUDAFILTERS_TEST_SKIP_LARGE");
   const bool skip_large = skip && *skip && *skip != '0';
   for (const ClaheParams & p : grids) {
@@ -338,12 +341,12 @@ GST_START_TEST (test_clahe_engine_paths)
           src.data ()[y * src.stride + x] = uint8_t ((x / 7 + y / 5) % 2 ? d (rng) : 90);
 
       runner.process_host (clahe, src.plane (), dst.plane ());
-      fail_unless (runner.last_frame_streamed (), "%dx%d was not streamed", w, h);
+      fail_unless (last_frame_streamed (runner), "%dx%d was not streamed", w, h);
       check_equalized (src.plane (), dst.plane (), "CLAHE streamed", cpu);
       copying.process_host (clahe, src.plane (), copied.plane ());
       check_equalized (src.plane (), copied.plane (), "CLAHE copied", cpu);
       runner.process_host (clahe, src.plane (), pageable.plane ());
-      fail_if (runner.last_frame_streamed ());
+      fail_if (last_frame_streamed (runner));
       check_equalized (src.plane (), pageable.plane (), "CLAHE pageable", cpu);
 
       /* On the device, rows misaligned for vectors, two carried planes. */
@@ -535,7 +538,7 @@ GST_START_TEST (test_deep_streams_pinned_frames)
             const std::string what = "streamed, " + setup + ", " +
                 std::to_string (w) + "x" + std::to_string (h) + " frame " +
                 std::to_string (frame);
-            fail_unless (runner.last_frame_streamed (), "%s: not streamed",
+            fail_unless (last_frame_streamed (runner), "%s: not streamed",
                 what.c_str ());
             cpu.process (in, Plane (ref.data (), stride, w, h, samples));
             check_deep_rows (gpu.data (), ref.data (), stride, w, h, 0xEE,
@@ -639,7 +642,7 @@ GST_START_TEST (test_refused_cooperative_launch_falls_back)
             fail ("%s: %s", what, e.what ());
           }
           fail_unless_equals_int (cudaGetLastError (), cudaSuccess);
-          fail_unless_equals_int (runner.last_frame_streamed (), streamed);
+          fail_unless_equals_int (last_frame_streamed (runner), streamed);
           cpu.process (in, Plane (ref.data (), stride, w, h, samples));
           for (int y = 0; y < h; ++y) {
             fail_unless (memcmp (out_data + y * stride, ref.data () + y * stride,
@@ -732,7 +735,7 @@ GST_START_TEST (test_frame_levels)
     FrameLevels levels;
     memset (&levels, 0x5A, sizeof levels);
     runner.process_host (eq, src.plane (), dst.plane (), &levels);
-    fail_if (runner.last_frame_streamed ());
+    fail_if (last_frame_streamed (runner));
     check_equalized (src.plane (), dst.plane (), "with levels");
     check_levels (levels, src.plane (), dst.plane (), "host frame");
 
