@@ -1,12 +1,11 @@
 // Runs a CpuWindowFilter over a stream of host frames (temporal filters), as
 // GpuWindowRunner runs a GpuWindowFilter: keeps the frames its windows need
-// in 2 r + 1 slots of host memory reused from frame to frame
-// (HostFrameStore), and decides when each frame is filtered (FrameWindow).
+// in 2 r + 1 slots of host memory reused from frame to frame, and decides
+// when each frame is filtered (gpu_window_runner.h says when).
 #pragma once
 
 #include "cpu_window_filter.h"
 #include "frame_planes.h"
-#include "frame_window.h"
 #include "plane_levels.h"
 
 #include <memory>
@@ -20,9 +19,9 @@ class CpuWindowRunner {
   CpuWindowRunner(CpuWindowRunner &&) noexcept;
   CpuWindowRunner &operator=(CpuWindowRunner &&) noexcept;
 
-  // Forgets the frames held; windows of 2 radius + 1 frames from now on.
+  // Forgets the frames held; windows of 2 radius + 1 frames from now on,
+  // radius 0 to 3 (std::invalid_argument otherwise).
   void reset(int radius);
-  const FrameWindow &window() const;
   // Whether a frame waits to be filtered, and whether one can be filtered
   // now (draining: no more frames will come before a reset).
   bool waiting() const;

@@ -1,12 +1,14 @@
 // Runs a GpuWindowFilter over a stream of frames (temporal filters): keeps
 // the frames its windows need on the device, in 2 r + 1 slots reused from
-// frame to frame (DeviceFrameStore), decides when each frame is filtered
-// (FrameWindow), and moves frames in host memory in and out on one stream.
-// Device memory grows only when a frame is larger than any before.
+// frame to frame, decides when each frame is filtered, and moves frames in
+// host memory in and out on one stream. With radius r, frame n is filtered
+// once frame n + r has arrived, or once the stream ends (draining), from
+// the frames n - r .. n + r held since the last reset: near the start and
+// end of a stream the window is clipped to the frames that exist. Device
+// memory grows only when a frame is larger than any before.
 #pragma once
 
 #include "frame_planes.h"
-#include "frame_window.h"
 #include "gpu_window_filter.h"
 #include "plane_levels.h"
 
@@ -25,9 +27,9 @@ class GpuWindowRunner {
   GpuWindowRunner &operator=(const GpuWindowRunner &) = delete;
 
   // Forgets the frames held (after waiting for the work on them); windows
-  // of 2 radius + 1 frames from now on.
+  // of 2 radius + 1 frames from now on, radius 0 to 3
+  // (std::invalid_argument otherwise).
   void reset(int radius);
-  const FrameWindow &window() const;
   // Whether a frame waits to be filtered, and whether one can be filtered
   // now (draining: no more frames will come before a reset).
   bool waiting() const;

@@ -198,11 +198,9 @@ public:
   GstClockTime latency () const override;
 
 private:
-  const cudafilters::FrameWindow & window () const {
-    return s_.on_gpu () ? s_.gpu->window () : cpu_.window ();
-  }
   bool ready (bool draining) const {
-    return !waiting_.empty () && window ().ready (draining);
+    return !waiting_.empty () && (s_.on_gpu () ? s_.gpu->window_ready (draining) :
+        cpu_.ready (draining));
   }
   GstFlowReturn push (GstBuffer * in);
   GstFlowReturn output (GstBuffer ** out);

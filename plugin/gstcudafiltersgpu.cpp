@@ -320,10 +320,10 @@ GstCudaFiltersGpu::window_reset (int radius)
   state_->window_runner->reset (radius);
 }
 
-const cudafilters::FrameWindow &
-GstCudaFiltersGpu::window () const
+bool
+GstCudaFiltersGpu::window_ready (bool draining) const
 {
-  return state_->window_runner->window ();
+  return state_->window_runner->ready (draining);
 }
 
 void

@@ -19,7 +19,6 @@
 #include "gstcudafiltersframe.h"
 #include "gstcudafiltersstreams.h"
 
-#include <cudafilters/frame_window.h>
 #include <cudafilters/plane_levels.h>
 
 class GstCudaFiltersGpu
@@ -96,7 +95,7 @@ public:
 
   /* Whole-frame filters: the window of frames held on the device. */
   void window_reset (int radius);
-  const cudafilters::FrameWindow & window () const;
+  bool window_ready (bool draining) const;
   void window_drop_next ();
   /* Copies the frame of @in (host or device planes) into the window. */
   void window_push (const cudafilters::FramePlanes & planes, GstBuffer * in,

@@ -1,8 +1,7 @@
 #include <cudafilters/nlm_cpu.h>
 
-#include <cudafilters/frame_store.h>
-
 #include "cpu_isa.h"
+#include "frame_store.h"
 #include "hd_math.h"
 #include "noise_estimate.h"
 #include "thread_pool.h"

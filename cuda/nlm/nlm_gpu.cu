@@ -2,8 +2,8 @@
 
 #include <cudafilters/cuda_check.h>
 #include <cudafilters/cuda_memory.h>
-#include <cudafilters/frame_store.h>
 
+#include "frame_store.h"
 #include "hd_math.h"
 #include "nlm_auto.h"
 #include "noise_estimate.h"

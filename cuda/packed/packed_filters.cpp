@@ -1,6 +1,6 @@
 #include <cudafilters/packed_filters.h>
 
-#include <cudafilters/frame_window.h>
+#include "frame_window.h"
 
 #include "packed_convert.h"
 

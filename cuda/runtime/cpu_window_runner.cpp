@@ -1,7 +1,7 @@
 #include <cudafilters/cpu_window_runner.h>
 
-#include <cudafilters/frame_store.h>
-
+#include "frame_store.h"
+#include "frame_window.h"
 #include "poison.h"
 
 namespace cudafilters {
@@ -19,7 +19,6 @@ CpuWindowRunner::CpuWindowRunner(CpuWindowRunner &&) noexcept = default;
 CpuWindowRunner &CpuWindowRunner::operator=(CpuWindowRunner &&) noexcept = default;
 
 void CpuWindowRunner::reset(int radius) { impl_->window_.reset(radius); }
-const FrameWindow &CpuWindowRunner::window() const { return impl_->window_; }
 bool CpuWindowRunner::waiting() const { return impl_->window_.waiting(); }
 bool CpuWindowRunner::ready(bool draining) const { return impl_->window_.ready(draining); }
 void CpuWindowRunner::drop_next() { impl_->window_.pop(); }

@@ -1,8 +1,9 @@
 #include <cudafilters/gpu_window_runner.h>
 
 #include <cudafilters/cuda_memory.h>
-#include <cudafilters/frame_store.h>
 
+#include "frame_store.h"
+#include "frame_window.h"
 #include "host_transfer.h"
 #include "poison.h"
 
@@ -57,7 +58,6 @@ void GpuWindowRunner::reset(int radius) {
   impl_->window_.reset(radius);
 }
 
-const FrameWindow &GpuWindowRunner::window() const { return impl_->window_; }
 bool GpuWindowRunner::waiting() const { return impl_->window_.waiting(); }
 bool GpuWindowRunner::ready(bool draining) const { return impl_->window_.ready(draining); }
 void GpuWindowRunner::drop_next() { impl_->window_.pop(); }

@@ -1107,9 +1107,9 @@ GST_START_TEST (test_window_runner_device_in_host_out)
     for (size_t i = 0; i < frames.size (); ++i) {
       from_device.push_device (frames[i]->device_in (), 0);
       from_host.push_host (frames[i]->host_in ());
-      while (from_device.window ().ready (i + 1 == frames.size ()))
+      while (from_device.ready (i + 1 == frames.size ()))
         output (from_device, got);
-      while (from_host.window ().ready (i + 1 == frames.size ()))
+      while (from_host.ready (i + 1 == frames.size ()))
         output (from_host, want);
     }
     fail_unless_equals_int (got.size (), frames.size ());
