@@ -154,7 +154,7 @@ GST_START_TEST (test_runner_streams_pinned_frames)
     {1921, 1081}, {4099, 2161} };
   for (HistEqLaunch mode : {HistEqLaunch::kSinglePass,
           HistEqLaunch::kTwoPass, HistEqLaunch::kTwoPassSerial}) {
-    HistEqGpu eq (mode);
+    HistEqGpu eq = make_histeq_gpu (mode);
     GpuFrameRunner runner;
     GpuFrameRunner copying;
     set_host_path (copying, HostPath::kCopies);
@@ -258,7 +258,7 @@ GST_START_TEST (test_device_frames_carry_planes)
   for (HistEqLaunch mode : {HistEqLaunch::kSinglePass,
           HistEqLaunch::kTwoPass, HistEqLaunch::kTwoPassSerial}) {
     const int overlap = static_cast<int> (mode);
-    HistEqGpu eq (mode);
+    HistEqGpu eq = make_histeq_gpu (mode);
     GpuFrameRunner runner;
     for (const auto & sz : sizes) {
       for (int carried_count = 0; carried_count <= 3; ++carried_count) {
@@ -450,7 +450,7 @@ for_each_deep_setup (unsigned seed, std::initializer_list<DeepLayout> layouts,
     for (HistEqLaunch mode : {HistEqLaunch::kSinglePass,
             HistEqLaunch::kTwoPass, HistEqLaunch::kTwoPassSerial}) {
       std::mt19937 rng (seed);
-      HistEqGpu eq (mode);
+      HistEqGpu eq = make_histeq_gpu (mode);
       HistEqCpu cpu;
       HistEqParams params;
       params.temporal_smoothing = smoothing;
@@ -594,7 +594,7 @@ GST_START_TEST (test_refused_cooperative_launch_falls_back)
     for (const Depth & d : depths)
       for (int refuse_from : {0, 2}) {
         set_cooperative_grid_cap (-1);
-        HistEqGpu eq (HistEqLaunch::kSinglePass);
+        HistEqGpu eq = make_histeq_gpu (HistEqLaunch::kSinglePass);
         HistEqCpu cpu;
         HistEqParams params;
         params.temporal_smoothing = smoothing;
