@@ -3,6 +3,7 @@
 #include "cpu_isa.h"
 #include "frame_store.h"
 #include "hd_math.h"
+#include "nlm_weights.h"
 #include "noise_estimate.h"
 #include "thread_pool.h"
 

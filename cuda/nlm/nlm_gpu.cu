@@ -6,6 +6,7 @@
 #include "frame_store.h"
 #include "hd_math.h"
 #include "nlm_auto.h"
+#include "nlm_weights.h"
 #include "noise_estimate.h"
 #include "noise_table.cuh"
 
