@@ -9,6 +9,7 @@
 #include <cudafilters/histeq_cpu.h>
 #include "cpu_histogram.h"
 #include <cudafilters/clahe_cpu.h>
+#include "clahe_geometry.h"
 #include <cudafilters/nlm_cpu.h>
 #include "cpu_isa.h"
 #include "nlm_reference.h"
