@@ -16,6 +16,7 @@
 #include "noise_estimate.h"
 #include "poison.h"
 #include "sharpen_reference.h"
+#include "sharpen_taps.h"
 
 #include <stdexcept>
 
