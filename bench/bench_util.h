@@ -2,10 +2,10 @@
 #pragma once
 
 #include <cudafilters/cuda_memory.h>
-#include <cudafilters/frame_store.h>
 #include <cudafilters/gpu_frame_runner.h>
 #include <cudafilters/gpu_window_filter.h>
 #include <cudafilters/gpu_plane_filter.h>
+#include "frame_store.h"
 
 #include "../tests/check/common/thermal_scene.h"
 

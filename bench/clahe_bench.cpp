@@ -15,6 +15,7 @@
 #include <cudafilters/clahe_gpu.h>
 #include <cudafilters/cuda_memory.h>
 #include <cudafilters/gpu_frame_runner.h>
+#include "runner_testing.h"
 #include "thread_pool.h"
 
 #include <cstdio>
@@ -156,13 +157,14 @@ int main(int argc, char **argv) {
               }), 2.0 * n);
 
       // Whole host round trips, as the element does them for system memory.
-      GpuFrameRunner runner, copying(GpuFrameRunner::HostPath::kCopies);
+      GpuFrameRunner runner, copying;
+      set_host_path(copying, HostPath::kCopies);
       runner.reserve(sz.width, sz.height);
       copying.reserve(sz.width, sz.height);
       rep.row("host round trip, pinned frames (streamed)", sz, time_host(iters / 2, [&](int i) {
                 runner.process_host(clahe, pinned_in(i), pinned_dst);
               }), 2.0 * n);
-      if (!runner.last_frame_streamed()) {
+      if (!last_frame_streamed(runner)) {
         std::fprintf(stderr, "pinned frames were not streamed at %s\n", sz.name);
         return 1;
       }

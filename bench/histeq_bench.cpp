@@ -13,6 +13,7 @@
 #include <cudafilters/histeq_gpu.h>
 #include "bench_util.h"
 #include "histeq_gpu_launch.h"
+#include "runner_testing.h"
 
 #include <algorithm>
 #include <chrono>
@@ -47,7 +48,7 @@ void bench_deep(Reporter &rep, const Size &sz, int iters, cudaStream_t stream, i
   Stats kern = time_gpu(stream, iters, [&](int i) { eq.enqueue(in(i), out_plane, stream); });
   rep.row((what + " kernels only (GPU time)").c_str(), sz, kern, 4.0 * n);
   // As on GPUs without cooperative launch: a launch per step.
-  HistEqGpu eq_steps(HistEqLaunch::kTwoPass);
+  HistEqGpu eq_steps = make_histeq_gpu(HistEqLaunch::kTwoPass);
   Stats steps = time_gpu(stream, iters, [&](int i) { eq_steps.enqueue(in(i), out_plane, stream); });
   rep.row((what + " kernels only, a launch per step").c_str(), sz, steps, 4.0 * n);
   Stats with_chroma = time_gpu(stream, iters, [&](int i) {
@@ -93,7 +94,7 @@ int main(int argc, char **argv) {
       // The launch modes side by side in the same run, so what each gains is
       // measured on the same machine.
       HistEqGpu eq;
-      HistEqGpu eq_two(HistEqLaunch::kTwoPass);
+      HistEqGpu eq_two = make_histeq_gpu(HistEqLaunch::kTwoPass);
       auto luma_in = [&](int i) { return frames.in(i); };
       const Plane luma_out = frames.out();
       Stats kern = time_gpu(stream.get(), iters,
@@ -179,11 +180,12 @@ int main(int argc, char **argv) {
                             Plane{pin_out.data(), size_t(sz.width), sz.width, sz.height});
       });
       rep.row("host round trip, pinned frames", sz, locked, 2.0 * n);
-      if (!runner.last_frame_streamed()) {
+      if (!last_frame_streamed(runner)) {
         std::fprintf(stderr, "pinned frames were not streamed at %s\n", sz.name);
         return 1;
       }
-      GpuFrameRunner copying(GpuFrameRunner::HostPath::kCopies);
+      GpuFrameRunner copying;
+      set_host_path(copying, HostPath::kCopies);
       copying.reserve(sz.width, sz.height);
       Stats locked_copies = time_host(iters / 2, [&](int i) {
         copying.process_host(eq, ConstPlane(pinned[i % kRotation].data(), sz.width, sz.width, sz.height),

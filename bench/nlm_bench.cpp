@@ -167,7 +167,7 @@ void bench_8k_window(Reporter &rep, int iters, cudaStream_t stream) {
     int out = 0;
     for (int i = 0; i < 6; ++i) {
       runner.push_device(f.in(i), nullptr);
-      if (runner.window().ready(false)) {
+      if (runner.ready(false)) {
         runner.output_device(nlm, f.out(), nullptr, false);
         ++out;
       }

@@ -10,6 +10,7 @@
 #include <cudafilters/sharpen_cpu.h>
 #include <cudafilters/sharpen_gpu.h>
 #include "bench_util.h"
+#include "sharpen_taps.h"
 
 #include <cstdio>
 #include <string>

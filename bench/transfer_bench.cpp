@@ -17,6 +17,7 @@
 #include <cudafilters/histeq_gpu.h>
 #include "bench_util.h"
 #include "host_transfer.h"
+#include "runner_testing.h"
 #include "thread_pool.h"
 
 #include <algorithm>
@@ -249,9 +250,10 @@ int main(int argc, char **argv) {
       Stats locked = time_host(iters, [&](int i) {
         runner.process_host(eq, pl(pinned[i % kRotation].data()), out_pl(pin_out.data()));
       });
-      if (!runner.last_frame_streamed()) throw std::runtime_error("pinned frames not streamed");
+      if (!last_frame_streamed(runner)) throw std::runtime_error("pinned frames not streamed");
       rep.row("histeq: pinned frames (GPU, streamed)", sz, locked, 2.0 * n);
-      GpuFrameRunner copying(GpuFrameRunner::HostPath::kCopies);
+      GpuFrameRunner copying;
+      set_host_path(copying, HostPath::kCopies);
       copying.reserve(w, h);
       Stats locked_copies = time_host(iters, [&](int i) {
         copying.process_host(eq, pl(pinned[i % kRotation].data()), out_pl(pin_out.data()));

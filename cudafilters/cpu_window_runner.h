@@ -1,44 +1,50 @@
 // Runs a CpuWindowFilter over a stream of host frames (temporal filters), as
 // GpuWindowRunner runs a GpuWindowFilter: keeps the frames its windows need
-// in 2 r + 1 slots of host memory reused from frame to frame
-// (HostFrameStore), and decides when each frame is filtered (FrameWindow).
+// in 2 r + 1 slots of host memory reused from frame to frame, and decides
+// when each frame is filtered (gpu_window_runner.h says when).
 #pragma once
 
 #include "cpu_window_filter.h"
 #include "frame_planes.h"
-#include "frame_store.h"
-#include "frame_window.h"
 #include "plane_levels.h"
+
+#include <memory>
 
 namespace cudafilters {
 
 class CpuWindowRunner {
  public:
   CpuWindowRunner();
+  ~CpuWindowRunner();
+  CpuWindowRunner(CpuWindowRunner &&) noexcept;
+  CpuWindowRunner &operator=(CpuWindowRunner &&) noexcept;
 
-  // Forgets the frames held; windows of 2 radius + 1 frames from now on.
-  void reset(int radius) { window_.reset(radius); }
-  const FrameWindow &window() const { return window_; }
+  // Forgets the frames held; windows of 2 radius + 1 frames from now on,
+  // radius 0 to 3 (std::invalid_argument otherwise).
+  void reset(int radius);
+  // Whether a frame waits to be filtered, and whether one can be filtered
+  // now (draining: no more frames will come before a reset).
+  bool waiting() const;
+  bool ready(bool draining) const;
   // Moves past the next frame without filtering it (its output could not
   // be written): as after filtering it, frames no later window needs are
   // released.
-  void drop_next() { window_.pop(); }
+  void drop_next();
 
   // Copies a frame of host planes into the history; the planes may be
   // reused once this returns. A frame whose copy fails is not held: the
   // window is as it was.
   void push(const FramePlanes &src);
 
-  // Filters the next frame (window().ready(...) must hold) into host planes.
+  // Filters the next frame (ready(...) must hold) into host planes.
   // With `levels`, the histograms of the frame's input and output luma are
   // counted too. The window moves on to the next frame also when the filter
   // throws.
   void output(CpuWindowFilter &filter, const FramePlanesOut &dst, FrameLevels *levels = nullptr);
 
  private:
-  FrameWindow window_;
-  HostFrameStore frames_;
-  bool poison_outputs_ = false;
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
 };
 
 }  // namespace cudafilters

@@ -11,8 +11,6 @@
 #include "cuda_check.h"
 #include "cuda_memory.h"
 #include "frame_planes.h"
-#include "frame_store.h"
-#include "frame_window.h"
 #include "gpu_frame_runner.h"
 #include "gpu_plane_filter.h"
 #include "gpu_window_filter.h"

@@ -37,6 +37,13 @@ struct FramePlanesOut {
   }
 };
 
+// Throws std::invalid_argument, naming `who`, unless `window` holds 1 to
+// `max_count` frames, `center` among them, all laid out as `dst`: the same
+// luma size and samples, and the same chroma planes, if any. The check of
+// the window filters (NlmCpu, NlmGpu), for filters of windows of one's own.
+void check_window(const FramePlanes *window, int count, int center, const FramePlanesOut &dst,
+                  int max_count, const char *who);
+
 // The same planes, writable (see writable(ConstPlane)).
 inline FramePlanesOut writable(const FramePlanes &f) {
   FramePlanesOut out;

@@ -1,37 +1,23 @@
 // Moves frames that live in host memory through a GpuPlaneFilter: upload,
 // filter, download on one stream, one synchronisation per frame. Owns the
 // device planes and page-locked staging, sized by reserve() and grown only
-// when a frame is larger than any before. Where the test suites ask for it
-// (CUDAFILTERS_POISON_OUTPUT), every output it writes, host or device, is
-// filled with a poison byte first, so that samples a filter fails to write
-// show.
+// when a frame is larger than any before.
 #pragma once
 
-#include "cuda_memory.h"
 #include "gpu_plane_filter.h"
 #include "plane.h"
 #include "plane_levels.h"
 
+#include <cuda_runtime.h>
+
 #include <memory>
-#include <vector>
 
 namespace cudafilters {
 
-class HostTransfer;
-
 class GpuFrameRunner {
  public:
-  enum class HostPath {
-    // Frames in page-locked host memory that the device can address go
-    // straight to a filter that streams host memory (no copies); all other
-    // frames are copied in and out.
-    kAuto,
-    // Always copy in and out (the comparison point for benchmarks and tests).
-    kCopies,
-  };
-
   // Creates the stream in the CUDA context current on the calling thread.
-  explicit GpuFrameRunner(HostPath host_path = HostPath::kAuto);
+  GpuFrameRunner();
   ~GpuFrameRunner();
   GpuFrameRunner(const GpuFrameRunner &) = delete;
   GpuFrameRunner &operator=(const GpuFrameRunner &) = delete;
@@ -53,9 +39,6 @@ class GpuFrameRunner {
   // streamed, so that both planes are in device memory to count.
   void process_host(GpuPlaneFilter &filter, ConstPlane src, Plane dst,
                     FrameLevels *levels = nullptr);
-
-  // Whether the last process_host streamed host memory (for tests and logs).
-  bool last_frame_streamed() const { return last_streamed_; }
 
   // src and dst are device planes of equal size (e.g. GstCudaMemory); each
   // carried plane (device memory too) is copied unchanged, on the same stream,
@@ -89,36 +72,9 @@ class GpuFrameRunner {
   void check_queued_work();
 
  private:
-  // src and dst: device addresses of mapped page-locked host planes.
-  void stream_frame(GpuPlaneFilter &filter, ConstPlane src, Plane dst);
-  void upload(ConstPlane src, bool page_locked);
-  // Queues the level counts of the planes the filter's statistics describe
-  // (src and dst, device planes, unless it says otherwise).
-  void count_levels(const GpuPlaneFilter &filter, ConstPlane src, ConstPlane dst);
-  void download(Plane dst, bool page_locked);
-  // The filter's device state is ordered by the stream its frames run on:
-  // before a frame goes to another stream than the last one, the last one's
-  // frames finish.
-  void switch_to(cudaStream_t stream);
-  // Waits on the host for the work queued on `stream` so far (see wait_for).
-  void wait_for_stream(cudaStream_t stream);
-  void poison_device(Plane dst, const CarriedPlanes &carried, cudaStream_t stream);
-
-  Stream stream_;
-  // The stream the last frame was queued on; null when none is pending.
-  cudaStream_t last_stream_ = nullptr;
-  DevicePlane dev_in_;
-  DevicePlane dev_out_;
-  std::unique_ptr<HostTransfer> transfer_;
-  // Recorded on a stream to wait for it from the host.
-  Event stream_done_{cudaEventDisableTiming};
-  // Reused by order_after: a wait binds to the event's state when queued.
-  Event link_{cudaEventDisableTiming};
-  // Created on the first frame that asks for levels.
-  std::unique_ptr<LevelCounterGpu> levels_;
-  HostPath host_path_;
-  bool poison_outputs_ = false;
-  bool last_streamed_ = false;
+  friend struct GpuFrameRunnerAccess;  // the library's own access to the state
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
 };
 
 // True when the whole plane lies in page-locked host memory known to CUDA.

@@ -1,22 +1,22 @@
 // Runs a GpuWindowFilter over a stream of frames (temporal filters): keeps
 // the frames its windows need on the device, in 2 r + 1 slots reused from
-// frame to frame (DeviceFrameStore), decides when each frame is filtered
-// (FrameWindow), and moves frames in host memory in and out on one stream.
-// Device memory grows only when a frame is larger than any before. Outputs
-// are poisoned first where the test suites ask for it, as GpuFrameRunner's.
+// frame to frame, decides when each frame is filtered, and moves frames in
+// host memory in and out on one stream. With radius r, frame n is filtered
+// once frame n + r has arrived, or once the stream ends (draining), from
+// the frames n - r .. n + r held since the last reset: near the start and
+// end of a stream the window is clipped to the frames that exist. Device
+// memory grows only when a frame is larger than any before.
 #pragma once
 
-#include "cuda_memory.h"
-#include "frame_store.h"
-#include "frame_window.h"
+#include "frame_planes.h"
 #include "gpu_window_filter.h"
 #include "plane_levels.h"
+
+#include <cuda_runtime.h>
 
 #include <memory>
 
 namespace cudafilters {
-
-class HostTransfer;
 
 class GpuWindowRunner {
  public:
@@ -27,13 +27,17 @@ class GpuWindowRunner {
   GpuWindowRunner &operator=(const GpuWindowRunner &) = delete;
 
   // Forgets the frames held (after waiting for the work on them); windows
-  // of 2 radius + 1 frames from now on.
+  // of 2 radius + 1 frames from now on, radius 0 to 3
+  // (std::invalid_argument otherwise).
   void reset(int radius);
-  const FrameWindow &window() const { return window_; }
+  // Whether a frame waits to be filtered, and whether one can be filtered
+  // now (draining: no more frames will come before a reset).
+  bool waiting() const;
+  bool ready(bool draining) const;
   // Moves past the next frame without filtering it (its output could not
   // be written): as after filtering it, frames no later window needs are
   // released.
-  void drop_next() { window_.pop(); }
+  void drop_next();
 
   // Takes a frame of host planes into the history; the planes may be
   // reused once this returns.
@@ -48,7 +52,7 @@ class GpuWindowRunner {
   // unified addressing, as on every 64-bit platform CUDA supports).
   void push_device(const FramePlanes &src, cudaStream_t stream);
 
-  // Filters the next frame (window().ready(...) must hold) into host planes
+  // Filters the next frame (ready(...) must hold) into host planes
   // and returns once they are written. With `levels`, the histograms of the
   // frame's input and output luma are counted too.
   void output_host(GpuWindowFilter &filter, const FramePlanesOut &dst,
@@ -67,27 +71,11 @@ class GpuWindowRunner {
 
   // Throws CudaError if work queued earlier has already failed, without
   // waiting for the work still running (see cudafilters::check_queued_work).
-  void check_queued_work() { cudafilters::check_queued_work(stream_.get()); }
+  void check_queued_work();
 
  private:
-  // Takes the frame into the next slot with copy(planes, count); a frame
-  // whose copy fails leaves the window as it was.
-  template <typename Copy>
-  void push(const FramePlanes &src, const Copy &copy);
-  void filter_next(GpuWindowFilter &filter, const FramePlanesOut &dst, FrameLevels *levels);
-  void order_after(cudaStream_t first, cudaStream_t then);
-  void poison(const FramePlanesOut &dst);
-
-  Stream stream_;
-  FrameWindow window_;
-  DeviceFrameStore frames_;
-  // The output on the device for host frames.
-  DeviceFrameStore out_;
-  std::unique_ptr<HostTransfer> transfer_;
-  std::unique_ptr<LevelCounterGpu> levels_;
-  Event link_{cudaEventDisableTiming};
-  Event done_{cudaEventDisableTiming};
-  bool poison_outputs_ = false;
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
 };
 
 }  // namespace cudafilters

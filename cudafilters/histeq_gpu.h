@@ -17,10 +17,6 @@ class HistEqGpu final : public StreamingPlaneFilter {
   // verifies that this build carries code the current device can run
   // (throws CudaError otherwise).
   HistEqGpu();
-  // Tests and benchmarks force one of the launch paths (a LaunchMode, which
-  // the library's private histeq_gpu_launch.h defines).
-  struct LaunchMode;
-  explicit HistEqGpu(const LaunchMode &mode);
   ~HistEqGpu() override;
   HistEqGpu(HistEqGpu &&) noexcept;
   HistEqGpu &operator=(HistEqGpu &&) noexcept;
@@ -38,6 +34,7 @@ class HistEqGpu final : public StreamingPlaneFilter {
                      cudaStream_t stream) override;
 
  private:
+  friend struct HistEqGpuAccess;  // the library's own access to the state
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

@@ -4,7 +4,6 @@
 
 #include "plane.h"
 
-#include <array>
 #include <cmath>
 #include <string>
 
@@ -64,26 +63,6 @@ inline bool nlm_denoises_chroma(const NlmParams &p) { return nlm_chroma_strength
 
 // Empty when the parameters are valid, otherwise what is wrong with them.
 std::string nlm_params_error(const NlmParams &p);
-
-// The weight of a patch pair is exp2(min(S * a + b, 0)) where S is the
-// patch distance as the implementations accumulate it (a sum of squared
-// differences for box patches, a normalised weighted sum for Gaussian ones).
-// This folds exp(-max(d2 - 2 sigma^2, 0) / h^2) into one FMA and one exp2.
-struct NlmWeightCoeffs {
-  float a;
-  float b;
-};
-NlmWeightCoeffs nlm_weight_coeffs(const NlmParams &p);
-
-// The same for chroma, whose S sums over both channels: the mean runs over
-// the patch and the two channels, and h is the chroma strength. The noise
-// allowance scales with the strength (sigma * chroma_h / h), so the chroma
-// weight is the luma weight function with h replaced by chroma_h.
-NlmWeightCoeffs nlm_chroma_weight_coeffs(const NlmParams &p);
-
-// 1-D Gaussian for patch weighting (standard deviation patch_size / 4),
-// normalised to sum 1, centred at index patch_size / 2; unused entries 0.
-std::array<float, kNlmMaxPatchSize> nlm_gaussian_taps(int patch_size);
 
 // Levels of deeper samples enter the arithmetic in 8-bit units, level
 // / 2^(b-8): strength and noise-sigma then mean the same at every depth.

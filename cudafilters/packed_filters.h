@@ -15,79 +15,81 @@
 
 #include "cpu_plane_filter.h"
 #include "cpu_window_filter.h"
-#include "cuda_memory.h"
 #include "gpu_plane_filter.h"
 #include "gpu_window_filter.h"
 #include "packed_pixels.h"
 
-#include <cstdint>
-#include <vector>
+#include <cuda_runtime.h>
+
+#include <memory>
 
 namespace cudafilters {
 
 class CpuPackedPlaneFilter final : public CpuPlaneFilter {
  public:
-  explicit CpuPackedPlaneFilter(CpuPlaneFilter &luma_filter) : luma_filter_(luma_filter) {}
+  explicit CpuPackedPlaneFilter(CpuPlaneFilter &luma_filter);
+  ~CpuPackedPlaneFilter() override;
+  CpuPackedPlaneFilter(CpuPackedPlaneFilter &&) noexcept;
+  CpuPackedPlaneFilter &operator=(CpuPackedPlaneFilter &&) noexcept;
   // The layout and width of the frames from the next one on.
-  void set_pixels(const PackedPixels &pixels) { pixels_ = pixels; }
+  void set_pixels(const PackedPixels &pixels);
   void process(ConstPlane src, Plane dst) override;
-  void reset_history() override { luma_filter_.reset_history(); }
+  void reset_history() override;
   void statistics_planes(ConstPlane &src, ConstPlane &dst) const override;
 
  private:
-  CpuPlaneFilter &luma_filter_;
-  PackedPixels pixels_;
-  std::vector<uint8_t> luma_in_, luma_out_;
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
 };
 
 class GpuPackedPlaneFilter final : public GpuPlaneFilter {
  public:
-  explicit GpuPackedPlaneFilter(GpuPlaneFilter &luma_filter) : luma_filter_(luma_filter) {}
-  void set_pixels(const PackedPixels &pixels) { pixels_ = pixels; }
+  explicit GpuPackedPlaneFilter(GpuPlaneFilter &luma_filter);
+  ~GpuPackedPlaneFilter() override;
+  GpuPackedPlaneFilter(GpuPackedPlaneFilter &&) noexcept;
+  GpuPackedPlaneFilter &operator=(GpuPackedPlaneFilter &&) noexcept;
+  void set_pixels(const PackedPixels &pixels);
   // src and dst: device planes of packed frames.
   void enqueue(ConstPlane src, Plane dst, cudaStream_t stream) override;
-  void reset_history() override { luma_filter_.reset_history(); }
+  void reset_history() override;
   void statistics_planes(ConstPlane &src, ConstPlane &dst) const override;
 
  private:
-  GpuPlaneFilter &luma_filter_;
-  PackedPixels pixels_;
-  DevicePlane luma_in_, luma_out_;
-  int height_ = 0;
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
 };
 
 class CpuPackedWindowFilter final : public CpuWindowFilter {
  public:
-  explicit CpuPackedWindowFilter(CpuWindowFilter &frame_filter) : frame_filter_(frame_filter) {}
-  void set_pixels(const PackedPixels &pixels) { pixels_ = pixels; }
+  explicit CpuPackedWindowFilter(CpuWindowFilter &frame_filter);
+  ~CpuPackedWindowFilter() override;
+  CpuPackedWindowFilter(CpuPackedWindowFilter &&) noexcept;
+  CpuPackedWindowFilter &operator=(CpuPackedWindowFilter &&) noexcept;
+  void set_pixels(const PackedPixels &pixels);
   // Each frame's luma is the packed frame; it has no chroma planes.
   void process_window(const FramePlanes *window, int count, int center,
                       const FramePlanesOut &dst) override;
   void statistics_frame(FramePlanes &center, ConstPlane &dst) const override;
 
  private:
-  CpuWindowFilter &frame_filter_;
-  PackedPixels pixels_;
-  // The planes of each frame of the window, then of the output.
-  std::vector<std::vector<uint8_t>> storage_;
-  FramePlanes center_;
-  FramePlanesOut out_;
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
 };
 
 class GpuPackedWindowFilter final : public GpuWindowFilter {
  public:
-  explicit GpuPackedWindowFilter(GpuWindowFilter &frame_filter) : frame_filter_(frame_filter) {}
-  void set_pixels(const PackedPixels &pixels) { pixels_ = pixels; }
+  explicit GpuPackedWindowFilter(GpuWindowFilter &frame_filter);
+  ~GpuPackedWindowFilter() override;
+  GpuPackedWindowFilter(GpuPackedWindowFilter &&) noexcept;
+  GpuPackedWindowFilter &operator=(GpuPackedWindowFilter &&) noexcept;
+  void set_pixels(const PackedPixels &pixels);
   void enqueue_window(const FramePlanes *window, int count, int center, const FramePlanesOut &dst,
                       cudaStream_t stream) override;
   void statistics_frame(FramePlanes &center, ConstPlane &dst) const override;
 
  private:
-  GpuWindowFilter &frame_filter_;
-  PackedPixels pixels_;
-  std::vector<DevicePlane> storage_;
-  FramePlanes center_;
-  FramePlanesOut out_;
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
 };
 
 }  // namespace cudafilters

@@ -4,7 +4,6 @@
 // them after the frame's one synchronisation.
 #pragma once
 
-#include "cuda_memory.h"
 #include "frame_planes.h"
 #include "plane.h"
 
@@ -44,13 +43,13 @@ void count_levels_cpu(ConstPlane plane, uint32_t hist[kHistBins]);
 void measure_levels_cpu(ConstPlane in, ConstPlane out, FrameLevels &levels,
                         const FramePlanes *in_frame = nullptr);
 
-class NoiseEstimatorGpu;
-
 class LevelCounterGpu {
  public:
   // Allocates in the current context.
   LevelCounterGpu();
   ~LevelCounterGpu();
+  LevelCounterGpu(LevelCounterGpu &&) noexcept;
+  LevelCounterGpu &operator=(LevelCounterGpu &&) noexcept;
   // in and out are device planes of equal size; the counts and in's noise
   // (with in_frame's chroma, where given and it has chroma) are queued on
   // `stream` and land in result() once it has been synchronised.
@@ -59,11 +58,8 @@ class LevelCounterGpu {
   FrameLevels result() const;
 
  private:
-  DeviceArray<FrameLevels> levels_;
-  std::unique_ptr<NoiseEstimatorGpu> noise_;
-  PinnedBuffer host_;
-  int sm_count_ = 1;
-  bool chroma_ = false;
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
 };
 
 }  // namespace cudafilters

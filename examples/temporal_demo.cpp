@@ -1,6 +1,6 @@
 // Temporal, colour non-local means with the engines, without GStreamer: a
 // short NV12 clip of a moving disc with noise is denoised frame by frame,
-// each frame from a window of the frames around it (FrameWindow decides
+// each frame from a window of the frames around it (the runner decides
 // which frames are kept and when each can be filtered). On the CPU
 // CpuWindowRunner keeps the frames in host memory and NlmCpu denoises them;
 // on the GPU (where there is one) GpuWindowRunner keeps them on the device
@@ -99,11 +99,11 @@ cudafilters::NlmParams denoise_params(int radius, float strength) {
 // The frame-by-frame loop of a temporal filter: each input frame is taken
 // in, and every frame whose window is complete is filtered; at the end of
 // the clip the last `radius` frames are filtered from clipped windows.
-template <typename Take, typename Filter>
-Clip run_clip(const Clip &noisy, const cudafilters::FrameWindow &window, Take take, Filter filter) {
+template <typename Runner, typename Take, typename Filter>
+Clip run_clip(const Clip &noisy, const Runner &runner, Take take, Filter filter) {
   Clip out;
   auto emit_ready = [&](bool draining) {
-    while (window.ready(draining)) {
+    while (runner.ready(draining)) {
       out.emplace_back(noisy[0].width, noisy[0].height);
       filter(out.back().out());
     }
@@ -123,7 +123,7 @@ Clip denoise_on_cpu(const Clip &noisy, int radius, float strength) {
   cudafilters::CpuWindowRunner runner;
   runner.reset(radius);
   return run_clip(
-      noisy, runner.window(), [&](const cudafilters::FramePlanes &f) { runner.push(f); },
+      noisy, runner, [&](const cudafilters::FramePlanes &f) { runner.push(f); },
       [&](const cudafilters::FramePlanesOut &dst) { runner.output(denoise, dst); });
 }
 
@@ -133,7 +133,7 @@ Clip denoise_on_gpu(const Clip &noisy, int radius, float strength) {
   cudafilters::GpuWindowRunner runner;
   runner.reset(radius);
   return run_clip(
-      noisy, runner.window(), [&](const cudafilters::FramePlanes &f) { runner.push_host(f); },
+      noisy, runner, [&](const cudafilters::FramePlanes &f) { runner.push_host(f); },
       [&](const cudafilters::FramePlanesOut &dst) { runner.output_host(denoise, dst); });
 }
 

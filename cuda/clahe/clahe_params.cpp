@@ -1,5 +1,6 @@
 #include <cudafilters/clahe_params.h>
 
+#include "clahe_geometry.h"
 #include "equalize_math.h"
 
 #include <algorithm>

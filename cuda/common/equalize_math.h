@@ -6,9 +6,9 @@
 // Private to the engine library and its tests.
 #pragma once
 
-#include <cudafilters/clahe_params.h>
 #include <cudafilters/plane.h>
 
+#include "clahe_geometry.h"
 #include "hd_math.h"
 
 #include <cstdint>

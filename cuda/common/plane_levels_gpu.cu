@@ -1,5 +1,7 @@
 #include <cudafilters/plane_levels.h>
 
+#include <cudafilters/cuda_memory.h>
+
 #include "noise_estimate.h"
 
 #include "equalize_math.h"
@@ -71,51 +73,65 @@ Split own_split(ConstPlane p) {
 
 }  // namespace
 
-LevelCounterGpu::LevelCounterGpu()
-    : levels_(1), noise_(std::make_unique<NoiseEstimatorGpu>()) {
+struct LevelCounterGpu::Impl {
+  Impl();
+
+  DeviceArray<FrameLevels> levels_;
+  std::unique_ptr<NoiseEstimatorGpu> noise_;
+  PinnedBuffer host_;
+  int sm_count_ = 1;
+  bool chroma_ = false;
+};
+
+LevelCounterGpu::Impl::Impl() : levels_(1), noise_(std::make_unique<NoiseEstimatorGpu>()) {
   host_.reserve(sizeof(FrameLevels));
   int device = 0;
   CUDAFILTERS_CHECK(cudaGetDevice(&device));
   CUDAFILTERS_CHECK(cudaDeviceGetAttribute(&sm_count_, cudaDevAttrMultiProcessorCount, device));
 }
 
+LevelCounterGpu::LevelCounterGpu() : impl_(std::make_unique<Impl>()) {}
+
 LevelCounterGpu::~LevelCounterGpu() = default;
+LevelCounterGpu::LevelCounterGpu(LevelCounterGpu &&) noexcept = default;
+LevelCounterGpu &LevelCounterGpu::operator=(LevelCounterGpu &&) noexcept = default;
 
 FrameLevels LevelCounterGpu::result() const {
-  FrameLevels l = *reinterpret_cast<const FrameLevels *>(host_.data());
-  if (!chroma_) l.noise_sigma_chroma = -1.0;
+  FrameLevels l = *reinterpret_cast<const FrameLevels *>(impl_->host_.data());
+  if (!impl_->chroma_) l.noise_sigma_chroma = -1.0;
   return l;
 }
 
 void LevelCounterGpu::enqueue(ConstPlane in, ConstPlane out, cudaStream_t stream,
                               const FramePlanes *in_frame) {
-  unsigned int *counts = levels_.get()->input;
-  CUDAFILTERS_CHECK(cudaMemsetAsync(levels_.get(), 0, sizeof(FrameLevels), stream));
+  Impl &m = *impl_;
+  unsigned int *counts = m.levels_.get()->input;
+  CUDAFILTERS_CHECK(cudaMemsetAsync(m.levels_.get(), 0, sizeof(FrameLevels), stream));
   if (in.samples.deep()) {
     // Statistics only: a simple kernel, one thread per sample.
-    const int blocks = std::max(1, std::min(in.height, 2 * sm_count_));
+    const int blocks = std::max(1, std::min(in.height, 2 * m.sm_count_));
     count_deep_levels_kernel<<<blocks, kThreads, 0, stream>>>(in, out, counts);
     check_launch("count_deep_levels_kernel");
   } else {
     const Split si = own_split(in), so = own_split(out);
     const int64_t items = std::max(work_items(si), work_items(so));
-    const int blocks = static_cast<int>(
-        std::max<int64_t>(1, std::min<int64_t>((items + kThreads - 1) / kThreads, 2 * sm_count_)));
+    const int blocks = static_cast<int>(std::max<int64_t>(
+        1, std::min<int64_t>((items + kThreads - 1) / kThreads, 2 * m.sm_count_)));
     count_levels_kernel<<<blocks, kThreads, 0, stream>>>(in.data, in.stride, si, out.data,
                                                           out.stride, so, counts);
     check_launch("count_levels_kernel");
   }
-  chroma_ = in_frame != nullptr && in_frame->has_chroma();
-  noise_->add(0, in, 1, stream);
-  if (chroma_) {
-    noise_->add(1, in_frame->u, in_frame->chroma_step, stream);
-    noise_->add(1, in_frame->v, in_frame->chroma_step, stream);
+  m.chroma_ = in_frame != nullptr && in_frame->has_chroma();
+  m.noise_->add(0, in, 1, stream);
+  if (m.chroma_) {
+    m.noise_->add(1, in_frame->u, in_frame->chroma_step, stream);
+    m.noise_->add(1, in_frame->v, in_frame->chroma_step, stream);
   }
-  noise_->estimate(chroma_ ? 2 : 1, stream);
-  CUDAFILTERS_CHECK(cudaMemcpyAsync(&levels_.get()->noise_sigma, noise_->sigmas(),
-                                    (chroma_ ? 2 : 1) * sizeof(double), cudaMemcpyDeviceToDevice,
-                                    stream));
-  CUDAFILTERS_CHECK(cudaMemcpyAsync(host_.data(), levels_.get(), sizeof(FrameLevels),
+  m.noise_->estimate(m.chroma_ ? 2 : 1, stream);
+  CUDAFILTERS_CHECK(cudaMemcpyAsync(&m.levels_.get()->noise_sigma, m.noise_->sigmas(),
+                                    (m.chroma_ ? 2 : 1) * sizeof(double),
+                                    cudaMemcpyDeviceToDevice, stream));
+  CUDAFILTERS_CHECK(cudaMemcpyAsync(m.host_.data(), m.levels_.get(), sizeof(FrameLevels),
                                     cudaMemcpyDeviceToHost, stream));
 }
 

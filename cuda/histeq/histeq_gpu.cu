@@ -61,7 +61,9 @@ size_t kernel_bytes(ConstPlane src, const CarriedPlanes &carried) {
 }  // namespace
 
 struct HistEqGpu::Impl {
-  explicit Impl(HistEqLaunch launch);
+  Impl();
+  // The launch path of the frames from now on.
+  void set_launch(HistEqLaunch launch);
 
   void enqueue_frame(ConstPlane src, const Plane *stash, Plane dst, const CarriedPlanes &carried,
                      cudaStream_t stream);
@@ -91,6 +93,10 @@ struct HistEqGpu::Impl {
   int sm_count_ = 1;
   // Most blocks per SM of the single-pass kernel (0: it cannot run).
   int single_pass_blocks_per_sm_ = 0;
+  // Whether the device launches cooperatively, and launches dependent
+  // kernels early (programmatic dependent launch).
+  bool device_cooperative_ = false;
+  bool device_dependent_launch_ = false;
   bool single_pass_ = false;
   // Cooperative launches the device refused for this instance, its grid
   // more than it holds at once (under MPS with an active-thread percentage,
@@ -145,9 +151,11 @@ struct HistEqGpu::Impl {
   int resident_blocks_12bit_ = 0;
 };
 
-HistEqGpu::HistEqGpu() : HistEqGpu(HistEqLaunch::kSinglePass) {}
+HistEqGpu::HistEqGpu() : impl_(std::make_unique<Impl>()) {}
 
-HistEqGpu::HistEqGpu(const LaunchMode &mode) : impl_(std::make_unique<Impl>(mode.launch)) {}
+void HistEqGpuAccess::set_launch(HistEqGpu &eq, HistEqLaunch launch) {
+  eq.impl_->set_launch(launch);
+}
 
 HistEqGpu::~HistEqGpu() = default;
 HistEqGpu::HistEqGpu(HistEqGpu &&) noexcept = default;
@@ -165,7 +173,7 @@ void HistEqGpu::enqueue_frame(ConstPlane src, const Plane *stash, Plane dst,
   impl_->enqueue_frame(src, stash, dst, carried, stream);
 }
 
-HistEqGpu::Impl::Impl(HistEqLaunch launch) : state_(1), lut_(kHistBins) {
+HistEqGpu::Impl::Impl() : state_(1), lut_(kHistBins) {
   const Kernels8Bit k = kernel_addresses_8bit();
   cudaFuncAttributes attr{};
   CUDAFILTERS_CHECK(cudaFuncGetAttributes(&attr, k.histogram_lut));
@@ -180,9 +188,15 @@ HistEqGpu::Impl::Impl(HistEqLaunch launch) : state_(1), lut_(kHistBins) {
   // A cooperative grid must fit on the GPU at once. Four blocks per SM keep
   // enough loads in flight for an 8K frame; more only add merges.
   single_pass_blocks_per_sm_ = std::min(resident, 4);
+  device_cooperative_ = cooperative != 0;
+  device_dependent_launch_ = device_has_dependent_launch();
+  set_launch(HistEqLaunch::kSinglePass);
+}
+
+void HistEqGpu::Impl::set_launch(HistEqLaunch launch) {
   single_pass_ =
-      launch == HistEqLaunch::kSinglePass && cooperative != 0 && single_pass_blocks_per_sm_ > 0;
-  dependent_launch_ = launch != HistEqLaunch::kTwoPassSerial && device_has_dependent_launch();
+      launch == HistEqLaunch::kSinglePass && device_cooperative_ && single_pass_blocks_per_sm_ > 0;
+  dependent_launch_ = launch != HistEqLaunch::kTwoPassSerial && device_dependent_launch_;
 }
 
 History HistEqGpu::Impl::next_history(ConstPlane src) {

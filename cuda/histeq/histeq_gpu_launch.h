@@ -1,6 +1,6 @@
 // HistEqGpu with one of its launch paths forced, for tests and benchmarks:
 //
-//   HistEqGpu two_pass(HistEqLaunch::kTwoPass);
+//   HistEqGpu two_pass = make_histeq_gpu(HistEqLaunch::kTwoPass);
 //
 // The public constructor takes kSinglePass where the device can. Private to
 // the engine library, its tests and benchmarks.
@@ -28,10 +28,17 @@ enum class HistEqLaunch {
   kTwoPassSerial,
 };
 
-struct HistEqGpu::LaunchMode {
-  // Implicit, so that HistEqGpu(HistEqLaunch::kTwoPass) reads as it means.
-  LaunchMode(HistEqLaunch l) : launch(l) {}
-  HistEqLaunch launch;
+// Reaches the state behind HistEqGpu's pointer (histeq_gpu.cu).
+struct HistEqGpuAccess {
+  // The launch path of `eq`'s frames; before its first frame.
+  static void set_launch(HistEqGpu &eq, HistEqLaunch launch);
 };
+
+// A HistEqGpu whose frames take `launch`.
+inline HistEqGpu make_histeq_gpu(HistEqLaunch launch) {
+  HistEqGpu eq;
+  HistEqGpuAccess::set_launch(eq, launch);
+  return eq;
+}
 
 }  // namespace cudafilters

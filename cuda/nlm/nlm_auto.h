@@ -7,6 +7,7 @@
 #include <cudafilters/nlm_params.h>
 
 #include "hd_math.h"
+#include "nlm_weights.h"
 
 namespace cudafilters {
 

@@ -1,9 +1,9 @@
 #include <cudafilters/nlm_cpu.h>
 
-#include <cudafilters/frame_store.h>
-
 #include "cpu_isa.h"
+#include "frame_store.h"
 #include "hd_math.h"
+#include "nlm_weights.h"
 #include "noise_estimate.h"
 #include "thread_pool.h"
 

@@ -2,10 +2,11 @@
 
 #include <cudafilters/cuda_check.h>
 #include <cudafilters/cuda_memory.h>
-#include <cudafilters/frame_store.h>
 
+#include "frame_store.h"
 #include "hd_math.h"
 #include "nlm_auto.h"
+#include "nlm_weights.h"
 #include "noise_estimate.h"
 #include "noise_table.cuh"
 

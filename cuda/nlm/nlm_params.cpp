@@ -1,6 +1,7 @@
 #include <cudafilters/nlm_params.h>
 
 #include "nlm_auto.h"
+#include "nlm_weights.h"
 
 #include <cmath>
 #include <sstream>

@@ -4,11 +4,19 @@
 
 namespace cudafilters {
 
-CpuFrameRunner::CpuFrameRunner() : poison_outputs_(poison_requested()) {}
+struct CpuFrameRunner::Impl {
+  // Outputs are poisoned first (poison.h).
+  bool poison_outputs_ = poison_requested();
+};
+
+CpuFrameRunner::CpuFrameRunner() : impl_(std::make_unique<Impl>()) {}
+CpuFrameRunner::~CpuFrameRunner() = default;
+CpuFrameRunner::CpuFrameRunner(CpuFrameRunner &&) noexcept = default;
+CpuFrameRunner &CpuFrameRunner::operator=(CpuFrameRunner &&) noexcept = default;
 
 void CpuFrameRunner::process(CpuPlaneFilter &filter, ConstPlane src, Plane dst,
                              FrameLevels *levels) {
-  if (poison_outputs_) poison_host_plane(dst);
+  if (impl_->poison_outputs_) poison_host_plane(dst);
   filter.process(src, dst);
   if (levels) {
     ConstPlane in = src, out = dst;

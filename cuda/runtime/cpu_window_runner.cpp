@@ -1,28 +1,47 @@
 #include <cudafilters/cpu_window_runner.h>
 
+#include "frame_store.h"
+#include "frame_window.h"
 #include "poison.h"
 
 namespace cudafilters {
 
-CpuWindowRunner::CpuWindowRunner() : poison_outputs_(poison_requested()) {}
+struct CpuWindowRunner::Impl {
+  FrameWindow window_;
+  HostFrameStore frames_;
+  // Outputs are poisoned first (poison.h).
+  bool poison_outputs_ = poison_requested();
+};
+
+CpuWindowRunner::CpuWindowRunner() : impl_(std::make_unique<Impl>()) {}
+CpuWindowRunner::~CpuWindowRunner() = default;
+CpuWindowRunner::CpuWindowRunner(CpuWindowRunner &&) noexcept = default;
+CpuWindowRunner &CpuWindowRunner::operator=(CpuWindowRunner &&) noexcept = default;
+
+void CpuWindowRunner::reset(int radius) { impl_->window_.reset(radius); }
+bool CpuWindowRunner::waiting() const { return impl_->window_.waiting(); }
+bool CpuWindowRunner::ready(bool draining) const { return impl_->window_.ready(draining); }
+void CpuWindowRunner::drop_next() { impl_->window_.pop(); }
 
 void CpuWindowRunner::push(const FramePlanes &src) {
-  const int slot = window_.push();
+  FrameWindow &window = impl_->window_;
+  const int slot = window.push();
   try {
-    frames_.store(slot, src);
+    impl_->frames_.store(slot, src);
   } catch (...) {
     // A frame not copied whole is no neighbour of later frames.
-    window_.drop_newest();
+    window.drop_newest();
     throw;
   }
 }
 
 void CpuWindowRunner::output(CpuWindowFilter &filter, const FramePlanesOut &dst,
                              FrameLevels *levels) {
-  const FrameWindow::Window w = window_.next();
+  FrameWindow &window = impl_->window_;
+  const FrameWindow::Window w = window.next();
   FramePlanes views[2 * FrameWindow::kMaxRadius + 1];
-  for (int i = 0; i < w.count; ++i) views[i] = frames_.view(w.slots[i]);
-  if (poison_outputs_) poison_host_frame(dst);
+  for (int i = 0; i < w.count; ++i) views[i] = impl_->frames_.view(w.slots[i]);
+  if (impl_->poison_outputs_) poison_host_frame(dst);
   try {
     filter.process_window(views, w.count, w.center, dst);
     if (levels) {
@@ -32,10 +51,10 @@ void CpuWindowRunner::output(CpuWindowFilter &filter, const FramePlanesOut &dst,
       measure_levels_cpu(in.luma, out, *levels, &in);
     }
   } catch (...) {
-    window_.pop();
+    window.pop();
     throw;
   }
-  window_.pop();
+  window.pop();
 }
 
 }  // namespace cudafilters

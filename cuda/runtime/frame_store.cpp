@@ -1,4 +1,4 @@
-#include <cudafilters/frame_store.h>
+#include "frame_store.h"
 
 #include <algorithm>
 #include <cstring>

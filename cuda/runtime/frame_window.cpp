@@ -1,4 +1,4 @@
-#include <cudafilters/frame_window.h>
+#include "frame_window.h"
 
 #include <algorithm>
 #include <stdexcept>

@@ -1,7 +1,10 @@
 #include <cudafilters/gpu_frame_runner.h>
 
+#include <cudafilters/cuda_memory.h>
+
 #include "host_transfer.h"
 #include "poison.h"
+#include "runner_testing.h"
 
 #include <algorithm>
 #include <chrono>
@@ -23,59 +26,116 @@ bool rows_aligned16(ConstPlane plane) {
 
 bool is_page_locked(ConstPlane plane) { return locate(plane).page_locked; }
 
-GpuFrameRunner::GpuFrameRunner(HostPath host_path)
+struct GpuFrameRunner::Impl {
+  explicit Impl(HostPath host_path);
+
+  // src and dst: device addresses of mapped page-locked host planes.
+  void stream_frame(GpuPlaneFilter &filter, ConstPlane src, Plane dst);
+  void upload(ConstPlane src, bool page_locked);
+  // Queues the level counts of the planes the filter's statistics describe
+  // (src and dst, device planes, unless it says otherwise).
+  void count_levels(const GpuPlaneFilter &filter, ConstPlane src, ConstPlane dst);
+  void download(Plane dst, bool page_locked);
+  // The filter's device state is ordered by the stream its frames run on:
+  // before a frame goes to another stream than the last one, the last one's
+  // frames finish.
+  void switch_to(cudaStream_t stream);
+  // Waits on the host for the work queued on `stream` so far (see wait_for).
+  void wait_for_stream(cudaStream_t stream);
+  void order_after(cudaStream_t first, cudaStream_t then);
+  void synchronize();
+  void poison_device(Plane dst, const CarriedPlanes &carried, cudaStream_t stream);
+
+  Stream stream_;
+  // The stream the last frame was queued on; null when none is pending.
+  cudaStream_t last_stream_ = nullptr;
+  DevicePlane dev_in_;
+  DevicePlane dev_out_;
+  std::unique_ptr<HostTransfer> transfer_;
+  // Recorded on a stream to wait for it from the host.
+  Event stream_done_{cudaEventDisableTiming};
+  // Reused by order_after: a wait binds to the event's state when queued.
+  Event link_{cudaEventDisableTiming};
+  // Created on the first frame that asks for levels.
+  std::unique_ptr<LevelCounterGpu> levels_;
+  HostPath host_path_;
+  // Outputs are poisoned first (poison.h).
+  bool poison_outputs_ = false;
+  // Whether the last process_host streamed host memory.
+  bool last_streamed_ = false;
+};
+
+GpuFrameRunner::Impl::Impl(HostPath host_path)
     : transfer_(std::make_unique<HostTransfer>()), host_path_(host_path),
       poison_outputs_(poison_requested()) {}
 
+GpuFrameRunner::GpuFrameRunner() : impl_(std::make_unique<Impl>(HostPath::kAuto)) {}
+
 GpuFrameRunner::~GpuFrameRunner() = default;
+
+void GpuFrameRunnerAccess::set_host_path(GpuFrameRunner &runner, HostPath path) {
+  runner.impl_->host_path_ = path;
+}
+
+bool GpuFrameRunnerAccess::last_frame_streamed(const GpuFrameRunner &runner) {
+  return runner.impl_->last_streamed_;
+}
 
 void GpuFrameRunner::reserve(int width, int height, int bytes_per_sample) {
   const int row = width * bytes_per_sample;
-  dev_in_.reserve(row, height);
-  dev_out_.reserve(row, height);
-  transfer_->reserve(static_cast<size_t>(row) * height);
+  impl_->dev_in_.reserve(row, height);
+  impl_->dev_out_.reserve(row, height);
+  impl_->transfer_->reserve(static_cast<size_t>(row) * height);
 }
 
-void GpuFrameRunner::upload(ConstPlane src, bool page_locked) {
+void GpuFrameRunner::Impl::upload(ConstPlane src, bool page_locked) {
   transfer_->upload(src, page_locked, dev_in_.data(), dev_in_.pitch(), stream_.get());
 }
 
-void GpuFrameRunner::download(Plane dst, bool page_locked) {
+void GpuFrameRunner::Impl::download(Plane dst, bool page_locked) {
   transfer_->download(dev_out_.data(), dev_out_.pitch(), dst, page_locked, stream_.get());
 }
 
-void GpuFrameRunner::count_levels(const GpuPlaneFilter &filter, ConstPlane src, ConstPlane dst) {
+void GpuFrameRunner::Impl::count_levels(const GpuPlaneFilter &filter, ConstPlane src,
+                                        ConstPlane dst) {
   if (!levels_) levels_ = std::make_unique<LevelCounterGpu>();
   filter.statistics_planes(src, dst);
   levels_->enqueue(src, dst, stream_.get());
 }
 
-void GpuFrameRunner::switch_to(cudaStream_t stream) {
+void GpuFrameRunner::Impl::switch_to(cudaStream_t stream) {
   if (last_stream_ != nullptr && last_stream_ != stream) wait_for_stream(last_stream_);
   last_stream_ = stream;
 }
 
-void GpuFrameRunner::wait_for_stream(cudaStream_t stream) {
+void GpuFrameRunner::Impl::wait_for_stream(cudaStream_t stream) {
   CUDAFILTERS_CHECK(cudaEventRecord(stream_done_.get(), stream));
   wait_for(stream_done_.get());
 }
 
-void GpuFrameRunner::order_after(cudaStream_t first, cudaStream_t then) {
+void GpuFrameRunner::Impl::order_after(cudaStream_t first, cudaStream_t then) {
   CUDAFILTERS_CHECK(cudaEventRecord(link_.get(), first));
   CUDAFILTERS_CHECK(cudaStreamWaitEvent(then, link_.get(), 0));
 }
 
-void GpuFrameRunner::check_queued_work() {
-  cudafilters::check_queued_work(last_stream_ != nullptr ? last_stream_ : stream_.get());
+void GpuFrameRunner::order_after(cudaStream_t first, cudaStream_t then) {
+  impl_->order_after(first, then);
 }
 
-void GpuFrameRunner::synchronize() {
+void GpuFrameRunner::check_queued_work() {
+  cudafilters::check_queued_work(impl_->last_stream_ != nullptr ? impl_->last_stream_
+                                                                : impl_->stream_.get());
+}
+
+void GpuFrameRunner::Impl::synchronize() {
   if (last_stream_ != nullptr) wait_for_stream(last_stream_);
   last_stream_ = nullptr;
 }
 
-void GpuFrameRunner::poison_device(Plane dst, const CarriedPlanes &carried,
-                                   cudaStream_t stream) {
+void GpuFrameRunner::synchronize() { impl_->synchronize(); }
+
+void GpuFrameRunner::Impl::poison_device(Plane dst, const CarriedPlanes &carried,
+                                         cudaStream_t stream) {
   if (!poison_outputs_) return;
   poison_device_plane(dst, stream);
   for (const CarriedPlane &p : carried) poison_device_plane(p.dst, stream);
@@ -84,24 +144,26 @@ void GpuFrameRunner::poison_device(Plane dst, const CarriedPlanes &carried,
 void GpuFrameRunner::process_device(GpuPlaneFilter &filter, ConstPlane src, Plane dst,
                                     const CarriedPlanes &carried, FrameLevels *levels,
                                     cudaStream_t dst_users) {
-  switch_to(stream_.get());
-  if (dst_users != nullptr) order_after(dst_users, stream_.get());
-  poison_device(dst, carried, stream_.get());
-  filter.enqueue_carrying(src, dst, carried, stream_.get());
-  if (levels) count_levels(filter, src, dst);
-  synchronize();
-  if (levels) *levels = levels_->result();
+  Impl &m = *impl_;
+  m.switch_to(m.stream_.get());
+  if (dst_users != nullptr) m.order_after(dst_users, m.stream_.get());
+  m.poison_device(dst, carried, m.stream_.get());
+  filter.enqueue_carrying(src, dst, carried, m.stream_.get());
+  if (levels) m.count_levels(filter, src, dst);
+  m.synchronize();
+  if (levels) *levels = m.levels_->result();
 }
 
 void GpuFrameRunner::enqueue_device(GpuPlaneFilter &filter, ConstPlane src, Plane dst,
                                     const CarriedPlanes &carried, cudaStream_t stream) {
-  if (stream == nullptr) stream = stream_.get();
-  switch_to(stream);
-  poison_device(dst, carried, stream);
+  Impl &m = *impl_;
+  if (stream == nullptr) stream = m.stream_.get();
+  m.switch_to(stream);
+  m.poison_device(dst, carried, stream);
   filter.enqueue_carrying(src, dst, carried, stream);
 }
 
-void GpuFrameRunner::stream_frame(GpuPlaneFilter &filter, ConstPlane src, Plane dst) {
+void GpuFrameRunner::Impl::stream_frame(GpuPlaneFilter &filter, ConstPlane src, Plane dst) {
   switch_to(stream_.get());
   poison_device(dst, {}, stream_.get());
   filter.enqueue_streaming(
@@ -114,27 +176,29 @@ void GpuFrameRunner::process_host(GpuPlaneFilter &filter, ConstPlane src, Plane 
                                   FrameLevels *levels) {
   if (src.samples != dst.samples || src.width != dst.width || src.height != dst.height)
     throw std::invalid_argument("source and output planes differ in size or layout");
-  if (poison_outputs_) poison_host_plane(dst);
+  Impl &m = *impl_;
+  if (m.poison_outputs_) poison_host_plane(dst);
   reserve(src.width, src.height, src.samples.bytes);
-  switch_to(stream_.get());
+  m.switch_to(m.stream_.get());
   const HostResidence in = locate(src), out = locate(dst);
-  last_streamed_ = host_path_ == HostPath::kAuto && !levels && filter.streams_host_memory() &&
-                   in.device != nullptr && out.device != nullptr && rows_aligned16(src) &&
-                   rows_aligned16(dst);
-  if (last_streamed_) {
-    stream_frame(filter, ConstPlane(in.device, src.stride, src.width, src.height, src.samples),
-                 Plane{const_cast<uint8_t *>(out.device), dst.stride, dst.width, dst.height,
-                       dst.samples});
+  m.last_streamed_ = m.host_path_ == HostPath::kAuto && !levels && filter.streams_host_memory() &&
+                     in.device != nullptr && out.device != nullptr && rows_aligned16(src) &&
+                     rows_aligned16(dst);
+  if (m.last_streamed_) {
+    m.stream_frame(filter, ConstPlane(in.device, src.stride, src.width, src.height, src.samples),
+                   Plane{const_cast<uint8_t *>(out.device), dst.stride, dst.width, dst.height,
+                         dst.samples});
     return;
   }
-  upload(src, in.page_locked);
-  const ConstPlane dev_src(dev_in_.data(), dev_in_.pitch(), src.width, src.height, src.samples);
-  const Plane dev_dst{dev_out_.data(), dev_out_.pitch(), dst.width, dst.height, dst.samples};
-  poison_device(dev_dst, {}, stream_.get());
-  filter.enqueue(dev_src, dev_dst, stream_.get());
-  if (levels) count_levels(filter, dev_src, dev_dst);
-  download(dst, out.page_locked);
-  if (levels) *levels = levels_->result();
+  m.upload(src, in.page_locked);
+  const ConstPlane dev_src(m.dev_in_.data(), m.dev_in_.pitch(), src.width, src.height,
+                           src.samples);
+  const Plane dev_dst{m.dev_out_.data(), m.dev_out_.pitch(), dst.width, dst.height, dst.samples};
+  m.poison_device(dev_dst, {}, m.stream_.get());
+  filter.enqueue(dev_src, dev_dst, m.stream_.get());
+  if (levels) m.count_levels(filter, dev_src, dev_dst);
+  m.download(dst, out.page_locked);
+  if (levels) *levels = m.levels_->result();
 }
 
 }  // namespace cudafilters

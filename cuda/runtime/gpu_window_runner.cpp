@@ -1,5 +1,9 @@
 #include <cudafilters/gpu_window_runner.h>
 
+#include <cudafilters/cuda_memory.h>
+
+#include "frame_store.h"
+#include "frame_window.h"
 #include "host_transfer.h"
 #include "poison.h"
 
@@ -17,28 +21,65 @@ size_t frame_bytes(const FrameBytes &b) {
 
 }  // namespace
 
-GpuWindowRunner::GpuWindowRunner()
+struct GpuWindowRunner::Impl {
+  Impl();
+
+  // Takes the frame into the next slot with copy(planes, count); a frame
+  // whose copy fails leaves the window as it was.
+  template <typename Copy>
+  void push(const FramePlanes &src, const Copy &copy);
+  void filter_next(GpuWindowFilter &filter, const FramePlanesOut &dst, FrameLevels *levels);
+  void order_after(cudaStream_t first, cudaStream_t then);
+  void synchronize();
+  void poison(const FramePlanesOut &dst);
+
+  Stream stream_;
+  FrameWindow window_;
+  DeviceFrameStore frames_;
+  // The output on the device for host frames.
+  DeviceFrameStore out_;
+  std::unique_ptr<HostTransfer> transfer_;
+  std::unique_ptr<LevelCounterGpu> levels_;
+  Event link_{cudaEventDisableTiming};
+  Event done_{cudaEventDisableTiming};
+  // Outputs are poisoned first (poison.h).
+  bool poison_outputs_ = false;
+};
+
+GpuWindowRunner::Impl::Impl()
     : transfer_(std::make_unique<HostTransfer>()), poison_outputs_(poison_requested()) {}
+
+GpuWindowRunner::GpuWindowRunner() : impl_(std::make_unique<Impl>()) {}
 
 GpuWindowRunner::~GpuWindowRunner() = default;
 
 void GpuWindowRunner::reset(int radius) {
-  synchronize();
-  window_.reset(radius);
+  impl_->synchronize();
+  impl_->window_.reset(radius);
 }
 
-void GpuWindowRunner::order_after(cudaStream_t first, cudaStream_t then) {
+bool GpuWindowRunner::waiting() const { return impl_->window_.waiting(); }
+bool GpuWindowRunner::ready(bool draining) const { return impl_->window_.ready(draining); }
+void GpuWindowRunner::drop_next() { impl_->window_.pop(); }
+
+void GpuWindowRunner::check_queued_work() {
+  cudafilters::check_queued_work(impl_->stream_.get());
+}
+
+void GpuWindowRunner::synchronize() { impl_->synchronize(); }
+
+void GpuWindowRunner::Impl::order_after(cudaStream_t first, cudaStream_t then) {
   CUDAFILTERS_CHECK(cudaEventRecord(link_.get(), first));
   CUDAFILTERS_CHECK(cudaStreamWaitEvent(then, link_.get(), 0));
 }
 
-void GpuWindowRunner::synchronize() {
+void GpuWindowRunner::Impl::synchronize() {
   CUDAFILTERS_CHECK(cudaEventRecord(done_.get(), stream_.get()));
   wait_for(done_.get());
 }
 
 template <typename Copy>
-void GpuWindowRunner::push(const FramePlanes &src, const Copy &copy) {
+void GpuWindowRunner::Impl::push(const FramePlanes &src, const Copy &copy) {
   const int slot = window_.push();
   try {
     Plane planes[3];
@@ -53,49 +94,51 @@ void GpuWindowRunner::push(const FramePlanes &src, const Copy &copy) {
 }
 
 void GpuWindowRunner::push_host(const FramePlanes &src) {
+  Impl &m = *impl_;
   const FrameBytes bytes(src);
-  transfer_->reserve(frame_bytes(bytes));
-  push(src, [&](const Plane (&planes)[3], int count) {
+  m.transfer_->reserve(frame_bytes(bytes));
+  m.push(src, [&](const Plane (&planes)[3], int count) {
     size_t stage_at = 0;
     bool page_locked = false;
     for (int i = 0; i < count; ++i) {
       const bool locked = locate(bytes.planes[i]).page_locked;
-      transfer_->upload(bytes.planes[i], locked, planes[i].data, planes[i].stride,
-                        stream_.get(), stage_at);
+      m.transfer_->upload(bytes.planes[i], locked, planes[i].data, planes[i].stride,
+                          m.stream_.get(), stage_at);
       page_locked = page_locked || locked;
       stage_at += size_t(bytes.planes[i].width) * bytes.planes[i].height;
     }
     // A page-locked plane is read by the copy itself: it must be done before
     // the caller reuses the memory.
-    if (page_locked) synchronize();
+    if (page_locked) m.synchronize();
   });
 }
 
 void GpuWindowRunner::push_device(const FramePlanes &src, cudaStream_t stream) {
+  Impl &m = *impl_;
   const FrameBytes bytes(src);
-  push(src, [&](const Plane (&planes)[3], int count) {
-    cudaStream_t copy_on = stream ? stream : stream_.get();
+  m.push(src, [&](const Plane (&planes)[3], int count) {
+    cudaStream_t copy_on = stream ? stream : m.stream_.get();
     // The slot was last read by the runner's earlier kernels.
-    if (stream) order_after(stream_.get(), stream);
+    if (stream) m.order_after(m.stream_.get(), stream);
     for (int i = 0; i < count; ++i)
       CUDAFILTERS_CHECK(cudaMemcpy2DAsync(planes[i].data, planes[i].stride, bytes.planes[i].data,
                                           bytes.planes[i].stride, size_t(bytes.planes[i].width),
                                           bytes.planes[i].height, cudaMemcpyDefault, copy_on));
     if (stream)
-      order_after(stream, stream_.get());
+      m.order_after(stream, m.stream_.get());
     else
-      synchronize();
+      m.synchronize();
   });
 }
 
-void GpuWindowRunner::poison(const FramePlanesOut &dst) {
+void GpuWindowRunner::Impl::poison(const FramePlanesOut &dst) {
   if (!poison_outputs_) return;
   const FrameBytes bytes(dst.as_const());
   for (int i = 0; i < bytes.count; ++i) poison_device_plane(writable(bytes.planes[i]), stream_.get());
 }
 
-void GpuWindowRunner::filter_next(GpuWindowFilter &filter, const FramePlanesOut &dst,
-                                  FrameLevels *levels) {
+void GpuWindowRunner::Impl::filter_next(GpuWindowFilter &filter, const FramePlanesOut &dst,
+                                        FrameLevels *levels) {
   const FrameWindow::Window w = window_.next();
   FramePlanes views[2 * FrameWindow::kMaxRadius + 1];
   for (int i = 0; i < w.count; ++i) views[i] = frames_.view(w.slots[i]);
@@ -113,38 +156,40 @@ void GpuWindowRunner::filter_next(GpuWindowFilter &filter, const FramePlanesOut 
 
 void GpuWindowRunner::output_host(GpuWindowFilter &filter, const FramePlanesOut &dst,
                                   FrameLevels *levels) {
-  if (poison_outputs_) poison_host_frame(dst);
+  Impl &m = *impl_;
+  if (m.poison_outputs_) poison_host_frame(dst);
   const FrameBytes host(dst.as_const());
   // The frames may have come from the device (push_device), which stages
   // nothing.
-  transfer_->reserve(frame_bytes(host));
+  m.transfer_->reserve(frame_bytes(host));
   Plane dev[3];
   int count = 0;
-  out_.prepare(0, dst.as_const(), dev, &count);
-  filter_next(filter, relocate_out(dst.as_const(), dev), levels);
+  m.out_.prepare(0, dst.as_const(), dev, &count);
+  m.filter_next(filter, relocate_out(dst.as_const(), dev), levels);
   size_t stage_at = 0;
   for (int i = 0; i < count; ++i) {
     const ConstPlane &p = host.planes[i];
-    transfer_->queue_download(dev[i].data, dev[i].stride, writable(p), locate(p).page_locked,
-                              stream_.get(), stage_at);
+    m.transfer_->queue_download(dev[i].data, dev[i].stride, writable(p), locate(p).page_locked,
+                                m.stream_.get(), stage_at);
     stage_at += size_t(p.width) * p.height;
   }
-  transfer_->finish_downloads();
-  if (levels) *levels = levels_->result();
+  m.transfer_->finish_downloads();
+  if (levels) *levels = m.levels_->result();
 }
 
 void GpuWindowRunner::output_device(GpuWindowFilter &filter, const FramePlanesOut &dst,
                                     cudaStream_t dst_users, bool queue, FrameLevels *levels) {
   if (queue && (dst_users == nullptr || levels != nullptr))
     throw std::invalid_argument("queued output needs the output's stream and no levels");
-  if (dst_users != nullptr) order_after(dst_users, stream_.get());
-  filter_next(filter, dst, levels);
+  Impl &m = *impl_;
+  if (dst_users != nullptr) m.order_after(dst_users, m.stream_.get());
+  m.filter_next(filter, dst, levels);
   if (queue) {
-    order_after(stream_.get(), dst_users);
+    m.order_after(m.stream_.get(), dst_users);
     return;
   }
-  synchronize();
-  if (levels) *levels = levels_->result();
+  m.synchronize();
+  if (levels) *levels = m.levels_->result();
 }
 
 }  // namespace cudafilters

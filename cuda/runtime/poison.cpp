@@ -1,7 +1,8 @@
 #include "poison.h"
 
 #include <cudafilters/cuda_check.h>
-#include <cudafilters/frame_store.h>
+
+#include "frame_store.h"
 
 #include <cstdlib>
 #include <cstring>

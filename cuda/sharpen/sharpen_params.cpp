@@ -1,5 +1,7 @@
 #include <cudafilters/sharpen_params.h>
 
+#include "sharpen_taps.h"
+
 #include <cmath>
 #include <sstream>
 

@@ -6,6 +6,8 @@
 #include <cudafilters/plane.h>
 #include <cudafilters/sharpen_params.h>
 
+#include "sharpen_taps.h"
+
 #include <cstdint>
 #include <vector>
 

@@ -33,6 +33,7 @@
 #include "histeq_gpu_launch.h"
 #include "noise_estimate.h"
 #include "packed_convert.h"
+#include "runner_testing.h"
 
 using namespace cudafilters;
 
@@ -130,7 +131,7 @@ GST_START_TEST (test_runner_memory_combinations)
       runner.process_host (eq, src.plane (), dst.plane ());
       /* Streamed only when both frames are pinned with 16-byte aligned rows
        * (4099 + 13 is a multiple of 16). */
-      fail_unless_equals_int (runner.last_frame_streamed (),
+      fail_unless_equals_int (last_frame_streamed (runner),
           combo == 3 && src.stride % 16 == 0);
       const std::string what = "combo " + std::to_string (combo);
       check_equalized (src.plane (), dst.plane (), what.c_str ());
@@ -178,9 +179,10 @@ GST_START_TEST (test_runner_streams_pinned_frames)
     {1921, 1081}, {4099, 2161} };
   for (HistEqLaunch mode : {HistEqLaunch::kSinglePass,
           HistEqLaunch::kTwoPass, HistEqLaunch::kTwoPassSerial}) {
-    HistEqGpu eq (mode);
+    HistEqGpu eq = make_histeq_gpu (mode);
     GpuFrameRunner runner;
-    GpuFrameRunner copying (GpuFrameRunner::HostPath::kCopies);
+    GpuFrameRunner copying;
+    set_host_path (copying, HostPath::kCopies);
     for (const auto & s : sizes) {
       const int w = s[0], h = s[1];
       const int lo = int (rng () % 100), hi = lo + 1 + int (rng () % 100);
@@ -192,12 +194,12 @@ GST_START_TEST (test_runner_streams_pinned_frames)
           src.data ()[y * src.stride + x] = uint8_t (d (rng));
 
       runner.process_host (eq, src.plane (), dst.plane ());
-      fail_unless (runner.last_frame_streamed (), "%dx%d was not streamed",
+      fail_unless (last_frame_streamed (runner), "%dx%d was not streamed",
           w, h);
       check_equalized (src.plane (), dst.plane (), "streamed");
 
       copying.process_host (eq, src.plane (), copied.plane ());
-      fail_if (copying.last_frame_streamed ());
+      fail_if (last_frame_streamed (copying));
       check_equalized (src.plane (), copied.plane (), "copied");
     }
   }
@@ -210,7 +212,7 @@ GST_START_TEST (test_runner_streams_pinned_frames)
     for (int x = 0; x < w; ++x)
       src.mem.get ()[y * src.stride + x] = uint8_t ((x * 7 + y * 3) % 97);
   runner.process_host (eq, src.plane (), dst.plane ());
-  fail_unless (runner.last_frame_streamed (), "registered memory was not streamed");
+  fail_unless (last_frame_streamed (runner), "registered memory was not streamed");
   check_equalized (src.plane (), dst.plane (), "registered");
 
   /* A pageable destination: copies, even with a streamable source. */
@@ -220,7 +222,7 @@ GST_START_TEST (test_runner_streams_pinned_frames)
     memcpy (pinned_src.data () + y * pinned_src.stride,
         src.mem.get () + y * src.stride, w);
   runner.process_host (eq, pinned_src.plane (), pageable_dst.plane ());
-  fail_if (runner.last_frame_streamed ());
+  fail_if (last_frame_streamed (runner));
   check_equalized (pinned_src.plane (), pageable_dst.plane (), "pageable dst");
 }
 GST_END_TEST;
@@ -281,7 +283,7 @@ GST_START_TEST (test_device_frames_carry_planes)
   for (HistEqLaunch mode : {HistEqLaunch::kSinglePass,
           HistEqLaunch::kTwoPass, HistEqLaunch::kTwoPassSerial}) {
     const int overlap = static_cast<int> (mode);
-    HistEqGpu eq (mode);
+    HistEqGpu eq = make_histeq_gpu (mode);
     GpuFrameRunner runner;
     for (const auto & sz : sizes) {
       for (int carried_count = 0; carried_count <= 3; ++carried_count) {
@@ -344,7 +346,8 @@ GST_START_TEST (test_clahe_engine_paths)
     reference.process (in, out);
   };
   GpuFrameRunner runner;
-  GpuFrameRunner copying (GpuFrameRunner::HostPath::kCopies);
+  GpuFrameRunner copying;
+  set_host_path (copying, HostPath::kCopies);
   const char *skip = g_getenv ("CUDAFILTERS_TEST_SKIP_LARGE");
   const bool skip_large = skip && *skip && *skip != '0';
   for (const ClaheParams & p : grids) {
@@ -363,12 +366,12 @@ GST_START_TEST (test_clahe_engine_paths)
           src.data ()[y * src.stride + x] = uint8_t ((x / 7 + y / 5) % 2 ? d (rng) : 90);
 
       runner.process_host (clahe, src.plane (), dst.plane ());
-      fail_unless (runner.last_frame_streamed (), "%dx%d was not streamed", w, h);
+      fail_unless (last_frame_streamed (runner), "%dx%d was not streamed", w, h);
       check_equalized (src.plane (), dst.plane (), "CLAHE streamed", cpu);
       copying.process_host (clahe, src.plane (), copied.plane ());
       check_equalized (src.plane (), copied.plane (), "CLAHE copied", cpu);
       runner.process_host (clahe, src.plane (), pageable.plane ());
-      fail_if (runner.last_frame_streamed ());
+      fail_if (last_frame_streamed (runner));
       check_equalized (src.plane (), pageable.plane (), "CLAHE pageable", cpu);
 
       /* On the device, rows misaligned for vectors, two carried planes. */
@@ -472,7 +475,7 @@ for_each_deep_setup (unsigned seed, std::initializer_list<DeepLayout> layouts,
     for (HistEqLaunch mode : {HistEqLaunch::kSinglePass,
             HistEqLaunch::kTwoPass, HistEqLaunch::kTwoPassSerial}) {
       std::mt19937 rng (seed);
-      HistEqGpu eq (mode);
+      HistEqGpu eq = make_histeq_gpu (mode);
       HistEqCpu cpu;
       HistEqParams params;
       params.temporal_smoothing = smoothing;
@@ -560,7 +563,7 @@ GST_START_TEST (test_deep_streams_pinned_frames)
             const std::string what = "streamed, " + setup + ", " +
                 std::to_string (w) + "x" + std::to_string (h) + " frame " +
                 std::to_string (frame);
-            fail_unless (runner.last_frame_streamed (), "%s: not streamed",
+            fail_unless (last_frame_streamed (runner), "%s: not streamed",
                 what.c_str ());
             cpu.process (in, Plane (ref.data (), stride, w, h, samples));
             check_deep_rows (gpu.data (), ref.data (), stride, w, h, 0xEE,
@@ -616,7 +619,7 @@ GST_START_TEST (test_refused_cooperative_launch_falls_back)
     for (const Depth & d : depths)
       for (int refuse_from : {0, 2}) {
         set_cooperative_grid_cap (-1);
-        HistEqGpu eq (HistEqLaunch::kSinglePass);
+        HistEqGpu eq = make_histeq_gpu (HistEqLaunch::kSinglePass);
         HistEqCpu cpu;
         HistEqParams params;
         params.temporal_smoothing = smoothing;
@@ -664,7 +667,7 @@ GST_START_TEST (test_refused_cooperative_launch_falls_back)
             fail ("%s: %s", what, e.what ());
           }
           fail_unless_equals_int (cudaGetLastError (), cudaSuccess);
-          fail_unless_equals_int (runner.last_frame_streamed (), streamed);
+          fail_unless_equals_int (last_frame_streamed (runner), streamed);
           cpu.process (in, Plane (ref.data (), stride, w, h, samples));
           for (int y = 0; y < h; ++y) {
             fail_unless (memcmp (out_data + y * stride, ref.data () + y * stride,
@@ -757,7 +760,7 @@ GST_START_TEST (test_frame_levels)
     FrameLevels levels;
     memset (&levels, 0x5A, sizeof levels);
     runner.process_host (eq, src.plane (), dst.plane (), &levels);
-    fail_if (runner.last_frame_streamed ());
+    fail_if (last_frame_streamed (runner));
     check_equalized (src.plane (), dst.plane (), "with levels");
     check_levels (levels, src.plane (), dst.plane (), "host frame");
 
@@ -1228,9 +1231,9 @@ GST_START_TEST (test_window_runner_device_in_host_out)
     for (size_t i = 0; i < frames.size (); ++i) {
       from_device.push_device (frames[i]->device_in (), 0);
       from_host.push_host (frames[i]->host_in ());
-      while (from_device.window ().ready (i + 1 == frames.size ()))
+      while (from_device.ready (i + 1 == frames.size ()))
         output (from_device, got);
-      while (from_host.window ().ready (i + 1 == frames.size ()))
+      while (from_host.ready (i + 1 == frames.size ()))
         output (from_host, want);
     }
     fail_unless_equals_int (got.size (), frames.size ());

@@ -1,11 +1,12 @@
 // Storage for the frames a FrameWindow holds: one frame per slot, on the
 // host (HostFrameStore, for the CPU paths) or on the device
 // (DeviceFrameStore), reused from frame to frame and grown only when a
-// frame is larger than any before.
+// frame is larger than any before. Private to the engine library, its tests
+// and benchmarks: the window runners keep their frames in these.
 #pragma once
 
-#include "cuda_memory.h"
-#include "frame_planes.h"
+#include <cudafilters/cuda_memory.h>
+#include <cudafilters/frame_planes.h>
 
 #include <vector>
 
@@ -19,12 +20,6 @@ struct FrameBytes {
 
   explicit FrameBytes(const FramePlanes &f);
 };
-
-// Throws std::invalid_argument, naming `who`, unless `window` holds 1 to
-// `max_count` frames, `center` among them, all laid out as `dst`: the same
-// luma size and samples, and the same chroma planes, if any.
-void check_window(const FramePlanes *window, int count, int center, const FramePlanesOut &dst,
-                  int max_count, const char *who);
 
 class HostFrameStore {
  public:

@@ -4,7 +4,9 @@
 // frames n - r .. n + r held since the last reset: near the start and end
 // of a stream the window is clipped to the frames that exist. Frames are
 // stored in 2 r + 1 slots that are reused; the storage itself (host or
-// device) belongs to the user, who indexes it by slot.
+// device) belongs to the user, who indexes it by slot. Private to the engine
+// library and its tests: the window runners decide with it, and say what it
+// decides (their ready() and waiting()).
 #pragma once
 
 #include <array>
