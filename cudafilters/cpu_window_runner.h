@@ -42,6 +42,12 @@ class CpuWindowRunner {
   // throws.
   void output(CpuWindowFilter &filter, const FramePlanesOut &dst, FrameLevels *levels = nullptr);
 
+  // A window of one frame (radius 0), read where it lies: filters src into
+  // dst with no copy and without touching the frames held. `levels` as in
+  // output.
+  void filter_frame(CpuWindowFilter &filter, const FramePlanes &src, const FramePlanesOut &dst,
+                    FrameLevels *levels = nullptr);
+
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;

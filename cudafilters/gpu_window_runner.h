@@ -66,6 +66,17 @@ class GpuWindowRunner {
   void output_device(GpuWindowFilter &filter, const FramePlanesOut &dst, cudaStream_t dst_users,
                      bool queue, FrameLevels *levels = nullptr);
 
+  // A window of one frame (radius 0), read where it lies: filters the
+  // device planes src into the device planes dst, with no copy and without
+  // touching the frames held. With `src_stream`, a stream of the current
+  // context on which src's producer queued its writes, the reads wait for
+  // that work on the GPU (otherwise the caller has waited for it), and with
+  // `queue` the stream's later work waits for the reads. `dst_users`,
+  // `queue` and `levels` as in output_device.
+  void filter_device(GpuWindowFilter &filter, const FramePlanes &src, cudaStream_t src_stream,
+                     const FramePlanesOut &dst, cudaStream_t dst_users, bool queue,
+                     FrameLevels *levels = nullptr);
+
   // Waits on the host for every frame queued so far.
   void synchronize();
 

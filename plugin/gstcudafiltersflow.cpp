@@ -10,6 +10,7 @@
 
 #include <deque>
 #include <exception>
+#include <type_traits>
 
 #include <cudafilters/cpu_frame_runner.h>
 #include <cudafilters/cpu_window_runner.h>
@@ -102,46 +103,70 @@ prepare_output (GstCudaFiltersStream & s, GstBuffer * in, GstBuffer ** out)
   return ret;
 }
 
-/* ------------------------------------------------------------ one plane */
+/* --------------------------------------------- one frame in, one out */
 
-class PlaneFlow final : public GstCudaFiltersFlow
+/* Each input frame gives one output frame at once, as GstBaseTransform's
+ * default: an output buffer, then the transform. A plane engine filters the
+ * first (luma or gray) plane and the others are carried; a window engine of
+ * radius 0 filters the whole frame where it lies, with no copy into a
+ * window. */
+template <typename Engine>
+class FrameFlow final : public GstCudaFiltersFlow
 {
+  static constexpr bool kPlanes =
+      std::is_same_v<Engine, GstCudaFiltersPlaneEngine>;
+
 public:
-  PlaneFlow (GstCudaFiltersStream & s, GstCudaFiltersPlaneEngine & engine)
+  FrameFlow (GstCudaFiltersStream & s, Engine & engine)
       : s_ (s), engine_ (engine) {}
 
-  /* As GstBaseTransform's default: an output buffer, then the transform. */
   GstFlowReturn generate (GstBuffer * in, GstBuffer ** out) override {
     *out = nullptr;
     if (!in)
       return GST_FLOW_OK;
     GstFlowReturn ret = prepare_output (s_, in, out);
-    if (ret != GST_FLOW_OK) {
-      gst_buffer_unref (in);
-      return ret;
-    }
-    ret = transform (in, *out);
+    if (ret == GST_FLOW_OK)
+      ret = transform (in, *out);
+    if (ret != GST_FLOW_OK)
+      gst_clear_buffer (out);
     gst_buffer_unref (in);
     return ret;
   }
 
+  void reset () override {
+    if constexpr (!kPlanes) {
+      cpu_.reset (0);
+      if (s_.on_gpu ()) {
+        try {
+          s_.gpu->window_reset (0);
+        } catch (const std::exception & e) {
+          GST_WARNING_OBJECT (s_.trans, "resetting the frame runner: %s",
+              e.what ());
+        }
+      }
+    }
+  }
+
 private:
   GstFlowReturn transform (GstBuffer * inbuf, GstBuffer * outbuf);
+  void filter (const GstCudaFiltersPlacement & at,
+      const GstCudaFiltersFrame & in, GstCudaFiltersFrame & out,
+      GstBuffer * inbuf, GstBuffer * outbuf, cudafilters::FrameLevels * want);
 
   GstCudaFiltersStream & s_;
-  GstCudaFiltersPlaneEngine & engine_;
-  cudafilters::CpuFrameRunner cpu_;
+  Engine & engine_;
+  std::conditional_t<kPlanes, cudafilters::CpuFrameRunner,
+      cudafilters::CpuWindowRunner> cpu_;
 };
 
-GstFlowReturn
-PlaneFlow::transform (GstBuffer * inbuf, GstBuffer * outbuf)
+template <typename Engine> GstFlowReturn
+FrameFlow<Engine>::transform (GstBuffer * inbuf, GstBuffer * outbuf)
 {
   GstElement *element = GST_ELEMENT (s_.trans);
   cudafilters::FrameLevels levels;
   cudafilters::FrameLevels *want = s_.statistics_due (inbuf) ? &levels :
       nullptr;
-  const bool gpu = s_.on_gpu ();
-  const GstCudaFiltersPlacement at = gpu ?
+  const GstCudaFiltersPlacement at = s_.on_gpu () ?
       s_.gpu->place (inbuf, outbuf, s_.cuda_caps, want != nullptr) :
       GstCudaFiltersPlacement ();
   GST_LOG_OBJECT (s_.trans, "frame on the %s, %s", at.in_device ? "device" :
@@ -159,24 +184,43 @@ PlaneFlow::transform (GstBuffer * inbuf, GstBuffer * outbuf)
 
   GstFlowReturn ret = guarded (s_, [&] {
         configure (s_, engine_);
-        if (at.in_device) {
-          s_.gpu->filter_device (at, engine_.gpu (), in, out, inbuf, outbuf,
-              want);
-          return;
-        }
-        if (gpu)
-          s_.gpu->filter_host (engine_.gpu (), in.luma (), out.luma_mut (),
-              want);
-        else
-          cpu_.process (engine_.cpu (), in.luma (), out.luma_mut (), want);
-        /* Only the first (luma or gray) plane is filtered; the others are
-         * carried. */
-        for (guint p = 1; p < in.n_planes (); ++p)
-          out.copy_plane_from (in, p);
+        filter (at, in, out, inbuf, outbuf, want);
       });
   if (ret == GST_FLOW_OK && want)
     GstCudaFiltersStats::post (s_.trans, inbuf, levels);
   return ret;
+}
+
+template <> void
+FrameFlow<GstCudaFiltersPlaneEngine>::filter (const GstCudaFiltersPlacement &
+    at, const GstCudaFiltersFrame & in, GstCudaFiltersFrame & out,
+    GstBuffer * inbuf, GstBuffer * outbuf, cudafilters::FrameLevels * want)
+{
+  if (at.in_device) {
+    s_.gpu->filter_device (at, engine_.gpu (), in, out, inbuf, outbuf, want);
+    return;
+  }
+  if (s_.on_gpu ())
+    s_.gpu->filter_host (engine_.gpu (), in.luma (), out.luma_mut (), want);
+  else
+    cpu_.process (engine_.cpu (), in.luma (), out.luma_mut (), want);
+  /* Only the first (luma or gray) plane is filtered; the others are
+   * carried. */
+  for (guint p = 1; p < in.n_planes (); ++p)
+    out.copy_plane_from (in, p);
+}
+
+template <> void
+FrameFlow<GstCudaFiltersWindowEngine>::filter (const GstCudaFiltersPlacement &
+    at, const GstCudaFiltersFrame & in, GstCudaFiltersFrame & out,
+    GstBuffer * inbuf, GstBuffer * outbuf, cudafilters::FrameLevels * want)
+{
+  const cudafilters::FramePlanes src = in.components ();
+  const cudafilters::FramePlanesOut dst = out.components_mut ();
+  if (s_.on_gpu ())
+    s_.gpu->filter_frame (at, engine_.gpu (), src, dst, inbuf, outbuf, want);
+  else
+    cpu_.filter_frame (engine_.cpu (), src, dst, want);
 }
 
 /* ------------------------------------------------------- whole frames */
@@ -199,7 +243,7 @@ private:
     if (waiting_.empty ())
       return false;
     return s_.on_gpu () ? s_.gpu->window_ready (draining) :
-        cpu_.window ().ready (draining);
+        cpu_.ready (draining);
   }
   GstFlowReturn push (GstBuffer * in);
   GstFlowReturn output (GstBuffer ** out);
@@ -382,8 +426,13 @@ std::unique_ptr<GstCudaFiltersFlow>
 gst_cuda_filters_flow_new (GstCudaFiltersStream & stream,
     GstCudaFiltersEngine & engine)
 {
-  if (auto *windows = dynamic_cast<GstCudaFiltersWindowEngine *> (&engine))
-    return std::make_unique<WindowFlow> (stream, *windows);
-  return std::make_unique<PlaneFlow> (stream,
-      dynamic_cast<GstCudaFiltersPlaneEngine &> (engine));
+  auto *windows = dynamic_cast<GstCudaFiltersWindowEngine *> (&engine);
+  if (!windows)
+    return std::make_unique<FrameFlow<GstCudaFiltersPlaneEngine>> (stream,
+        dynamic_cast<GstCudaFiltersPlaneEngine &> (engine));
+  /* Without neighbours to wait for, a frame is filtered where it lies. */
+  if (windows->radius () == 0)
+    return std::make_unique<FrameFlow<GstCudaFiltersWindowEngine>> (stream,
+        *windows);
+  return std::make_unique<WindowFlow> (stream, *windows);
 }

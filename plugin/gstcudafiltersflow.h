@@ -1,12 +1,15 @@
 /* How input frames become output frames: two strategies behind one
- * interface, chosen by the engine's kind when the element starts.
+ * interface, chosen by the engine's kind (and radius) when the element
+ * starts.
  *
- * One plane (cudafilters::CpuPlaneFilter / GpuPlaneFilter): each input frame
- * gives one output frame at once, its first (luma or gray) plane filtered
- * and the others carried over.
+ * One frame in, one out: each input frame gives one output frame at once.
+ * A plane engine (cudafilters::CpuPlaneFilter / GpuPlaneFilter) filters its
+ * first (luma or gray) plane and the others are carried over; a window
+ * engine of radius 0 filters the whole frame where it lies (device frames
+ * are read in place, not copied into a window first).
  *
- * Whole frames in windows (CpuWindowFilter / GpuWindowFilter): with a radius
- * r, frame n leaves once frame n + r has arrived, with the timestamps,
+ * Whole frames in windows (CpuWindowFilter / GpuWindowFilter) of radius
+ * r > 0: frame n leaves once frame n + r has arrived, with the timestamps,
  * duration, flags and metas it came with. The flow reports r frames of
  * latency, filters the last r frames at EOS, and at a caps change, a new
  * segment, a DISCONT buffer or a move to another CUDA context filters the

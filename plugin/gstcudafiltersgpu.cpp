@@ -371,6 +371,32 @@ GstCudaFiltersGpu::filter_device (const GstCudaFiltersPlacement & at,
 }
 
 void
+GstCudaFiltersGpu::filter_frame (const GstCudaFiltersPlacement & at,
+    cudafilters::GpuWindowFilter & filter,
+    const cudafilters::FramePlanes & src,
+    const cudafilters::FramePlanesOut & dst, GstBuffer * inbuf,
+    GstBuffer * outbuf, cudafilters::FrameLevels * levels)
+{
+  /* Host frames are uploaded into the runner's one slot anyway, and
+   * another device's frame is copied to ours: both go through it. */
+  if (!at.in_device || !at.out_device || at.other_device) {
+    window_push (at, src, inbuf);
+    window_output (at, filter, dst, outbuf, levels);
+    return;
+  }
+  const Current scope (context_);
+  cudafilters::GpuWindowRunner & runner = *state_->window_runner;
+  if (!at.queue_input)
+    GstCudaFiltersStreams::wait_for_producer (inbuf);
+  runner.filter_device (filter, src, at.queue_input ? at.in_stream : nullptr,
+      dst, at.out_users, at.queued (), levels);
+  if (at.queued ())
+    runner.check_queued_work ();
+  else
+    GstCudaFiltersStreams::mark_finished (outbuf);
+}
+
+void
 GstCudaFiltersGpu::window_reset (int radius)
 {
   if (!state_)
@@ -384,7 +410,7 @@ GstCudaFiltersGpu::window_reset (int radius)
 bool
 GstCudaFiltersGpu::window_ready (bool draining) const
 {
-  return state_->window_runner->window ().ready (draining);
+  return state_->window_runner->ready (draining);
 }
 
 void

@@ -126,6 +126,15 @@ public:
       GstCudaFiltersFrame & out, GstBuffer * inbuf, GstBuffer * outbuf,
       cudafilters::FrameLevels * levels);
 
+  /* A whole-frame filter of radius 0: the frame @src (host or device
+   * planes of @inbuf, placed @at) filtered into @dst, read where it lies
+   * when on the device. */
+  void filter_frame (const GstCudaFiltersPlacement & at,
+      cudafilters::GpuWindowFilter & filter,
+      const cudafilters::FramePlanes & src,
+      const cudafilters::FramePlanesOut & dst, GstBuffer * inbuf,
+      GstBuffer * outbuf, cudafilters::FrameLevels * levels);
+
   /* Whole-frame filters: the window of frames held on the device, of
    * 2 @radius + 1 frames from now on (created with the first reset). */
   void window_reset (int radius);

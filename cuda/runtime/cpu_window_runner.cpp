@@ -35,21 +35,35 @@ void CpuWindowRunner::push(const FramePlanes &src) {
   }
 }
 
+namespace {
+
+void filter_window(CpuWindowFilter &filter, const FramePlanes *views, int count, int center,
+                   const FramePlanesOut &dst, FrameLevels *levels, bool poison) {
+  if (poison) poison_host_frame(dst);
+  filter.process_window(views, count, center, dst);
+  if (levels) {
+    FramePlanes in = views[center];
+    ConstPlane out = dst.luma;
+    filter.statistics_frame(in, out);
+    measure_levels_cpu(in.luma, out, *levels, &in);
+  }
+}
+
+}  // namespace
+
+void CpuWindowRunner::filter_frame(CpuWindowFilter &filter, const FramePlanes &src,
+                                   const FramePlanesOut &dst, FrameLevels *levels) {
+  filter_window(filter, &src, 1, 0, dst, levels, impl_->poison_outputs_);
+}
+
 void CpuWindowRunner::output(CpuWindowFilter &filter, const FramePlanesOut &dst,
                              FrameLevels *levels) {
   FrameWindow &window = impl_->window_;
   const FrameWindow::Window w = window.next();
   FramePlanes views[2 * FrameWindow::kMaxRadius + 1];
   for (int i = 0; i < w.count; ++i) views[i] = impl_->frames_.view(w.slots[i]);
-  if (impl_->poison_outputs_) poison_host_frame(dst);
   try {
-    filter.process_window(views, w.count, w.center, dst);
-    if (levels) {
-      FramePlanes in = views[w.center];
-      ConstPlane out = dst.luma;
-      filter.statistics_frame(in, out);
-      measure_levels_cpu(in.luma, out, *levels, &in);
-    }
+    filter_window(filter, views, w.count, w.center, dst, levels, impl_->poison_outputs_);
   } catch (...) {
     window.pop();
     throw;

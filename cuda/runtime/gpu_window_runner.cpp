@@ -29,6 +29,10 @@ struct GpuWindowRunner::Impl {
   template <typename Copy>
   void push(const FramePlanes &src, const Copy &copy);
   void filter_next(GpuWindowFilter &filter, const FramePlanesOut &dst, FrameLevels *levels);
+  // Filters the window `views` (count frames, the one at center filtered)
+  // into dst on the runner's stream, counting levels where asked.
+  void filter_window(GpuWindowFilter &filter, const FramePlanes *views, int count, int center,
+                     const FramePlanesOut &dst, FrameLevels *levels);
   void order_after(cudaStream_t first, cudaStream_t then);
   void synchronize();
   void poison(const FramePlanesOut &dst);
@@ -137,20 +141,26 @@ void GpuWindowRunner::Impl::poison(const FramePlanesOut &dst) {
   for (int i = 0; i < bytes.count; ++i) poison_device_plane(writable(bytes.planes[i]), stream_.get());
 }
 
+void GpuWindowRunner::Impl::filter_window(GpuWindowFilter &filter, const FramePlanes *views,
+                                          int count, int center, const FramePlanesOut &dst,
+                                          FrameLevels *levels) {
+  poison(dst);
+  filter.enqueue_window(views, count, center, dst, stream_.get());
+  if (levels) {
+    if (!levels_) levels_ = std::make_unique<LevelCounterGpu>();
+    FramePlanes in = views[center];
+    ConstPlane out = dst.luma;
+    filter.statistics_frame(in, out);
+    levels_->enqueue(in.luma, out, stream_.get(), &in);
+  }
+}
+
 void GpuWindowRunner::Impl::filter_next(GpuWindowFilter &filter, const FramePlanesOut &dst,
                                         FrameLevels *levels) {
   const FrameWindow::Window w = window_.next();
   FramePlanes views[2 * FrameWindow::kMaxRadius + 1];
   for (int i = 0; i < w.count; ++i) views[i] = frames_.view(w.slots[i]);
-  poison(dst);
-  filter.enqueue_window(views, w.count, w.center, dst, stream_.get());
-  if (levels) {
-    if (!levels_) levels_ = std::make_unique<LevelCounterGpu>();
-    FramePlanes in = views[w.center];
-    ConstPlane out = dst.luma;
-    filter.statistics_frame(in, out);
-    levels_->enqueue(in.luma, out, stream_.get(), &in);
-  }
+  filter_window(filter, views, w.count, w.center, dst, levels);
   window_.pop();
 }
 
@@ -186,6 +196,27 @@ void GpuWindowRunner::output_device(GpuWindowFilter &filter, const FramePlanesOu
   m.filter_next(filter, dst, levels);
   if (queue) {
     m.order_after(m.stream_.get(), dst_users);
+    return;
+  }
+  m.synchronize();
+  if (levels) *levels = m.levels_->result();
+}
+
+void GpuWindowRunner::filter_device(GpuWindowFilter &filter, const FramePlanes &src,
+                                    cudaStream_t src_stream, const FramePlanesOut &dst,
+                                    cudaStream_t dst_users, bool queue, FrameLevels *levels) {
+  if (queue && (dst_users == nullptr || levels != nullptr))
+    throw std::invalid_argument("queued output needs the output's stream and no levels");
+  Impl &m = *impl_;
+  // The filter's own state (noise history, strength) is ordered by the
+  // runner's stream, whichever streams the frames come on.
+  if (src_stream != nullptr) m.order_after(src_stream, m.stream_.get());
+  if (dst_users != nullptr && dst_users != src_stream) m.order_after(dst_users, m.stream_.get());
+  m.filter_window(filter, &src, 1, 0, dst, levels);
+  if (queue) {
+    m.order_after(m.stream_.get(), dst_users);
+    // The producer's next writes into src come after these reads.
+    if (src_stream != nullptr && src_stream != dst_users) m.order_after(m.stream_.get(), src_stream);
     return;
   }
   m.synchronize();
