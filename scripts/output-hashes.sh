@@ -15,6 +15,11 @@ set -uo pipefail
 plugin_dir=$(realpath "$1")
 jobs=${2:-8}
 export GST_PLUGIN_PATH=$plugin_dir
+# A registry of its own: two builds of one plugin must not share one.
+registry_dir=$(mktemp -d)
+trap 'rm -rf "$registry_dir"' EXIT
+export GST_REGISTRY=$registry_dir/registry.bin
+gst-inspect-1.0 cudahisteq >/dev/null 2>&1 || true
 
 elements=(
   "cudahisteq"
