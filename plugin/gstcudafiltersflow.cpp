@@ -134,6 +134,9 @@ public:
   }
 
   void reset () override {
+    /* Nothing is held back: a late frame can be dropped (a window flow of
+     * an earlier start may have turned QoS off). */
+    gst_base_transform_set_qos_enabled (s_.trans, TRUE);
     if constexpr (!kPlanes) {
       cpu_.reset (0);
       if (s_.on_gpu ()) {

@@ -48,9 +48,14 @@ struct GstCudaFiltersGpu::State
   /* Declared before the runners, which are destroyed first. */
   GstCudaFiltersStreams streams;
   cudafilters::GpuFrameRunner runner;
-  /* Whole-frame filters: holds the frames of their windows (from the
-   * first window_reset). */
+  /* Whole-frame filters: holds the frames of their windows. */
   std::unique_ptr<cudafilters::GpuWindowRunner> window_runner;
+
+  cudafilters::GpuWindowRunner & windows () {
+    if (!window_runner)
+      throw std::logic_error ("a window call on a filter of planes");
+    return *window_runner;
+  }
   /* The chroma planes of the current device frame; kept so that its storage
    * is reused from frame to frame. */
   cudafilters::CarriedPlanes carried;
@@ -135,6 +140,10 @@ GstCudaFiltersGpu::create_state (GstCudaFiltersEngine & engine,
   }
   try {
     auto state = std::make_unique<State> (context_);
+    if (auto *windows = dynamic_cast<GstCudaFiltersWindowEngine *> (&engine)) {
+      state->window_runner = std::make_unique<cudafilters::GpuWindowRunner> ();
+      state->window_runner->reset (windows->radius ());
+    }
     engine.open_gpu ();
     state_ = std::move (state);
     engine_ = &engine;
@@ -169,6 +178,9 @@ GstCudaFiltersGpu::release_state ()
      * context, which frees it when it is destroyed. */
     GST_WARNING ("the CUDA context could not be made current to free the "
         "element's GPU memory: it is freed with the context");
+    /* The streams hold references on the context: they must go for the
+     * context to go (GStreamer pushes it itself to destroy them). */
+    state_->streams.drop ();
     (void) state_.release ();
     engine_->abandon_gpu ();
     engine_ = nullptr;
@@ -359,12 +371,12 @@ GstCudaFiltersGpu::filter_device (const GstCudaFiltersPlacement & at,
   }
   /* On the input's stream, so that its producer's next writes come after
    * our reads; the output's stream, when another, is linked both ways. */
+  s.streams.keep_alive (inbuf);
   if (at.in_stream != at.out_users)
     s.runner.order_after (at.out_users, at.in_stream);
   s.runner.enqueue_device (filter, src, dst, carried, at.in_stream);
   if (at.in_stream != at.out_users)
     s.runner.order_after (at.in_stream, at.out_users);
-  s.streams.keep_alive (inbuf);
   /* A fault of an earlier frame shows now at the latest: this frame is not
    * pushed. */
   s.runner.check_queued_work ();
@@ -385,7 +397,7 @@ GstCudaFiltersGpu::filter_frame (const GstCudaFiltersPlacement & at,
     return;
   }
   const Current scope (context_);
-  cudafilters::GpuWindowRunner & runner = *state_->window_runner;
+  cudafilters::GpuWindowRunner & runner = state_->windows ();
   if (!at.queue_input)
     GstCudaFiltersStreams::wait_for_producer (inbuf);
   runner.filter_device (filter, src, at.queue_input ? at.in_stream : nullptr,
@@ -402,21 +414,19 @@ GstCudaFiltersGpu::window_reset (int radius)
   if (!state_)
     return;
   const Current scope (context_);
-  if (!state_->window_runner)
-    state_->window_runner = std::make_unique<cudafilters::GpuWindowRunner> ();
-  state_->window_runner->reset (radius);
+  state_->windows ().reset (radius);
 }
 
 bool
 GstCudaFiltersGpu::window_ready (bool draining) const
 {
-  return state_->window_runner->ready (draining);
+  return state_->window_runner && state_->window_runner->ready (draining);
 }
 
 void
 GstCudaFiltersGpu::window_drop_next ()
 {
-  state_->window_runner->drop_next ();
+  state_->windows ().drop_next ();
 }
 
 void
@@ -424,7 +434,7 @@ GstCudaFiltersGpu::window_push (const GstCudaFiltersPlacement & at,
     const cudafilters::FramePlanes & planes, GstBuffer * in)
 {
   const Current scope (context_);
-  cudafilters::GpuWindowRunner & runner = *state_->window_runner;
+  cudafilters::GpuWindowRunner & runner = state_->windows ();
   if (!at.in_device) {
     runner.push_host (planes);
     return;
@@ -443,7 +453,7 @@ GstCudaFiltersGpu::window_output (const GstCudaFiltersPlacement & at,
     cudafilters::FrameLevels * levels)
 {
   const Current scope (context_);
-  cudafilters::GpuWindowRunner & runner = *state_->window_runner;
+  cudafilters::GpuWindowRunner & runner = state_->windows ();
   if (!at.out_device) {
     runner.output_host (filter, dst, levels);
     return;

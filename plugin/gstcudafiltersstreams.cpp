@@ -36,6 +36,7 @@ struct GstCudaFiltersStreams::Impl
       : context (ctx), own (gst_cuda_stream_new (ctx)),
         chosen (own ? gst_cuda_stream_ref (own) : nullptr) {}
   ~Impl () {
+    gst_clear_cuda_stream (&previous_work);
     gst_clear_cuda_stream (&last_work);
     gst_clear_cuda_stream (&chosen);
     gst_clear_cuda_stream (&own);
@@ -48,9 +49,10 @@ struct GstCudaFiltersStreams::Impl
   GstCudaStream *own;
   /* The one our pools carry: downstream's or ours. */
   GstCudaStream *chosen;
-  /* The one the last frame was queued on, kept alive until the runner
-   * has moved to another (keep_alive). */
+  /* The one the last frame was queued on, and the one before, kept alive
+   * until the runner has moved on from them (keep_alive). */
   GstCudaStream *last_work = nullptr;
+  GstCudaStream *previous_work = nullptr;
 };
 
 GstCudaFiltersStreams::GstCudaFiltersStreams (const GstCudaFiltersContext &
@@ -90,8 +92,15 @@ GstCudaFiltersStreams::keep_alive (GstBuffer * in)
   GstCudaStream *work = memory_stream (in);
   if (work == impl_->last_work)
     return;
-  gst_clear_cuda_stream (&impl_->last_work);
+  gst_clear_cuda_stream (&impl_->previous_work);
+  impl_->previous_work = impl_->last_work;
   impl_->last_work = work ? gst_cuda_stream_ref (work) : nullptr;
+}
+
+void
+GstCudaFiltersStreams::drop ()
+{
+  impl_.reset ();
 }
 
 cudaStream_t
@@ -148,6 +157,11 @@ GstCudaFiltersStreams::offer (GstStructure *) const
 
 void
 GstCudaFiltersStreams::keep_alive (GstBuffer *)
+{
+}
+
+void
+GstCudaFiltersStreams::drop ()
 {
 }
 

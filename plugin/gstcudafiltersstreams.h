@@ -48,11 +48,16 @@ public:
    * our output. */
   void offer (GstStructure * config) const;
 
-  /* A frame was queued on the stream of @in's memory: keeps that stream
-   * alive until a later frame is queued on another (the runner waits for
-   * the last stream's frames before it moves to the next one) or the
-   * element stops. Call with the context current. */
+  /* A frame is about to be queued on the stream of @in's memory: keeps
+   * that stream alive, and the one before it until the frame after has
+   * been queued (the runner waits for the last stream's frames when it
+   * moves to the next one, on a stream it must still be able to use), or
+   * the element stops. Call with the context current. */
   void keep_alive (GstBuffer * in);
+
+  /* Drops every stream reference now, where the element's GPU state is
+   * abandoned (its context cannot be made current). */
+  void drop ();
 
   /* The stream @buffer's memory carries: its producer queued its writes
    * there, and its consumers queue their reads there. Whole-frame filters

@@ -12,6 +12,14 @@
 # cudadownload (the GPU host's bundle has both: source .gpu/env.sh first).
 # Without a GPU, the cuda rows fail alike in both builds.
 set -uo pipefail
+# The frames: a moving zone plate (or what PATTERN says, e.g.
+# "pattern=snow"), blended between two colours so that chroma varies with
+# it (videotestsrc's patterns are deterministic: snow restarts its
+# generator with each run).
+export PATTERN=${PATTERN:-pattern=zone-plate kx2=20 ky2=20 kt=3}
+PATTERN="$PATTERN foreground-color=0xffe0a020 background-color=0xff2050c0"
+# ROWS=cuda: only the rows on the GPU backend.
+rows=${ROWS:-all}
 plugin_dir=$(realpath "$1")
 jobs=${2:-8}
 export GST_PLUGIN_PATH=$plugin_dir
@@ -45,7 +53,7 @@ cuda_formats=" NV12 I420 Y42B Y444 P010_10LE RGBA BGRx YUY2 UYVY "
 one() {
   local element=$1 format=$2 backend=$3 memory=$4
   local caps="video/x-raw,format=$format,width=200,height=120,framerate=30/1"
-  local src="videotestsrc num-buffers=5 pattern=zone-plate kx2=20 ky2=20 kt=3 ! $caps"
+  local src="videotestsrc num-buffers=5 $PATTERN ! $caps"
   local pipeline
   if [ "$memory" = cuda ]; then
     pipeline="$src ! cudaupload ! video/x-raw(memory:CUDAMemory) ! $element backend=$backend ! cudadownload ! $caps"
@@ -72,6 +80,7 @@ export -f one
 for element in "${elements[@]}"; do
   for format in "${formats[@]}"; do
     for backend in cpu cuda; do
+      [ "$rows" = cuda ] && [ "$backend" = cpu ] && continue
       printf '%s\t%s\t%s\tsystem\n' "$element" "$format" "$backend"
       if [[ $backend == cuda && $cuda_formats == *" $format "* ]]; then
         printf '%s\t%s\t%s\tcuda\n' "$element" "$format" "$backend"

@@ -160,7 +160,13 @@ void GpuWindowRunner::Impl::filter_next(GpuWindowFilter &filter, const FramePlan
   const FrameWindow::Window w = window_.next();
   FramePlanes views[2 * FrameWindow::kMaxRadius + 1];
   for (int i = 0; i < w.count; ++i) views[i] = frames_.view(w.slots[i]);
-  filter_window(filter, views, w.count, w.center, dst, levels);
+  try {
+    filter_window(filter, views, w.count, w.center, dst, levels);
+  } catch (...) {
+    // As CpuWindowRunner: the window moves on, or its slot stays taken.
+    window_.pop();
+    throw;
+  }
   window_.pop();
 }
 

@@ -891,6 +891,23 @@ GST_START_TEST (test_temporal_radius_fixed_while_running)
     push (10 + i, false);
   fail_unless_equals_int (gst_harness_buffers_received (h), before + 1);
   fail_unless_equals_uint64 (gst_harness_query_latency (h), 2 * frame);
+  /* A frame held back cannot be dropped for lateness: no QoS. */
+  fail_if (gst_base_transform_is_qos_enabled (GST_BASE_TRANSFORM (h->element)));
+
+  /* Radius 0 holds nothing: each frame leaves at once, late ones may be
+   * dropped again. */
+  fail_unless (gst_element_set_state (h->element, GST_STATE_READY) ==
+      GST_STATE_CHANGE_SUCCESS);
+  g_object_set (h->element, "temporal-radius", 0, NULL);
+  gst_harness_play (h);
+  gst_harness_set_src_caps_str (h, "video/x-raw,format=GRAY8,width=16,"
+      "height=8,framerate=25/1");
+  fail_unless (gst_base_transform_is_qos_enabled (GST_BASE_TRANSFORM (h->element)),
+      "QoS stays off after a start with a window");
+  const guint at_zero = gst_harness_buffers_received (h);
+  push (20, false);
+  fail_unless_equals_int (gst_harness_buffers_received (h), at_zero + 1);
+  fail_unless_equals_uint64 (gst_harness_query_latency (h), 0);
   gst_harness_teardown (h);
 }
 GST_END_TEST;
