@@ -18,8 +18,10 @@ set -uo pipefail
 # generator with each run).
 export PATTERN=${PATTERN:-pattern=zone-plate kx2=20 ky2=20 kt=3}
 PATTERN="$PATTERN foreground-color=0xffe0a020 background-color=0xff2050c0"
-# ROWS=cuda: only the rows on the GPU backend.
+# ROWS=cuda: only the rows on the GPU backend. ONLY=WORD: only the element
+# settings that contain WORD.
 rows=${ROWS:-all}
+only=${ONLY:-}
 plugin_dir=$(realpath "$1")
 jobs=${2:-8}
 export GST_PLUGIN_PATH=$plugin_dir
@@ -78,6 +80,7 @@ one() {
 export -f one
 
 for element in "${elements[@]}"; do
+  [[ $element == *"$only"* ]] || continue
   for format in "${formats[@]}"; do
     for backend in cpu cuda; do
       [ "$rows" = cuda ] && [ "$backend" = cpu ] && continue
