@@ -73,6 +73,25 @@ configure (GstCudaFiltersStream & s, GstCudaFiltersEngine & engine)
     engine.reset_history ();
 }
 
+/* The frames held by @cpu and the GPU side forgotten, windows of
+ * 2 @radius + 1 frames from now on; QoS (dropping late frames) only where
+ * no frame is held back, since a frame held cannot be dropped without
+ * changing its neighbours' windows. */
+void
+reset_windows (GstCudaFiltersStream & s, cudafilters::CpuWindowRunner & cpu,
+    int radius)
+{
+  cpu.reset (radius);
+  if (s.on_gpu ()) {
+    try {
+      s.gpu->window_reset (radius);
+    } catch (const std::exception & e) {
+      GST_WARNING_OBJECT (s.trans, "resetting the frames held: %s", e.what ());
+    }
+  }
+  gst_base_transform_set_qos_enabled (s.trans, radius == 0);
+}
+
 /* The map flags of a frame placed on the device, or on the host. */
 GstMapFlags
 map_flags (GstMapFlags access, bool device)
@@ -133,21 +152,13 @@ public:
     return ret;
   }
 
+  /* Nothing is held back: a late frame can be dropped (a window flow of
+   * an earlier start may have turned QoS off). */
   void reset () override {
-    /* Nothing is held back: a late frame can be dropped (a window flow of
-     * an earlier start may have turned QoS off). */
-    gst_base_transform_set_qos_enabled (s_.trans, TRUE);
-    if constexpr (!kPlanes) {
-      cpu_.reset (0);
-      if (s_.on_gpu ()) {
-        try {
-          s_.gpu->window_reset (0);
-        } catch (const std::exception & e) {
-          GST_WARNING_OBJECT (s_.trans, "resetting the frame runner: %s",
-              e.what ());
-        }
-      }
-    }
+    if constexpr (kPlanes)
+      gst_base_transform_set_qos_enabled (s_.trans, TRUE);
+    else
+      reset_windows (s_, cpu_, 0);
   }
 
 private:
@@ -169,9 +180,8 @@ FrameFlow<Engine>::transform (GstBuffer * inbuf, GstBuffer * outbuf)
   cudafilters::FrameLevels levels;
   cudafilters::FrameLevels *want = s_.statistics_due (inbuf) ? &levels :
       nullptr;
-  const GstCudaFiltersPlacement at = s_.on_gpu () ?
-      s_.gpu->place (inbuf, outbuf, s_.cuda_caps, want != nullptr) :
-      GstCudaFiltersPlacement ();
+  const GstCudaFiltersPlacement at = s_.gpu->place (inbuf, outbuf,
+      s_.cuda_caps, want != nullptr);
   GST_LOG_OBJECT (s_.trans, "frame on the %s, %s", at.in_device ? "device" :
       "host", at.queued () ? "queued" : "waited for");
 
@@ -277,17 +287,7 @@ void
 WindowFlow::reset ()
 {
   forget_waiting ();
-  cpu_.reset (radius_);
-  if (s_.on_gpu ()) {
-    try {
-      s_.gpu->window_reset (radius_);
-    } catch (const std::exception & e) {
-      GST_WARNING_OBJECT (s_.trans, "frames held failed: %s", e.what ());
-    }
-  }
-  /* A frame held back cannot be dropped for lateness without changing its
-   * neighbours' windows: QoS only without a window. */
-  gst_base_transform_set_qos_enabled (s_.trans, radius_ == 0);
+  reset_windows (s_, cpu_, radius_);
 }
 
 /* Copies the frame in @in into the window and keeps its metadata. */
@@ -295,9 +295,8 @@ GstFlowReturn
 WindowFlow::push (GstBuffer * in)
 {
   const bool gpu = s_.on_gpu ();
-  const GstCudaFiltersPlacement at = gpu ?
-      s_.gpu->place (in, nullptr, s_.cuda_caps, false) :
-      GstCudaFiltersPlacement ();
+  const GstCudaFiltersPlacement at = s_.gpu->place (in, nullptr,
+      s_.cuda_caps, false);
   GstCudaFiltersFrame frame;
   if (!gst_cuda_filters_map_frame (GST_ELEMENT (s_.trans), frame, s_.info, in,
           map_flags (GST_MAP_READ, at.in_device)))
@@ -338,8 +337,7 @@ WindowFlow::output (GstBuffer ** out)
   GstCudaFiltersFrame frame;
   if (ret == GST_FLOW_OK) {
     want = s_.statistics_due (meta) ? &levels : nullptr;
-    if (gpu)
-      at = s_.gpu->place (nullptr, *out, s_.cuda_caps, want != nullptr);
+    at = s_.gpu->place (nullptr, *out, s_.cuda_caps, want != nullptr);
     if (!gst_cuda_filters_map_frame (GST_ELEMENT (s_.trans), frame, s_.info,
             *out, map_flags (GST_MAP_WRITE, at.out_device)))
       ret = GST_FLOW_ERROR;
@@ -411,8 +409,6 @@ WindowFlow::drain ()
 GstClockTime
 WindowFlow::latency () const
 {
-  if (radius_ == 0)
-    return 0;
   const gint n = GST_VIDEO_INFO_FPS_N (&s_.info);
   const gint d = GST_VIDEO_INFO_FPS_D (&s_.info);
   if (n > 0 && d > 0)

@@ -109,7 +109,8 @@ public:
 
   /* Where the frame @in -> @out goes (either may be null: the window
    * flows place their input and output apart), in @cuda_caps, with its
-   * levels counted where @levels_due. */
+   * levels counted where @levels_due. Host memory, waited for, where the
+   * GPU is not open (the CPU path). */
   GstCudaFiltersPlacement place (GstBuffer * in, GstBuffer * out,
       bool cuda_caps, bool levels_due) const;
 
