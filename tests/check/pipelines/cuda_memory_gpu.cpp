@@ -17,8 +17,11 @@
 #include <gst/cuda/gstcudautils.h>
 #include <gst/cuda/cuda-gst.h>
 
+#include <condition_variable>
 #include <cstring>
 #include <memory>
+#include <mutex>
+#include <thread>
 
 using namespace test;
 
@@ -741,6 +744,125 @@ GST_START_TEST (test_memory_of_another_device_is_copied)
 }
 GST_END_TEST;
 
+/* Holds a context query inside gst_cuda_handle_context_query, at its first
+ * log line, until released: the element has handed over its context by
+ * then, and the query is about to take its own reference to it. */
+struct HeldContextQuery
+{
+  std::mutex lock;
+  std::condition_variable changed;
+  GThread *thread = NULL;
+  bool inside = false;
+  bool released = false;
+
+  static void log (GstDebugCategory *, GstDebugLevel, const gchar *,
+      const gchar * function, gint, GObject *, GstDebugMessage *,
+      gpointer data) {
+    HeldContextQuery *self = static_cast<HeldContextQuery *> (data);
+    if (g_strcmp0 (function, "gst_cuda_handle_context_query") != 0)
+      return;
+    std::unique_lock<std::mutex> l (self->lock);
+    if (g_thread_self () != self->thread || self->inside)
+      return;
+    self->inside = true;
+    self->changed.notify_all ();
+    self->changed.wait (l, [self] { return self->released; });
+  }
+};
+
+static void
+note_freed (gpointer data, GObject *)
+{
+  *static_cast<bool *> (data) = true;
+}
+
+/* A context query answered from another thread while the streaming thread
+ * moves the element into upstream's context: the context the query was
+ * answered with stays alive until the query is done with it, whatever the
+ * element drops meanwhile. */
+GST_START_TEST (test_context_query_keeps_context_during_adoption)
+{
+  std::mt19937 rng (5157);
+  const int w = 160, hgt = 120;
+  GstVideoInfo info;
+  gst_video_info_set_format (&info, GST_VIDEO_FORMAT_NV12, w, hgt);
+  GstCudaContext *ours = gst_cuda_context_new (0);
+  GstCudaContext *first = gst_cuda_context_new (0);
+  GstCudaContext *second = gst_cuda_context_new (0);
+  fail_unless (ours && first && second);
+  GstHarness *h = harness_in_context ("cudahisteq backend=cuda", ours, info);
+  auto push_in = [&](GstCudaContext * ctx) {
+    CudaFramePool pool (ctx, info);
+    GstBuffer *out = gst_harness_push_and_pull (h,
+        pool.frame (frame_with_luma (rng, GST_VIDEO_FORMAT_NV12,
+                random_image (rng, w, hgt))));
+    fail_unless (out != NULL);
+    gst_buffer_unref (out);
+  };
+
+  /* The element moves into `first`, and holds the last reference to it. */
+  push_in (first);
+  bool first_freed = false;
+  g_object_weak_ref (G_OBJECT (first), note_freed, &first_freed);
+  gst_object_unref (first);
+  fail_if (first_freed, "the element did not keep the context it adopted");
+
+  HeldContextQuery held;
+  gst_debug_set_threshold_for_name ("GST_CONTEXT", GST_LEVEL_LOG);
+  gst_debug_add_log_function (HeldContextQuery::log, &held, NULL);
+  GstQuery *q = gst_query_new_context (GST_CUDA_CONTEXT_TYPE);
+  GstPad *srcpad = gst_element_get_static_pad (h->element, "src");
+  gboolean answered = FALSE;
+  std::thread asker ([&] {
+    {
+      std::lock_guard<std::mutex> l (held.lock);
+      held.thread = g_thread_self ();
+    }
+    answered = gst_pad_query (srcpad, q);
+  });
+  {
+    std::unique_lock<std::mutex> l (held.lock);
+    held.changed.wait (l, [&] { return held.inside; });
+  }
+
+  /* Meanwhile the element moves on into `second`, and every frame and
+   * pool of `first` is gone. */
+  push_in (second);
+  push_in (second);
+  const bool freed_under_query = first_freed;
+
+  {
+    std::lock_guard<std::mutex> l (held.lock);
+    held.released = true;
+    held.changed.notify_all ();
+  }
+  /* A context freed under the query is used by it now: a failed test
+   * rather than a crash where that still goes unnoticed. */
+  fail_if (freed_under_query, "the element freed its context while a "
+      "context query was answering with it");
+  asker.join ();
+  gst_debug_remove_log_function (HeldContextQuery::log);
+  gst_debug_unset_threshold_for_name ("GST_CONTEXT");
+  fail_unless (answered);
+
+  GstContext *answer = NULL;
+  gst_query_parse_context (q, &answer);
+  GstCudaContext *given = NULL;
+  fail_unless (answer && gst_structure_get (gst_context_get_structure (answer),
+          GST_CUDA_CONTEXT_TYPE, GST_TYPE_CUDA_CONTEXT, &given, NULL));
+  fail_unless (given == first, "the query was not answered with the "
+      "context the element held when it was asked");
+  gst_object_unref (given);
+  gst_query_unref (q);
+  fail_unless (first_freed, "the context the query held was leaked");
+
+  gst_object_unref (srcpad);
+  gst_harness_teardown (h);
+  gst_object_unref (second);
+  gst_object_unref (ours);
+}
+GST_END_TEST;
+
 #ifdef HAVE_CUDA_MEMORY_STREAMS
 /* A frame whose kernels fault after it was pushed with its work queued
  * (here: its input memory is not the device's) is an element error at the
@@ -818,6 +940,7 @@ cuda_memory_gpu_suite (void)
   tcase_add_test (tc, test_decode_10bit_through_nvh265dec);
   tcase_add_test (tc, test_nlm_sequences_in_cuda_memory);
   tcase_add_test (tc, test_memory_of_another_device_is_copied);
+  tcase_add_test (tc, test_context_query_keeps_context_during_adoption);
 #ifdef HAVE_CUDA_MEMORY_STREAMS
   tcase_add_test (tc, test_output_writes_wait_for_readers);
   /* Last: the fault leaves a context lost. */
