@@ -32,9 +32,10 @@ namespace {
 // constant band matrices of the patch taps (ones for box patches):
 //   V = Bv * E   (16 x k) . (k x 8): column sums of 8 columns,
 //   D = V * Bh   (16 x 16|24) . (16|24 x 8): the distances of 16 x 8 pixels.
-// mma.sync computes both with f16 inputs and f32 sums. The layouts line up:
-// the f32 accumulator fragment of a 16 x 8 V block, packed to f16, is half
-// of the A fragment the row product takes, so V never leaves registers.
+// mma.sync computes both with f16 inputs, V with f16 sums and D with f32
+// sums. The layouts line up: the f16 accumulator fragment of a 16 x 8 V
+// block is half of the A fragment the row product takes, so V never leaves
+// registers and needs no conversion.
 //
 // A warp owns 16 x 32 output pixels (four 16 x 8 blocks) and runs through
 // every offset alone, reading the block's tile in shared memory: there is no
@@ -48,9 +49,9 @@ namespace {
 // f16, so that a squared difference is at most 64^2 (two channels: 2 * 64^2)
 // and the column sums, scaled by 1/4 in Bv, stay below f16's 65504. On 8-bit
 // frames the samples and their differences are exact, squares above 2048
-// (differences above 45) round to 11 bits, and the column sums round once
-// more when packed: distances are within about 0.03% of the CPU's exact
-// integers. The weighted pixels are the f32 samples, exact at every depth.
+// (differences above 45) round to 11 bits, and the column sums round to
+// f16 after each of their two k-steps (by at most 2^-12 each time): the
+// distances stay within about 0.05% of the CPU's exact integers. The weighted pixels are the f32 samples, exact at every depth.
 constexpr int kWarpRows = 16;
 constexpr int kWarpCols = 32;
 constexpr int kOutBlocks = kWarpCols / 8;
@@ -152,31 +153,46 @@ __device__ __forceinline__ void mma_k8_zero(float (&c)[4], uint32_t a0, uint32_t
       : "r"(a0), "r"(a1), "r"(b0), "f"(0.f));
 }
 
-// c += A (16 x 16) * B (16 x 8); two k8 steps where m16n8k16 is missing.
-__device__ __forceinline__ void mma_k16(float (&c)[4], uint32_t a0, uint32_t a1, uint32_t a2,
-                                        uint32_t a3, uint32_t b0, uint32_t b1) {
+// Column sums V = Bv * E with f16 accumulators: the products come out
+// packed as the row product's A fragment (d0: row g, d1: row g + 8), with no
+// conversions (10 a warp and offset with f32 sums packed afterwards). The
+// zero accumulator comes from the zero register, as above.
+__device__ __forceinline__ void mma_k16_f16_zero(uint32_t (&d)[2], uint32_t a0, uint32_t a1,
+                                                 uint32_t a2, uint32_t a3, uint32_t b0,
+                                                 uint32_t b1) {
 #if __CUDA_ARCH__ >= 800
-  asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
-      "{%8,%9}, {%0,%1,%2,%3};\n"
-      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+  asm("mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16 {%0,%1}, {%2,%3,%4,%5}, {%6,%7}, "
+      "{%8,%8};\n"
+      : "=r"(d[0]), "=r"(d[1])
+      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1), "r"(0u));
 #else
-  mma_k8(c, a0, a1, b0);
-  mma_k8(c, a2, a3, b1);
+  asm("mma.sync.aligned.m16n8k8.row.col.f16.f16.f16.f16 {%0,%1}, {%2,%3}, {%4}, {%5,%5};\n"
+      : "=r"(d[0]), "=r"(d[1])
+      : "r"(a0), "r"(a1), "r"(b0), "r"(0u));
+  asm("mma.sync.aligned.m16n8k8.row.col.f16.f16.f16.f16 {%0,%1}, {%2,%3}, {%4}, {%0,%1};\n"
+      : "+r"(d[0]), "+r"(d[1])
+      : "r"(a2), "r"(a3), "r"(b1));
 #endif
 }
 
-// c = A (16 x 16) * B (16 x 8) from a zero accumulator, as mma_k8_zero.
-__device__ __forceinline__ void mma_k16_zero(float (&c)[4], uint32_t a0, uint32_t a1,
-                                             uint32_t a2, uint32_t a3, uint32_t b0, uint32_t b1) {
+__device__ __forceinline__ void mma_k8_f16(uint32_t (&d)[2], uint32_t a0, uint32_t a1,
+                                           uint32_t b0) {
+  asm("mma.sync.aligned.m16n8k8.row.col.f16.f16.f16.f16 {%0,%1}, {%2,%3}, {%4}, {%0,%1};\n"
+      : "+r"(d[0]), "+r"(d[1])
+      : "r"(a0), "r"(a1), "r"(b0));
+}
+
+__device__ __forceinline__ void mma_k16_f16(uint32_t (&d)[2], uint32_t a0, uint32_t a1,
+                                            uint32_t a2, uint32_t a3, uint32_t b0,
+                                            uint32_t b1) {
 #if __CUDA_ARCH__ >= 800
-  asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
-      "{%8,%9}, {%10,%10,%10,%10};\n"
-      : "=f"(c[0]), "=f"(c[1]), "=f"(c[2]), "=f"(c[3])
-      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1), "f"(0.f));
+  asm("mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16 {%0,%1}, {%2,%3,%4,%5}, {%6,%7}, "
+      "{%0,%1};\n"
+      : "+r"(d[0]), "+r"(d[1])
+      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
 #else
-  mma_k8_zero(c, a0, a1, b0);
-  mma_k8(c, a2, a3, b1);
+  mma_k8_f16(d, a0, a1, b0);
+  mma_k8_f16(d, a2, a3, b1);
 #endif
 }
 
@@ -359,14 +375,11 @@ __global__ void __launch_bounds__(256, CH == 1 ? 2 : 1) nlm_kernel(const __grid_
             }
             e[q] = as_u32(sq);
           }
-          float col[4];
-          mma_k16_zero(col, band.a[0], band.a[1], band.a[2], band.a[3], e[0], e[1]);
+          mma_k16_f16_zero(vh[j], band.a[0], band.a[1], band.a[2], band.a[3], e[0], e[1]);
           if constexpr (LARGE)
-            mma_k16(col, band.a_hi[0], band.a_hi[1], band.a_hi[2], band.a_hi[3], e[2], e[3]);
+            mma_k16_f16(vh[j], band.a_hi[0], band.a_hi[1], band.a_hi[2], band.a_hi[3], e[2], e[3]);
           else
-            mma_k8(col, band.a_hi[0], band.a_hi[1], e[2]);
-          vh[j][0] = pack_half2(col[0], col[1]);
-          vh[j][1] = pack_half2(col[2], col[3]);
+            mma_k8_f16(vh[j], band.a_hi[0], band.a_hi[1], e[2]);
         }
         // Rows f_row + dy and f_row + dy + 8 share their shift (f_row_start).
         const int shift = (row >> 2) & 1;
