@@ -8,6 +8,8 @@
 //   element_bench --cross-device [--frames N] [--json FILE]
 //   element_bench --system-memory [--backend cuda|cpu] [--frames N] [--json FILE]
 //                 [--only histeq|clahe|nlm|sharpen]
+//   element_bench --pageable [--backend cuda|cpu] [--frames N] [--json FILE]
+//                 [--only histeq|clahe|nlm|sharpen] [--size 1080p|4K]
 //
 // Rows, for each element and size:
 //   - system memory (GRAY8), pageable frames pushed through a GstHarness;
@@ -39,6 +41,16 @@
 // --system-memory: the rows of frames in system memory alone (pageable
 // frames, the proposed pool, the GRAY8 pipeline).
 //
+// --pageable: appsrc ! <element> ! fakesink on GRAY8 frames in pageable
+// system memory from a source that costs nothing: it cycles N buffers of
+// a pool (N = 4 and 32, as a camera's or a decoder's pool does), or hands
+// over memory allocated for every frame (never written by the source: the
+// element's first touch of it is part of what a fresh frame costs). Per
+// row, at 1080p and 4K: the interval between frames reaching the sink
+// (median, p90, p99) and the process CPU time per frame (user + sys), from
+// PLAYING to EOS after preroll. Run with --backend cpu for the CPU
+// backend's figures beside them.
+//
 // Kernel-only GPU times and the copy and bandwidth floors come from
 // histeq_bench, clahe_bench and nlm_bench. Four distinct frames are rotated; --dump-frames
 // writes them (raw GRAY8) so other tools can run on the same input.
@@ -57,6 +69,10 @@
 #include <cudafilters/nlm_gpu.h>
 #include <gst/video/video.h>
 
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -82,6 +98,8 @@ struct ElementOptions {
   bool chain = false;
   bool cross_device = false;
   bool system_memory = false;
+  bool pageable = false;
+  std::string size;
 };
 
 std::string caps_string(const char *format, const Size &sz, bool cuda) {
@@ -519,6 +537,170 @@ void run_rows(Reporter &rep, const ElementOptions &opt, GstCudaContext *ctx) {
   }
 }
 
+// --pageable: one pipeline run of `frames` frames, `pool_size` buffers
+// cycled (0: fresh memory every frame).
+struct PageableRun {
+  std::vector<double> intervals_us;  // between frames at the sink
+  double cpu_us_per_frame = 0;
+};
+
+double process_cpu_us() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  auto us = [](const timeval &t) { return double(t.tv_sec) * 1e6 + double(t.tv_usec); };
+  return us(u.ru_utime) + us(u.ru_stime);
+}
+
+struct PageableSource {
+  GstBufferPool *pool = nullptr;  // null: fresh memory every frame
+  gsize size = 0;
+  int pushed = 0;
+  int frames = 0;
+};
+
+void pageable_need_data(GstAppSrc *src, guint, gpointer data) {
+  auto *s = static_cast<PageableSource *>(data);
+  if (s->pushed == s->frames) {
+    gst_app_src_end_of_stream(src);
+    return;
+  }
+  GstBuffer *b = nullptr;
+  if (s->pool) {
+    if (gst_buffer_pool_acquire_buffer(s->pool, &b, nullptr) != GST_FLOW_OK) {
+      gst_app_src_end_of_stream(src);
+      return;
+    }
+  } else {
+    b = gst_buffer_new_allocate(nullptr, s->size, nullptr);
+  }
+  GST_BUFFER_PTS(b) = GstClockTime(s->pushed) * GST_SECOND / 30;
+  GST_BUFFER_DURATION(b) = GST_SECOND / 30;
+  ++s->pushed;
+  gst_app_src_push_buffer(src, b);
+}
+
+void pageable_handoff(GstElement *, GstBuffer *, GstPad *, gpointer data) {
+  static_cast<std::vector<std::chrono::steady_clock::time_point> *>(data)->push_back(
+      std::chrono::steady_clock::now());
+}
+
+PageableRun run_pageable_pipeline(const std::string &middle, const Size &sz, GstCudaContext *ctx,
+                                  int pool_size, int frames) {
+  const std::string caps = caps_string("GRAY8", sz, false);
+  const std::string launch = "appsrc name=src format=time caps=\"" + caps + "\" ! " + middle +
+                             " ! fakesink name=sink sync=false signal-handoffs=true";
+  GError *err = nullptr;
+  GstElement *pipeline = gst_parse_launch(launch.c_str(), &err);
+  if (!pipeline || err) throw std::runtime_error(launch + ": " + (err ? err->message : ""));
+  share_context(pipeline, ctx);
+
+  PageableSource source;
+  source.size = gsize(sz.width) * sz.height;
+  source.frames = frames;
+  if (pool_size > 0) {
+    source.pool = gst_buffer_pool_new();
+    GstStructure *config = gst_buffer_pool_get_config(source.pool);
+    GstCaps *c = gst_caps_from_string(caps.c_str());
+    gst_buffer_pool_config_set_params(config, c, guint(source.size), pool_size, pool_size);
+    gst_caps_unref(c);
+    if (!gst_buffer_pool_set_config(source.pool, config) ||
+        !gst_buffer_pool_set_active(source.pool, TRUE))
+      throw std::runtime_error("no pool of " + std::to_string(pool_size) + " buffers");
+    // Written once, as a camera's buffers are before they come back.
+    std::vector<GstBuffer *> all;
+    for (int i = 0; i < pool_size; ++i) {
+      GstBuffer *b = nullptr;
+      if (gst_buffer_pool_acquire_buffer(source.pool, &b, nullptr) != GST_FLOW_OK)
+        throw std::runtime_error("pool: no buffer");
+      gst_buffer_memset(b, 0, guint8(40 + 5 * i), source.size);
+      all.push_back(b);
+    }
+    for (GstBuffer *b : all) gst_buffer_unref(b);
+  }
+  GstElement *src = gst_bin_get_by_name(GST_BIN(pipeline), "src");
+  GstAppSrcCallbacks cb{};
+  cb.need_data = pageable_need_data;
+  gst_app_src_set_callbacks(GST_APP_SRC(src), &cb, &source, nullptr);
+  g_object_set(src, "max-buffers", guint64(2), nullptr);
+  gst_object_unref(src);
+  std::vector<std::chrono::steady_clock::time_point> arrivals;
+  arrivals.reserve(size_t(frames) + 1);
+  GstElement *sink = gst_bin_get_by_name(GST_BIN(pipeline), "sink");
+  g_signal_connect(sink, "handoff", G_CALLBACK(pageable_handoff), &arrivals);
+  gst_object_unref(sink);
+
+  GstBus *bus = gst_element_get_bus(pipeline);
+  gst_element_set_state(pipeline, GST_STATE_PAUSED);
+  if (gst_element_get_state(pipeline, nullptr, nullptr, 60 * GST_SECOND) == GST_STATE_CHANGE_FAILURE)
+    throw std::runtime_error(launch + ": did not preroll");
+  const size_t before = arrivals.size();
+  const double cpu0 = process_cpu_us();
+  gst_element_set_state(pipeline, GST_STATE_PLAYING);
+  GstMessage *m = gst_bus_timed_pop_filtered(bus, 600 * GST_SECOND,
+                                             GstMessageType(GST_MESSAGE_EOS | GST_MESSAGE_ERROR));
+  const double cpu1 = process_cpu_us();
+  const bool ok = m && GST_MESSAGE_TYPE(m) == GST_MESSAGE_EOS;
+  if (m) gst_message_unref(m);
+  gst_element_set_state(pipeline, GST_STATE_NULL);
+  gst_bus_set_flushing(bus, TRUE);
+  gst_object_unref(bus);
+  gst_object_unref(pipeline);
+  if (source.pool) {
+    gst_buffer_pool_set_active(source.pool, FALSE);
+    gst_object_unref(source.pool);
+  }
+  if (!ok) throw std::runtime_error(launch + ": did not reach EOS");
+
+  PageableRun run;
+  for (size_t i = std::max<size_t>(before, 1); i < arrivals.size(); ++i)
+    run.intervals_us.push_back(
+        std::chrono::duration<double, std::micro>(arrivals[i] - arrivals[i - 1]).count());
+  const size_t timed = arrivals.size() - before;
+  run.cpu_us_per_frame = timed ? (cpu1 - cpu0) / double(timed) : 0;
+  if (run.intervals_us.empty()) throw std::runtime_error(launch + ": no frames timed");
+  return run;
+}
+
+void run_pageable(const ElementOptions &opt, GstCudaContext *ctx, FILE *json) {
+  struct Element {
+    const char *name;
+    const char *props;
+    int frames_divisor;  // cudanlm on the CPU is slow: fewer frames
+  };
+  const bool on_gpu = opt.backend == "cuda";
+  const Element elements[] = {{"cudahisteq", "", 1},
+                              {"cudaclahe", " clip-limit=2 tiles-x=8 tiles-y=8", 1},
+                              {"cudanlm", " patch-size=7 search-size=21", on_gpu ? 4 : 100},
+                              {"cudasharpen", " amount=1 radius=1", 1}};
+  const struct {
+    const char *what;
+    int pool_size;
+  } sources[] = {{"4 buffers cycled", 4}, {"32 buffers cycled", 32}, {"fresh memory", 0}};
+  for (const Size &sz : kSizes) {
+    if (!std::strcmp(sz.name, "720p") || (!opt.size.empty() && opt.size != sz.name)) continue;
+    for (const Element &e : elements) {
+      if (!opt.only.empty() && std::string(e.name).find(opt.only) == std::string::npos) continue;
+      const int frames = std::max(40, opt.frames / e.frames_divisor);
+      const std::string launch = std::string(e.name) + " backend=" + opt.backend + e.props;
+      for (const auto &source : sources) {
+        PageableRun run = run_pageable_pipeline(launch, sz, ctx, source.pool_size, frames);
+        std::vector<double> &v = run.intervals_us;
+        std::sort(v.begin(), v.end());
+        auto at = [&](double q) { return v[std::min(v.size() - 1, size_t(q * v.size()))]; };
+        const std::string what = std::string(e.name) + " " + opt.backend + ", " + source.what;
+        std::printf("  %-44s %-6s median %8.1f us  p90 %8.1f  p99 %8.1f  CPU %8.1f us/frame\n",
+                    what.c_str(), sz.name, at(0.5), at(0.9), at(0.99), run.cpu_us_per_frame);
+        if (json)
+          std::fprintf(json,
+                       "{\"bench\":\"element\",\"row\":\"%s\",\"size\":\"%s\",\"median_us\":%.3f,"
+                       "\"p90_us\":%.3f,\"p99_us\":%.3f,\"cpu_us_per_frame\":%.3f,\"frames\":%zu}\n",
+                       what.c_str(), sz.name, at(0.5), at(0.9), at(0.99), run.cpu_us_per_frame,
+                       v.size() + 1);
+      }
+    }
+  }
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -537,6 +719,8 @@ int main(int argc, char **argv) {
     else if (!std::strcmp(argv[i], "--chain")) opt.chain = true;
     else if (!std::strcmp(argv[i], "--cross-device")) opt.cross_device = true;
     else if (!std::strcmp(argv[i], "--system-memory")) opt.system_memory = true;
+    else if (!std::strcmp(argv[i], "--pageable")) opt.pageable = true;
+    else if (!std::strcmp(argv[i], "--size")) opt.size = next();
   }
   FILE *json = opt.json.empty() ? nullptr : std::fopen(opt.json.c_str(), "w");
   const bool on_gpu = opt.backend == "cuda";
@@ -563,6 +747,8 @@ int main(int argc, char **argv) {
       run_chains(rep, opt, ctx);
     else if (opt.cross_device)
       run_cross_device(rep, opt, ctx);
+    else if (opt.pageable)
+      run_pageable(opt, ctx, json);
     else
       run_rows(rep, opt, ctx);
   } catch (const std::exception &e) {
