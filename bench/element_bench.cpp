@@ -239,6 +239,53 @@ Stats time_harness_proposed(const std::string &launch, const char *format, const
   return st;
 }
 
+// appsrc name=src ! <middle> ! fakesink <sink_props>, sharing `ctx`: made,
+// prerolled (start-up is not throughput), played to EOS, and torn down.
+class AppsrcPipeline {
+ public:
+  AppsrcPipeline(const std::string &caps, const std::string &middle, GstCudaContext *ctx,
+                 const std::string &sink_props = "")
+      : launch_("appsrc name=src format=time caps=\"" + caps + "\" ! " + middle +
+                " ! fakesink name=sink sync=false" + sink_props) {
+    GError *err = nullptr;
+    pipeline_ = gst_parse_launch(launch_.c_str(), &err);
+    if (!pipeline_ || err) throw std::runtime_error(launch_ + ": " + (err ? err->message : ""));
+    share_context(pipeline_, ctx);
+    bus_ = gst_element_get_bus(pipeline_);
+  }
+  ~AppsrcPipeline() {
+    gst_element_set_state(pipeline_, GST_STATE_NULL);
+    gst_bus_set_flushing(bus_, TRUE);
+    gst_object_unref(bus_);
+    gst_object_unref(pipeline_);
+  }
+  AppsrcPipeline(const AppsrcPipeline &) = delete;
+  AppsrcPipeline &operator=(const AppsrcPipeline &) = delete;
+
+  // The named element (a reference the caller drops).
+  GstElement *get(const char *name) const { return gst_bin_get_by_name(GST_BIN(pipeline_), name); }
+  void preroll() {
+    gst_element_set_state(pipeline_, GST_STATE_PAUSED);
+    if (gst_element_get_state(pipeline_, nullptr, nullptr, 60 * GST_SECOND) ==
+        GST_STATE_CHANGE_FAILURE)
+      throw std::runtime_error(launch_ + ": did not preroll");
+  }
+  // PLAYING until EOS or an error; the stop is left to the destructor.
+  void play_to_eos(GstClockTime timeout) {
+    gst_element_set_state(pipeline_, GST_STATE_PLAYING);
+    GstMessage *m = gst_bus_timed_pop_filtered(
+        bus_, timeout, GstMessageType(GST_MESSAGE_EOS | GST_MESSAGE_ERROR));
+    const bool ok = m && GST_MESSAGE_TYPE(m) == GST_MESSAGE_EOS;
+    if (m) gst_message_unref(m);
+    if (!ok) throw std::runtime_error(launch_ + ": did not reach EOS");
+  }
+
+ private:
+  const std::string launch_;
+  GstElement *pipeline_ = nullptr;
+  GstBus *bus_ = nullptr;
+};
+
 // Time per frame of appsrc ! <middle> ! fakesink over `frames` frames, from
 // PLAYING to EOS; one sample per repetition. With `finish`, to the end of
 // the work queued in `ctx` by then.
@@ -247,13 +294,8 @@ Stats time_pipeline(const std::string &middle, const std::string &caps, GstCudaC
                     bool finish = false, GstCudaContext *finish_also = nullptr) {
   std::vector<double> per_frame;
   for (int r = 0; r < reps; ++r) {
-    const std::string launch = "appsrc name=src format=time caps=\"" + caps + "\" ! " + middle +
-                               " ! fakesink sync=false";
-    GError *err = nullptr;
-    GstElement *pipeline = gst_parse_launch(launch.c_str(), &err);
-    if (!pipeline || err) throw std::runtime_error(launch + ": " + (err ? err->message : ""));
-    share_context(pipeline, ctx);
-    GstElement *src = gst_bin_get_by_name(GST_BIN(pipeline), "src");
+    AppsrcPipeline pipeline(caps, middle, ctx);
+    GstElement *src = pipeline.get("src");
     g_object_set(src, "max-bytes", guint64(0), "block", FALSE, nullptr);
     for (int i = 0; i < frames; ++i) {
       GstBuffer *b = gst_buffer_copy(inputs[i % inputs.size()]);  // metadata only
@@ -264,16 +306,9 @@ Stats time_pipeline(const std::string &middle, const std::string &caps, GstCudaC
     gst_app_src_end_of_stream(GST_APP_SRC(src));
     gst_object_unref(src);
 
-    // Start-up (CUDA context, pools, the first frame) is not throughput:
-    // preroll first, then time the remaining frames from PLAYING to EOS.
-    GstBus *bus = gst_element_get_bus(pipeline);
-    gst_element_set_state(pipeline, GST_STATE_PAUSED);
-    if (gst_element_get_state(pipeline, nullptr, nullptr, 60 * GST_SECOND) == GST_STATE_CHANGE_FAILURE)
-      throw std::runtime_error(launch + ": did not preroll");
+    pipeline.preroll();
     const auto t0 = std::chrono::steady_clock::now();
-    gst_element_set_state(pipeline, GST_STATE_PLAYING);
-    GstMessage *m = gst_bus_timed_pop_filtered(bus, 300 * GST_SECOND,
-                                               GstMessageType(GST_MESSAGE_EOS | GST_MESSAGE_ERROR));
+    pipeline.play_to_eos(300 * GST_SECOND);
     if (finish && gst_cuda_context_push(ctx)) {
       CUDAFILTERS_CHECK(cudaDeviceSynchronize());
       gst_cuda_context_pop(nullptr);
@@ -283,13 +318,6 @@ Stats time_pipeline(const std::string &middle, const std::string &caps, GstCudaC
       gst_cuda_context_pop(nullptr);
     }
     const auto t1 = std::chrono::steady_clock::now();
-    const bool ok = m && GST_MESSAGE_TYPE(m) == GST_MESSAGE_EOS;
-    if (m) gst_message_unref(m);
-    gst_element_set_state(pipeline, GST_STATE_NULL);
-    gst_bus_set_flushing(bus, TRUE);
-    gst_object_unref(bus);
-    gst_object_unref(pipeline);
-    if (!ok) throw std::runtime_error(launch + ": did not reach EOS");
     per_frame.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count() /
                         std::max(1, frames - 1));
   }
@@ -556,6 +584,11 @@ struct PageableSource {
   gsize size = 0;
   int pushed = 0;
   int frames = 0;
+  ~PageableSource() {
+    if (!pool) return;
+    gst_buffer_pool_set_active(pool, FALSE);
+    gst_object_unref(pool);
+  }
 };
 
 void pageable_need_data(GstAppSrc *src, guint, gpointer data) {
@@ -587,13 +620,7 @@ void pageable_handoff(GstElement *, GstBuffer *, GstPad *, gpointer data) {
 PageableRun run_pageable_pipeline(const std::string &middle, const Size &sz, GstCudaContext *ctx,
                                   int pool_size, int frames) {
   const std::string caps = caps_string("GRAY8", sz, false);
-  const std::string launch = "appsrc name=src format=time caps=\"" + caps + "\" ! " + middle +
-                             " ! fakesink name=sink sync=false signal-handoffs=true";
-  GError *err = nullptr;
-  GstElement *pipeline = gst_parse_launch(launch.c_str(), &err);
-  if (!pipeline || err) throw std::runtime_error(launch + ": " + (err ? err->message : ""));
-  share_context(pipeline, ctx);
-
+  // The source first: the pipeline, torn down before it, holds its buffers.
   PageableSource source;
   source.size = gsize(sz.width) * sz.height;
   source.frames = frames;
@@ -617,39 +644,25 @@ PageableRun run_pageable_pipeline(const std::string &middle, const Size &sz, Gst
     }
     for (GstBuffer *b : all) gst_buffer_unref(b);
   }
-  GstElement *src = gst_bin_get_by_name(GST_BIN(pipeline), "src");
+  std::vector<std::chrono::steady_clock::time_point> arrivals;
+  arrivals.reserve(size_t(frames) + 1);
+
+  AppsrcPipeline pipeline(caps, middle, ctx, " signal-handoffs=true");
+  GstElement *src = pipeline.get("src");
   GstAppSrcCallbacks cb{};
   cb.need_data = pageable_need_data;
   gst_app_src_set_callbacks(GST_APP_SRC(src), &cb, &source, nullptr);
   g_object_set(src, "max-buffers", guint64(2), nullptr);
   gst_object_unref(src);
-  std::vector<std::chrono::steady_clock::time_point> arrivals;
-  arrivals.reserve(size_t(frames) + 1);
-  GstElement *sink = gst_bin_get_by_name(GST_BIN(pipeline), "sink");
+  GstElement *sink = pipeline.get("sink");
   g_signal_connect(sink, "handoff", G_CALLBACK(pageable_handoff), &arrivals);
   gst_object_unref(sink);
 
-  GstBus *bus = gst_element_get_bus(pipeline);
-  gst_element_set_state(pipeline, GST_STATE_PAUSED);
-  if (gst_element_get_state(pipeline, nullptr, nullptr, 60 * GST_SECOND) == GST_STATE_CHANGE_FAILURE)
-    throw std::runtime_error(launch + ": did not preroll");
+  pipeline.preroll();
   const size_t before = arrivals.size();
   const double cpu0 = process_cpu_us();
-  gst_element_set_state(pipeline, GST_STATE_PLAYING);
-  GstMessage *m = gst_bus_timed_pop_filtered(bus, 600 * GST_SECOND,
-                                             GstMessageType(GST_MESSAGE_EOS | GST_MESSAGE_ERROR));
+  pipeline.play_to_eos(600 * GST_SECOND);
   const double cpu1 = process_cpu_us();
-  const bool ok = m && GST_MESSAGE_TYPE(m) == GST_MESSAGE_EOS;
-  if (m) gst_message_unref(m);
-  gst_element_set_state(pipeline, GST_STATE_NULL);
-  gst_bus_set_flushing(bus, TRUE);
-  gst_object_unref(bus);
-  gst_object_unref(pipeline);
-  if (source.pool) {
-    gst_buffer_pool_set_active(source.pool, FALSE);
-    gst_object_unref(source.pool);
-  }
-  if (!ok) throw std::runtime_error(launch + ": did not reach EOS");
 
   PageableRun run;
   for (size_t i = std::max<size_t>(before, 1); i < arrivals.size(); ++i)
@@ -657,7 +670,7 @@ PageableRun run_pageable_pipeline(const std::string &middle, const Size &sz, Gst
         std::chrono::duration<double, std::micro>(arrivals[i] - arrivals[i - 1]).count());
   const size_t timed = arrivals.size() - before;
   run.cpu_us_per_frame = timed ? (cpu1 - cpu0) / double(timed) : 0;
-  if (run.intervals_us.empty()) throw std::runtime_error(launch + ": no frames timed");
+  if (run.intervals_us.empty()) throw std::runtime_error(middle + ": no frames timed");
   return run;
 }
 
