@@ -51,7 +51,8 @@ namespace {
 // frames the samples and their differences are exact, squares above 2048
 // (differences above 45) round to 11 bits, and the column sums round to
 // f16 after each of their two k-steps (by at most 2^-12 each time): the
-// distances stay within about 0.05% of the CPU's exact integers. The weighted pixels are the f32 samples, exact at every depth.
+// distances stay within about 0.05% of the CPU's exact integers. The
+// weighted pixels are the f32 samples, exact at every depth.
 constexpr int kWarpRows = 16;
 constexpr int kWarpCols = 32;
 constexpr int kOutBlocks = kWarpCols / 8;
@@ -155,8 +156,16 @@ __device__ __forceinline__ void mma_k8_zero(float (&c)[4], uint32_t a0, uint32_t
 
 // Column sums V = Bv * E with f16 accumulators: the products come out
 // packed as the row product's A fragment (d0: row g, d1: row g + 8), with no
-// conversions (10 a warp and offset with f32 sums packed afterwards). The
-// zero accumulator comes from the zero register, as above.
+// conversions (10 a warp and offset with f32 sums packed afterwards).
+__device__ __forceinline__ void mma_k8_f16(uint32_t (&d)[2], uint32_t a0, uint32_t a1,
+                                           uint32_t b0) {
+  asm("mma.sync.aligned.m16n8k8.row.col.f16.f16.f16.f16 {%0,%1}, {%2,%3}, {%4}, {%0,%1};\n"
+      : "+r"(d[0]), "+r"(d[1])
+      : "r"(a0), "r"(a1), "r"(b0));
+}
+
+// d = A (16 x 16) * B (16 x 8) from a zero accumulator that the hardware
+// reads from its zero register, as mma_k8_zero.
 __device__ __forceinline__ void mma_k16_f16_zero(uint32_t (&d)[2], uint32_t a0, uint32_t a1,
                                                  uint32_t a2, uint32_t a3, uint32_t b0,
                                                  uint32_t b1) {
@@ -166,22 +175,13 @@ __device__ __forceinline__ void mma_k16_f16_zero(uint32_t (&d)[2], uint32_t a0, 
       : "=r"(d[0]), "=r"(d[1])
       : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1), "r"(0u));
 #else
-  asm("mma.sync.aligned.m16n8k8.row.col.f16.f16.f16.f16 {%0,%1}, {%2,%3}, {%4}, {%5,%5};\n"
-      : "=r"(d[0]), "=r"(d[1])
-      : "r"(a0), "r"(a1), "r"(b0), "r"(0u));
-  asm("mma.sync.aligned.m16n8k8.row.col.f16.f16.f16.f16 {%0,%1}, {%2,%3}, {%4}, {%0,%1};\n"
-      : "+r"(d[0]), "+r"(d[1])
-      : "r"(a2), "r"(a3), "r"(b1));
+  d[0] = d[1] = 0u;
+  mma_k8_f16(d, a0, a1, b0);
+  mma_k8_f16(d, a2, a3, b1);
 #endif
 }
 
-__device__ __forceinline__ void mma_k8_f16(uint32_t (&d)[2], uint32_t a0, uint32_t a1,
-                                           uint32_t b0) {
-  asm("mma.sync.aligned.m16n8k8.row.col.f16.f16.f16.f16 {%0,%1}, {%2,%3}, {%4}, {%0,%1};\n"
-      : "+r"(d[0]), "+r"(d[1])
-      : "r"(a0), "r"(a1), "r"(b0));
-}
-
+// d += A (16 x 16) * B (16 x 8); two k8 steps where m16n8k16 is missing.
 __device__ __forceinline__ void mma_k16_f16(uint32_t (&d)[2], uint32_t a0, uint32_t a1,
                                             uint32_t a2, uint32_t a3, uint32_t b0,
                                             uint32_t b1) {
