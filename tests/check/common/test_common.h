@@ -13,6 +13,8 @@
 #endif
 #include <gst/video/video.h>
 
+#include "stack_dump.h"
+
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -580,6 +582,7 @@ run_gpu_suite (int argc, char **argv, Suite * (*make_suite) (void),
     const char *name)
 {
   gst_check_init (&argc, &argv);
+  install_stack_dumps ();
   if (!gpu_available ()) {
     g_print ("no usable CUDA device: skipping %s\n", name);
     return 77;
