@@ -10,6 +10,12 @@
  * memory only. */
 #pragma once
 
+/* The class's members depend on HAVE_GST_CUDA: every file that includes
+ * this one must see the same answer, or they disagree on its layout. */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
 #include <gst/gst.h>
 
 #ifdef HAVE_GST_CUDA
