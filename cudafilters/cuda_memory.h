@@ -155,4 +155,29 @@ class PinnedBuffer {
   size_t size_ = 0;
 };
 
+// Host memory that the caller owns and keeps alive, page-locked and mapped
+// for the device while this lives: copies from and to it need no staging,
+// and kernels may read it in place. Registering costs far more than one
+// copy: it pays for memory that comes back frame after frame.
+inline cudaError_t unregister_host(void *p) { return cudaHostUnregister(p); }
+
+class HostRegistration {
+ public:
+  HostRegistration() = default;
+  // Throws CudaError where the driver refuses: part of the range is
+  // registered or page-locked already, or it cannot be locked.
+  HostRegistration(void *data, size_t bytes) {
+    CUDAFILTERS_CHECK(
+        cudaHostRegister(data, bytes, cudaHostRegisterPortable | cudaHostRegisterMapped));
+    range_ = UniqueHandle<void *, unregister_host>(data);
+  }
+  explicit operator bool() const { return bool(range_); }
+  // Unregisters now (the context it was registered in, or any other where
+  // it was registered portable, current).
+  void reset() { range_.reset(); }
+
+ private:
+  UniqueHandle<void *, unregister_host> range_;
+};
+
 }  // namespace cudafilters

@@ -30,6 +30,25 @@ GstCudaFiltersStream::statistics_due (GstBuffer * buf)
   return stats.due (trans, buf, settings);
 }
 
+void
+GstCudaFiltersStream::note_host_paths (
+    std::pair<GstCudaFiltersHostPath, GstCudaFiltersHostPath> paths)
+{
+  auto say = [this] (const char *side, GstCudaFiltersHostPath now,
+      GstCudaFiltersHostPath & last) {
+    if (now == GstCudaFiltersHostPath::kNone || now == last)
+      return;
+    last = now;
+    GST_INFO_OBJECT (trans, "%s frames in system memory: %s", side,
+        now == GstCudaFiltersHostPath::kPinned ?
+        "page-locked, copied directly" :
+        "pageable, staged by the host's threads (memory seen once, refused "
+        "or past the cap; GST_DEBUG=cudafiltershostmemory:5 says which)");
+  };
+  say ("input", paths.first, host_paths.first);
+  say ("output", paths.second, host_paths.second);
+}
+
 namespace {
 
 /* The flag that maps CUDA memory for the GPU (none without such memory). */
@@ -184,6 +203,8 @@ FrameFlow<Engine>::transform (GstBuffer * inbuf, GstBuffer * outbuf)
       s_.cuda_caps, want != nullptr);
   GST_LOG_OBJECT (s_.trans, "frame on the %s, %s", at.in_device ? "device" :
       "host", at.queued () ? "queued" : "waited for");
+  GstCudaFiltersHostLease lease;
+  s_.note_host_paths (s_.gpu->lease_host_memory (lease, at, inbuf, outbuf));
 
   GstCudaFiltersFrame in, out;
   if (!gst_cuda_filters_map_frame (element, in, s_.info, inbuf,
@@ -297,6 +318,8 @@ WindowFlow::push (GstBuffer * in)
   const bool gpu = s_.on_gpu ();
   const GstCudaFiltersPlacement at = s_.gpu->place (in, nullptr,
       s_.cuda_caps, false);
+  GstCudaFiltersHostLease lease;
+  s_.note_host_paths (s_.gpu->lease_host_memory (lease, at, in, nullptr));
   GstCudaFiltersFrame frame;
   if (!gst_cuda_filters_map_frame (GST_ELEMENT (s_.trans), frame, s_.info, in,
           map_flags (GST_MAP_READ, at.in_device)))
@@ -334,10 +357,13 @@ WindowFlow::output (GstBuffer ** out)
   cudafilters::FrameLevels *want = nullptr;
   const bool gpu = s_.on_gpu ();
   GstCudaFiltersPlacement at;
+  GstCudaFiltersHostLease lease;
   GstCudaFiltersFrame frame;
   if (ret == GST_FLOW_OK) {
     want = s_.statistics_due (meta) ? &levels : nullptr;
     at = s_.gpu->place (nullptr, *out, s_.cuda_caps, want != nullptr);
+    s_.note_host_paths (s_.gpu->lease_host_memory (lease, at, nullptr,
+            *out));
     if (!gst_cuda_filters_map_frame (GST_ELEMENT (s_.trans), frame, s_.info,
             *out, map_flags (GST_MAP_WRITE, at.out_device)))
       ret = GST_FLOW_ERROR;

@@ -47,9 +47,17 @@ struct GstCudaFiltersStream
   /* The next frame starts a new history (set from flushing threads too). */
   std::atomic<bool> restart_history { true };
 
+  /* How the frames' host memory was copied last: an INFO line says when
+   * that changes (pinned where it lies, or staged). Streaming thread. */
+  std::pair<GstCudaFiltersHostPath, GstCudaFiltersHostPath> host_paths {
+  GstCudaFiltersHostPath::kNone, GstCudaFiltersHostPath::kNone};
+
   bool on_gpu () const { return gpu && gpu->is_open (); }
   /* Whether the frame of @buf posts its statistics. */
   bool statistics_due (GstBuffer * buf);
+  /* The frame's input and output took @paths. */
+  void note_host_paths (
+      std::pair<GstCudaFiltersHostPath, GstCudaFiltersHostPath> paths);
 };
 
 class GstCudaFiltersFlow

@@ -13,6 +13,8 @@
 #include <cudafilters/gpu_frame_runner.h>
 #include <cudafilters/gpu_window_runner.h>
 
+#include "gstcudafiltershostallocator.h"
+
 #include <stdexcept>
 #include <vector>
 
@@ -316,6 +318,86 @@ GstCudaFiltersGpu::place (GstBuffer * in, GstBuffer * out, bool cuda_caps,
   at.queue_output = at.out_users && !levels_due &&
       at.out_users == state_->streams.output_stream (out);
   return at;
+}
+
+namespace {
+
+/* Host memory registered with the driver (cudaHostRegister) in an
+ * element's context, and unregistered with that context current, on
+ * whichever thread frees the memory. */
+class CudaPin final : public GstCudaFiltersHostPinner::Pin
+{
+public:
+  /* Throws CudaError where the driver refuses. */
+  CudaPin (const GstCudaFiltersContext & context, guint8 * data,
+      size_t bytes) {
+    context_.share (context);
+    GstCudaFiltersScopedContext current (context_);
+    range_ = cudafilters::HostRegistration (data, bytes);
+  }
+  ~CudaPin () override {
+    GstCudaFiltersScopedContext current (context_);
+    range_.reset ();
+    const cudaError_t e = cudafilters::take_release_error ();
+    if (e != cudaSuccess)
+      GST_WARNING ("cudaHostUnregister failed: %s", cudaGetErrorString (e));
+  }
+
+private:
+  GstCudaFiltersContext context_;
+  cudafilters::HostRegistration range_;
+};
+
+class CudaPinner final : public GstCudaFiltersHostPinner
+{
+public:
+  explicit CudaPinner (const GstCudaFiltersContext & context)
+      : context_ (context) {}
+
+  /* Not the element's own page-locked memory, nor CUDA memory (mapped on
+   * the host, it downloads itself into memory of its own). */
+  bool eligible (GstMemory * root) const override {
+    if (GST_MEMORY_FLAG_IS_SET (root, GST_MEMORY_FLAG_NOT_MAPPABLE))
+      return false;
+    if (root->allocator && GST_IS_CUDA_FILTERS_HOST_ALLOCATOR (root->allocator))
+      return false;
+#ifdef HAVE_GST_CUDA
+    if (gst_is_cuda_memory (root))
+      return false;
+#endif
+    return true;
+  }
+
+  std::unique_ptr<Pin> pin (guint8 * data, size_t bytes,
+      std::string & why) const override {
+    try {
+      return std::make_unique<CudaPin> (context_, data, bytes);
+    } catch (const cudafilters::CudaError & e) {
+      why = e.what ();
+      return nullptr;
+    }
+  }
+
+private:
+  const GstCudaFiltersContext & context_;
+};
+
+}  // namespace
+
+std::pair<GstCudaFiltersHostPath, GstCudaFiltersHostPath>
+GstCudaFiltersGpu::lease_host_memory (GstCudaFiltersHostLease & lease,
+    const GstCudaFiltersPlacement & at, GstBuffer * in, GstBuffer * out) const
+{
+  std::pair<GstCudaFiltersHostPath, GstCudaFiltersHostPath> paths {
+  GstCudaFiltersHostPath::kNone, GstCudaFiltersHostPath::kNone};
+  if (!state_)
+    return paths;
+  const CudaPinner pinner (context_);
+  if (in && !at.in_device)
+    paths.first = lease.use (in, pinner);
+  if (out && !at.out_device)
+    paths.second = lease.use (out, pinner);
+  return paths;
 }
 
 void

@@ -13,10 +13,12 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "gstcudafilterscontext.h"
 #include "gstcudafiltersengine.h"
 #include "gstcudafiltersframe.h"
+#include "gstcudafiltershostmemory.h"
 #include "gstcudafiltersstreams.h"
 
 #include <cudafilters/plane_levels.h>
@@ -113,6 +115,16 @@ public:
    * GPU is not open (the CPU path). */
   GstCudaFiltersPlacement place (GstBuffer * in, GstBuffer * out,
       bool cuda_caps, bool levels_due) const;
+
+  /* The system memory of @in and @out (either may be null) that the frame
+   * placed @at reads or writes on the host: page-locked where it lies when
+   * it comes back, and held in @lease until the frame is done
+   * (gstcudafiltershostmemory.h). Says how the input's and the output's
+   * memory are copied (kNone for a side on the device or absent, and
+   * where the GPU is not open). */
+  std::pair<GstCudaFiltersHostPath, GstCudaFiltersHostPath> lease_host_memory
+      (GstCudaFiltersHostLease & lease, const GstCudaFiltersPlacement & at,
+      GstBuffer * in, GstBuffer * out) const;
 
   /* One-plane filters. Host frames: the kernels read and write pinned
    * frames directly where the filter allows it, otherwise upload, filter,
