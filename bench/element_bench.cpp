@@ -41,15 +41,19 @@
 // --system-memory: the rows of frames in system memory alone (pageable
 // frames, the proposed pool, the GRAY8 pipeline).
 //
-// --pageable: appsrc ! <element> ! fakesink on GRAY8 frames in pageable
-// system memory from a source that costs nothing: it cycles N buffers of
-// a pool (N = 4 and 32, as a camera's or a decoder's pool does), or hands
-// over memory allocated for every frame (never written by the source: the
-// element's first touch of it is part of what a fresh frame costs). Per
-// row, at 1080p and 4K: the interval between frames reaching the sink
-// (median, p90, p99) and the process CPU time per frame (user + sys), from
-// PLAYING to EOS after preroll. Run with --backend cpu for the CPU
-// backend's figures beside them.
+// --pageable [--formats GRAY8,NV12,RGBA] [--size S]: appsrc ! <element> !
+// fakesink on frames from a source that costs nothing: it cycles N buffers
+// of a pool of pageable system memory (N = 4 and 32, as a camera's or a
+// decoder's pool does), hands over memory allocated for every frame (never
+// written by the source: the element's first touch of it is part of what a
+// fresh frame costs), or cycles 4 buffers of the pool the element proposes
+// (page-locked). Per row, at 720p, 1080p and 4K: the interval between
+// frames reaching the sink (median, p90, p99) and the process CPU time per
+// frame (user + sys), from PLAYING to EOS after preroll, leaving out two
+// rounds through a pool (a buffer is staged at its first sight and pinned
+// at its second), whose mean interval and CPU time are printed beside;
+// `identity` in the element's place gives what the pipeline costs alone. Run with --backend
+// cpu for the CPU backend's figures beside them.
 //
 // Kernel-only GPU times and the copy and bandwidth floors come from
 // histeq_bench, clahe_bench and nlm_bench. Four distinct frames are rotated; --dump-frames
@@ -95,6 +99,7 @@ struct ElementOptions {
   std::string json;
   std::string dump_dir;
   std::string only;
+  std::string formats = "GRAY8,NV12,RGBA";  // --pageable
   bool chain = false;
   bool cross_device = false;
   bool system_memory = false;
@@ -565,11 +570,15 @@ void run_rows(Reporter &rep, const ElementOptions &opt, GstCudaContext *ctx) {
   }
 }
 
-// --pageable: one pipeline run of `frames` frames, `pool_size` buffers
-// cycled (0: fresh memory every frame).
+// --pageable: one pipeline run of `frames` frames, from one of the sources
+// below.
 struct PageableRun {
   std::vector<double> intervals_us;  // between frames at the sink
   double cpu_us_per_frame = 0;
+  // The first rounds through a pool, before the timed frames: the element
+  // stages a buffer's first frame and pins the buffer at its second.
+  int warmup_frames = 0;
+  double warmup_mean_us = 0, warmup_cpu_us_per_frame = 0;
 };
 
 double process_cpu_us() {
@@ -579,8 +588,15 @@ double process_cpu_us() {
   return us(u.ru_utime) + us(u.ru_stime);
 }
 
+// What appsrc hands over: buffers cycled from a pool of system memory, fresh
+// memory every frame, or buffers of the pool the element proposes.
+enum class Source { kCycled, kFresh, kProposed };
+
 struct PageableSource {
-  GstBufferPool *pool = nullptr;  // null: fresh memory every frame
+  Source kind = Source::kCycled;
+  int pool_size = 0;
+  std::string caps;
+  GstBufferPool *pool = nullptr;
   gsize size = 0;
   int pushed = 0;
   int frames = 0;
@@ -588,6 +604,27 @@ struct PageableSource {
     if (!pool) return;
     gst_buffer_pool_set_active(pool, FALSE);
     gst_object_unref(pool);
+  }
+
+  // The pool the element proposes, asked for once caps are set (after the
+  // first frame, which prerolls).
+  void take_proposed_pool(GstAppSrc *src) {
+    GstPad *pad = gst_element_get_static_pad(GST_ELEMENT(src), "src");
+    GstCaps *c = gst_caps_from_string(caps.c_str());
+    GstQuery *q = gst_query_new_allocation(c, TRUE);
+    gst_caps_unref(c);
+    const bool answered = gst_pad_peer_query(pad, q);
+    gst_object_unref(pad);
+    if (answered && gst_query_get_n_allocation_pools(q) > 0)
+      gst_query_parse_nth_allocation_pool(q, 0, &pool, nullptr, nullptr, nullptr);
+    gst_query_unref(q);
+    if (!pool) throw std::runtime_error("the element proposed no pool");
+    GstStructure *config = gst_buffer_pool_get_config(pool);
+    GstCaps *pc = gst_caps_from_string(caps.c_str());
+    gst_buffer_pool_config_set_params(config, pc, guint(size), 4, 4);
+    gst_caps_unref(pc);
+    if (!gst_buffer_pool_set_config(pool, config) || !gst_buffer_pool_set_active(pool, TRUE))
+      throw std::runtime_error("the proposed pool refused 4 buffers");
   }
 };
 
@@ -597,6 +634,7 @@ void pageable_need_data(GstAppSrc *src, guint, gpointer data) {
     gst_app_src_end_of_stream(src);
     return;
   }
+  if (s->kind == Source::kProposed && !s->pool && s->pushed > 0) s->take_proposed_pool(src);
   GstBuffer *b = nullptr;
   if (s->pool) {
     if (gst_buffer_pool_acquire_buffer(s->pool, &b, nullptr) != GST_FLOW_OK) {
@@ -612,22 +650,36 @@ void pageable_need_data(GstAppSrc *src, guint, gpointer data) {
   gst_app_src_push_buffer(src, b);
 }
 
+// Frames reaching the sink, and the process CPU time when the warm-up
+// ends (the frame at `mark`).
+struct Arrivals {
+  std::vector<std::chrono::steady_clock::time_point> at;
+  size_t mark = 0;
+  double cpu_at_mark = 0;
+};
+
 void pageable_handoff(GstElement *, GstBuffer *, GstPad *, gpointer data) {
-  static_cast<std::vector<std::chrono::steady_clock::time_point> *>(data)->push_back(
-      std::chrono::steady_clock::now());
+  auto *a = static_cast<Arrivals *>(data);
+  a->at.push_back(std::chrono::steady_clock::now());
+  if (a->at.size() == a->mark) a->cpu_at_mark = process_cpu_us();
 }
 
-PageableRun run_pageable_pipeline(const std::string &middle, const Size &sz, GstCudaContext *ctx,
-                                  int pool_size, int frames) {
-  const std::string caps = caps_string("GRAY8", sz, false);
+PageableRun run_pageable_pipeline(const std::string &middle, const char *format, const Size &sz,
+                                  GstCudaContext *ctx, Source kind, int pool_size, int frames) {
   // The source first: the pipeline, torn down before it, holds its buffers.
   PageableSource source;
-  source.size = gsize(sz.width) * sz.height;
-  source.frames = frames;
-  if (pool_size > 0) {
+  source.kind = kind;
+  source.caps = caps_string(format, sz, false);
+  GstVideoInfo info;
+  gst_video_info_set_format(&info, gst_video_format_from_string(format), sz.width, sz.height);
+  source.size = GST_VIDEO_INFO_SIZE(&info);
+  // Two rounds through the pool before the timed frames.
+  const int warmup = kind == Source::kFresh ? 0 : 2 * (kind == Source::kCycled ? pool_size : 4);
+  source.frames = frames + warmup;
+  if (kind == Source::kCycled) {
     source.pool = gst_buffer_pool_new();
     GstStructure *config = gst_buffer_pool_get_config(source.pool);
-    GstCaps *c = gst_caps_from_string(caps.c_str());
+    GstCaps *c = gst_caps_from_string(source.caps.c_str());
     gst_buffer_pool_config_set_params(config, c, guint(source.size), pool_size, pool_size);
     gst_caps_unref(c);
     if (!gst_buffer_pool_set_config(source.pool, config) ||
@@ -644,10 +696,10 @@ PageableRun run_pageable_pipeline(const std::string &middle, const Size &sz, Gst
     }
     for (GstBuffer *b : all) gst_buffer_unref(b);
   }
-  std::vector<std::chrono::steady_clock::time_point> arrivals;
-  arrivals.reserve(size_t(frames) + 1);
+  Arrivals arrivals;
+  arrivals.at.reserve(size_t(source.frames) + 1);
 
-  AppsrcPipeline pipeline(caps, middle, ctx, " signal-handoffs=true");
+  AppsrcPipeline pipeline(source.caps, middle, ctx, " signal-handoffs=true");
   GstElement *src = pipeline.get("src");
   GstAppSrcCallbacks cb{};
   cb.need_data = pageable_need_data;
@@ -659,19 +711,39 @@ PageableRun run_pageable_pipeline(const std::string &middle, const Size &sz, Gst
   gst_object_unref(sink);
 
   pipeline.preroll();
-  const size_t before = arrivals.size();
+  const size_t before = arrivals.at.size();
+  arrivals.mark = before + size_t(warmup);
   const double cpu0 = process_cpu_us();
   pipeline.play_to_eos(600 * GST_SECOND);
   const double cpu1 = process_cpu_us();
+  const std::vector<std::chrono::steady_clock::time_point> &at = arrivals.at;
+  if (warmup == 0 || at.size() < arrivals.mark) arrivals.cpu_at_mark = cpu0;
+  auto us = [](auto d) { return std::chrono::duration<double, std::micro>(d).count(); };
 
   PageableRun run;
-  for (size_t i = std::max<size_t>(before, 1); i < arrivals.size(); ++i)
-    run.intervals_us.push_back(
-        std::chrono::duration<double, std::micro>(arrivals[i] - arrivals[i - 1]).count());
-  const size_t timed = arrivals.size() - before;
-  run.cpu_us_per_frame = timed ? (cpu1 - cpu0) / double(timed) : 0;
+  const size_t first = std::max<size_t>(arrivals.mark, 1);
+  for (size_t i = first; i < at.size(); ++i) run.intervals_us.push_back(us(at[i] - at[i - 1]));
+  const size_t timed = at.size() > arrivals.mark ? at.size() - arrivals.mark : 0;
+  run.cpu_us_per_frame = timed ? (cpu1 - arrivals.cpu_at_mark) / double(timed) : 0;
+  if (warmup > 0 && arrivals.mark > before && at.size() >= arrivals.mark) {
+    run.warmup_frames = warmup;
+    run.warmup_mean_us =
+        us(at[arrivals.mark - 1] - at[std::max<size_t>(before, 1) - 1]) / double(warmup);
+    run.warmup_cpu_us_per_frame = (arrivals.cpu_at_mark - cpu0) / double(warmup);
+  }
   if (run.intervals_us.empty()) throw std::runtime_error(middle + ": no frames timed");
   return run;
+}
+
+std::vector<std::string> split_list(const std::string &list) {
+  std::vector<std::string> out;
+  size_t at = 0;
+  while (at <= list.size()) {
+    const size_t comma = std::min(list.find(',', at), list.size());
+    if (comma > at) out.push_back(list.substr(at, comma - at));
+    at = comma + 1;
+  }
+  return out;
 }
 
 void run_pageable(const ElementOptions &opt, GstCudaContext *ctx, FILE *json) {
@@ -681,36 +753,61 @@ void run_pageable(const ElementOptions &opt, GstCudaContext *ctx, FILE *json) {
     int frames_divisor;  // cudanlm on the CPU is slow: fewer frames
   };
   const bool on_gpu = opt.backend == "cuda";
-  const Element elements[] = {{"cudahisteq", "", 1},
+  // identity: what the pipeline costs without filtering (its own rows,
+  // once, with the GPU backend's run).
+  const Element elements[] = {{"identity", nullptr, 1},
+                              {"cudahisteq", "", 1},
                               {"cudaclahe", " clip-limit=2 tiles-x=8 tiles-y=8", 1},
                               {"cudanlm", " patch-size=7 search-size=21", on_gpu ? 4 : 100},
                               {"cudasharpen", " amount=1 radius=1", 1}};
   const struct {
     const char *what;
+    Source kind;
     int pool_size;
-  } sources[] = {{"4 buffers cycled", 4}, {"32 buffers cycled", 32}, {"fresh memory", 0}};
+  } sources[] = {{"4 buffers cycled", Source::kCycled, 4},
+                 {"32 buffers cycled", Source::kCycled, 32},
+                 {"fresh memory", Source::kFresh, 0},
+                 {"proposed pool", Source::kProposed, 0}};
+  const std::vector<std::string> formats = split_list(opt.formats);
   for (const Size &sz : kSizes) {
-    if (!std::strcmp(sz.name, "720p") || (!opt.size.empty() && opt.size != sz.name)) continue;
-    for (const Element &e : elements) {
-      if (!opt.only.empty() && std::string(e.name).find(opt.only) == std::string::npos) continue;
-      const int frames = std::max(40, opt.frames / e.frames_divisor);
-      const std::string launch = std::string(e.name) + " backend=" + opt.backend + e.props;
-      for (const auto &source : sources) {
-        PageableRun run = run_pageable_pipeline(launch, sz, ctx, source.pool_size, frames);
-        std::vector<double> &v = run.intervals_us;
-        std::sort(v.begin(), v.end());
-        auto at = [&](double q) { return v[std::min(v.size() - 1, size_t(q * v.size()))]; };
-        const std::string what = std::string(e.name) + " " + opt.backend + ", " + source.what;
-        std::printf("  %-44s %-6s median %8.1f us  p90 %8.1f  p99 %8.1f  CPU %8.1f us/frame\n",
-                    what.c_str(), sz.name, at(0.5), at(0.9), at(0.99), run.cpu_us_per_frame);
-        if (json)
-          std::fprintf(json,
-                       "{\"bench\":\"element\",\"row\":\"%s\",\"size\":\"%s\",\"median_us\":%.3f,"
-                       "\"p90_us\":%.3f,\"p99_us\":%.3f,\"cpu_us_per_frame\":%.3f,\"frames\":%zu}\n",
-                       what.c_str(), sz.name, at(0.5), at(0.9), at(0.99), run.cpu_us_per_frame,
-                       v.size() + 1);
+    if (!opt.size.empty() && opt.size != sz.name) continue;
+    for (const std::string &format : formats)
+      for (const Element &e : elements) {
+        const bool identity = e.props == nullptr;
+        if (identity && !on_gpu) continue;
+        if (!identity && !opt.only.empty() &&
+            std::string(e.name).find(opt.only) == std::string::npos)
+          continue;
+        const int frames = std::max(40, opt.frames / e.frames_divisor);
+        const std::string launch =
+            identity ? std::string("identity")
+                     : std::string(e.name) + " backend=" + opt.backend + e.props;
+        for (const auto &source : sources) {
+          // Only the element proposes a pool; the CPU backend's is its own.
+          if (source.kind == Source::kProposed && (identity || !on_gpu)) continue;
+          PageableRun run = run_pageable_pipeline(launch, format.c_str(), sz, ctx, source.kind,
+                                                  source.pool_size, frames);
+          std::vector<double> &v = run.intervals_us;
+          std::sort(v.begin(), v.end());
+          auto at = [&](double q) { return v[std::min(v.size() - 1, size_t(q * v.size()))]; };
+          const std::string what = std::string(e.name) + (identity ? "" : " " + opt.backend) +
+                                   ", " + format + ", " + source.what;
+          std::printf("  %-48s %-6s median %8.1f us  p90 %8.1f  p99 %8.1f  CPU %8.1f us/frame",
+                      what.c_str(), sz.name, at(0.5), at(0.9), at(0.99), run.cpu_us_per_frame);
+          if (run.warmup_frames)
+            std::printf("  (first %d: mean %.1f us, CPU %.1f us/frame)", run.warmup_frames,
+                        run.warmup_mean_us, run.warmup_cpu_us_per_frame);
+          std::printf("\n");
+          if (json)
+            std::fprintf(json,
+                         "{\"bench\":\"element\",\"row\":\"%s\",\"size\":\"%s\",\"median_us\":%.3f,"
+                         "\"p90_us\":%.3f,\"p99_us\":%.3f,\"cpu_us_per_frame\":%.3f,\"frames\":%zu,"
+                         "\"warmup_frames\":%d,\"warmup_mean_us\":%.3f,\"warmup_cpu_us_per_frame\":%.3f}\n",
+                         what.c_str(), sz.name, at(0.5), at(0.9), at(0.99), run.cpu_us_per_frame,
+                         v.size() + 1, run.warmup_frames, run.warmup_mean_us,
+                         run.warmup_cpu_us_per_frame);
+        }
       }
-    }
   }
 }
 
@@ -733,6 +830,7 @@ int main(int argc, char **argv) {
     else if (!std::strcmp(argv[i], "--cross-device")) opt.cross_device = true;
     else if (!std::strcmp(argv[i], "--system-memory")) opt.system_memory = true;
     else if (!std::strcmp(argv[i], "--pageable")) opt.pageable = true;
+    else if (!std::strcmp(argv[i], "--formats")) opt.formats = next();
     else if (!std::strcmp(argv[i], "--size")) opt.size = next();
   }
   FILE *json = opt.json.empty() ? nullptr : std::fopen(opt.json.c_str(), "w");
