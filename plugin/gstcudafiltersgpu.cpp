@@ -354,18 +354,28 @@ public:
   explicit CudaPinner (const GstCudaFiltersContext & context)
       : context_ (context) {}
 
-  /* Not the element's own page-locked memory, nor CUDA memory (mapped on
-   * the host, it downloads itself into memory of its own). */
-  bool eligible (GstMemory * root) const override {
-    if (GST_MEMORY_FLAG_IS_SET (root, GST_MEMORY_FLAG_NOT_MAPPABLE))
-      return false;
+  /* Pinned: memory whose one mapping lasts as long as the memory does,
+   * the system memory allocator's (pools, appsrc, wrapped memory) and
+   * file-descriptor memory (shared memory, dmabuf), which GStreamer maps
+   * once. A registration is made on the address a map returns and must
+   * not outlive the pages behind it: memory that another allocator maps
+   * anew on each map (GL, VA, an element's own) could come back at the
+   * same address with other pages, and the device would read the old
+   * ones, so it is staged. The element's own memory is page-locked, and
+   * CUDA memory downloads itself. */
+  Kind classify (GstMemory * root) const override {
     if (root->allocator && GST_IS_CUDA_FILTERS_HOST_ALLOCATOR (root->allocator))
-      return false;
+      return Kind::kPageLocked;
 #ifdef HAVE_GST_CUDA
     if (gst_is_cuda_memory (root))
-      return false;
+      return Kind::kPageLocked;
 #endif
-    return true;
+    if (GST_MEMORY_FLAG_IS_SET (root, GST_MEMORY_FLAG_NOT_MAPPABLE))
+      return Kind::kOther;
+    if (gst_memory_is_type (root, GST_ALLOCATOR_SYSMEM) ||
+        gst_memory_is_type (root, "fd") || gst_memory_is_type (root, "dmabuf"))
+      return Kind::kPinnable;
+    return Kind::kOther;
   }
 
   std::unique_ptr<Pin> pin (guint8 * data, size_t bytes,

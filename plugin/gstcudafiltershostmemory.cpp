@@ -141,8 +141,9 @@ GstCudaFiltersHostLease::use (GstBuffer * buffer,
     GstMemory *root = gst_buffer_peek_memory (buffer, i);
     while (root->parent)
       root = root->parent;
-    if (!pinner.eligible (root)) {
-      note (true);
+    const GstCudaFiltersHostPinner::Kind kind = pinner.classify (root);
+    if (kind != GstCudaFiltersHostPinner::Kind::kPinnable) {
+      note (kind == GstCudaFiltersHostPinner::Kind::kPageLocked);
       continue;
     }
     bool held = false;

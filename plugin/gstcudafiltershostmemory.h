@@ -51,10 +51,16 @@ public:
     virtual ~Pin () = default;
   };
 
+  /* What a root memory is to the pinner. */
+  enum class Kind
+  {
+    kPageLocked,  /* page-locked already, or not host memory: as it is */
+    kPinnable,    /* pinned where it comes back */
+    kOther,       /* pageable, never pinned: staged */
+  };
+
   virtual ~GstCudaFiltersHostPinner () = default;
-  /* Whether @root (a root memory, mappable) is the registry's business:
-   * not memory that is page-locked or on the device already. */
-  virtual bool eligible (GstMemory * root) const = 0;
+  virtual Kind classify (GstMemory * root) const = 0;
   /* Pins @bytes from @data, or returns null and says why not. */
   virtual std::unique_ptr<Pin> pin (guint8 * data, size_t bytes,
       std::string & why) const = 0;

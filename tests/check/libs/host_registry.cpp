@@ -36,7 +36,8 @@ public:
     const guint8 *data_;
   };
 
-  bool eligible (GstMemory *) const override { return true; }
+  Kind classify (GstMemory *) const override { return kind_; }
+  void set_kind (Kind k) { kind_ = k; }
 
   std::unique_ptr<Pin> pin (guint8 * data, size_t bytes,
       std::string & why) const override {
@@ -74,6 +75,7 @@ private:
   mutable int calls_ = 0;
   mutable bool pinned_twice_ = false;
   bool refuse_ = false;
+  Kind kind_ = Kind::kPinnable;
 };
 
 /* Bytes the test owns, wrapped in a GstMemory whose free says whether the
@@ -330,6 +332,27 @@ GST_START_TEST (test_refused_and_turned_off)
 }
 GST_END_TEST;
 
+/* Memory the pinner does not pin (another allocator's, whose mapping may
+ * change) is staged at every sight; memory page-locked already is not
+ * staged, and neither is pinned again. */
+GST_START_TEST (test_memory_the_pinner_leaves_alone)
+{
+  FakePinner pinner;
+  GstCudaFiltersHostRegistry reg (16 * kBytes);
+  Arena a;
+  GstBuffer *buf = buffer_of (wrap (a, pinner));
+  pinner.set_kind (GstCudaFiltersHostPinner::Kind::kOther);
+  for (int i = 0; i < 4; ++i)
+    fail_unless (use_once (reg, pinner, buf) == kStaged);
+  pinner.set_kind (GstCudaFiltersHostPinner::Kind::kPageLocked);
+  for (int i = 0; i < 4; ++i)
+    fail_unless (use_once (reg, pinner, buf) == kPinned);
+  fail_unless_equals_int (pinner.calls (), 0);
+  fail_unless_equals_int ((int) reg.state ().pins, 0);
+  gst_buffer_unref (buf);
+}
+GST_END_TEST;
+
 /* Elements on several threads cycling the same memories, with buffers
  * freed and new ones made on the way: the cap holds at every step, no
  * memory is pinned twice (the pinner's destructor checks), and none is freed
@@ -398,6 +421,7 @@ host_registry_suite (void)
   tcase_add_test (tc, test_cap_least_recently_used_first);
   tcase_add_test (tc, test_pins_in_use_stay);
   tcase_add_test (tc, test_refused_and_turned_off);
+  tcase_add_test (tc, test_memory_the_pinner_leaves_alone);
   tcase_add_test (tc, test_threads_share_the_registry);
   return s;
 }

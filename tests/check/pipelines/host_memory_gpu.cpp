@@ -480,6 +480,107 @@ GST_START_TEST (test_registrations_are_capped)
 }
 GST_END_TEST;
 
+/* Another element's allocator: plain host memory of a type of its own,
+ * whose mapping the plugin cannot know to be stable. */
+struct ForeignMemory
+{
+  GstMemory mem;
+  guint8 *data;
+};
+struct ForeignAllocator
+{
+  GstAllocator parent;
+};
+struct ForeignAllocatorClass
+{
+  GstAllocatorClass parent_class;
+};
+G_DEFINE_TYPE (ForeignAllocator, foreign_allocator, GST_TYPE_ALLOCATOR);
+
+static GstMemory *
+foreign_alloc (GstAllocator * allocator, gsize size, GstAllocationParams *)
+{
+  ForeignMemory *m = g_new0 (ForeignMemory, 1);
+  m->data = static_cast<guint8 *> (g_malloc (size));
+  gst_memory_init (GST_MEMORY_CAST (m), (GstMemoryFlags) 0, allocator, NULL,
+      size, 0, 0, size);
+  return GST_MEMORY_CAST (m);
+}
+
+static void
+foreign_free (GstAllocator *, GstMemory * mem)
+{
+  ForeignMemory *m = reinterpret_cast<ForeignMemory *> (mem);
+  g_free (m->data);
+  g_free (m);
+}
+
+static gpointer
+foreign_map (GstMemory * mem, gsize, GstMapFlags)
+{
+  return reinterpret_cast<ForeignMemory *> (mem)->data;
+}
+
+static void
+foreign_unmap (GstMemory *)
+{
+}
+
+static void
+foreign_allocator_class_init (ForeignAllocatorClass * klass)
+{
+  GstAllocatorClass *a = GST_ALLOCATOR_CLASS (klass);
+  a->alloc = foreign_alloc;
+  a->free = foreign_free;
+}
+
+static void
+foreign_allocator_init (ForeignAllocator * self)
+{
+  GstAllocator *a = GST_ALLOCATOR_CAST (self);
+  a->mem_type = "ForeignTestMemory";
+  a->mem_map = foreign_map;
+  a->mem_unmap = foreign_unmap;
+  GST_OBJECT_FLAG_SET (self, GST_ALLOCATOR_FLAG_CUSTOM_ALLOC);
+}
+
+/* Frames in another allocator's memory, cycled: right every time, and
+ * staged (never registered: its mapping is not known to last). */
+GST_START_TEST (test_other_allocators_memory_is_staged)
+{
+  std::mt19937 rng (8108);
+  GstAllocator *allocator =
+      GST_ALLOCATOR (g_object_new (foreign_allocator_get_type (), NULL));
+  std::vector<Image> frames, want;
+  std::vector<GstBuffer *> bufs;
+  for (int i = 0; i < 3; ++i) {
+    frames.push_back (random_image (rng, kWidth, kHeight, 10 * i, 250));
+    want.push_back (cpu_reference ("cudasharpen", frames.back ()));
+    GstBuffer *b = gst_buffer_new ();
+    gst_buffer_append_memory (b, gst_allocator_alloc (allocator, kFrameBytes,
+            NULL));
+    fail_unless (gst_buffer_fill (b, 0, frames.back ().pixels.data (),
+            kFrameBytes) == (gsize) kFrameBytes);
+    bufs.push_back (b);
+  }
+  GstHarness *h = gray_harness ("cudasharpen backend=cuda");
+  for (int round = 0; round < 3; ++round)
+    for (int i = 0; i < 3; ++i) {
+      GstBuffer *out = gst_harness_push_and_pull (h, gst_buffer_ref (bufs[i]));
+      fail_unless (out != NULL);
+      assert_images_equal (frame_from_buffer (out, gray_info ()).planes[0],
+          want[i], "another allocator's memory");
+      gst_buffer_unref (out);
+      fail_if (page_locked (data_of (bufs[i])), "another allocator's memory "
+          "was registered");
+    }
+  gst_harness_teardown (h);
+  for (GstBuffer *b : bufs)
+    gst_buffer_unref (b);
+  gst_object_unref (allocator);
+}
+GST_END_TEST;
+
 static Suite *
 host_memory_gpu_suite (void)
 {
@@ -494,6 +595,7 @@ host_memory_gpu_suite (void)
   tcase_add_test (tc, test_formats_with_video_meta);
   tcase_add_test (tc, test_temporal_window_on_recurring_memory);
   tcase_add_test (tc, test_reused_address_starts_unseen);
+  tcase_add_test (tc, test_other_allocators_memory_is_staged);
   return s;
 }
 
