@@ -16,6 +16,7 @@
 #include "runner_testing.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -24,6 +25,7 @@
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 using namespace cudafilters;
@@ -70,6 +72,49 @@ void bench_deep(Reporter &rep, const Size &sz, int iters, cudaStream_t stream, i
   if (from_gpu != from_cpu) throw std::runtime_error("deep GPU result differs from the CPU's");
   Stats cpu = time_host(std::max(10, iters / 20), [&](int i) { cpu_eq.process(host_in(i), host_out); });
   rep.row((what + " CPU implementation (all threads)").c_str(), sz, cpu, 4.0 * n);
+}
+
+// Many streams at once: `threads` host threads, each with a runner and an
+// engine of its own, pass page-locked frames back to back, streamed by the
+// kernels (the default) or copied in and out. Returns the aggregate frames
+// per second, from the moment all start to the moment the last is done.
+double pinned_streams_fps(const Size &sz, const std::vector<std::vector<uint8_t>> &host,
+                          int threads, int frames, bool copies) {
+  const size_t n = size_t(sz.width) * sz.height;
+  std::atomic<int> ready{0};
+  std::atomic<bool> go{false};
+  std::vector<std::exception_ptr> errors(static_cast<size_t>(threads));
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t)
+    pool.emplace_back([&, t] {
+      try {
+        HistEqGpu eq;
+        GpuFrameRunner runner;
+        if (copies) set_host_path(runner, HostPath::kCopies);
+        runner.reserve(sz.width, sz.height);
+        PinnedBuffer in, out;
+        in.reserve(n);
+        out.reserve(n);
+        std::memcpy(in.data(), host[size_t(t) % host.size()].data(), n);
+        const ConstPlane src(in.data(), sz.width, sz.width, sz.height);
+        const Plane dst{out.data(), size_t(sz.width), sz.width, sz.height};
+        runner.process_host(eq, src, dst);  // warm
+        ++ready;
+        while (!go.load()) std::this_thread::yield();
+        for (int i = 0; i < frames; ++i) runner.process_host(eq, src, dst);
+      } catch (...) {
+        errors[size_t(t)] = std::current_exception();
+        ++ready;
+      }
+    });
+  while (ready.load() < threads) std::this_thread::yield();
+  const auto t0 = std::chrono::steady_clock::now();
+  go = true;
+  for (std::thread &th : pool) th.join();
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  for (const std::exception_ptr &e : errors)
+    if (e) std::rethrow_exception(e);
+  return double(threads) * frames / s;
 }
 }  // namespace
 
@@ -192,6 +237,14 @@ int main(int argc, char **argv) {
                              Plane{pin_out.data(), size_t(sz.width), sz.width, sz.height});
       });
       rep.row("host round trip, pinned frames, by copies", sz, locked_copies, 2.0 * n);
+      for (int threads : {1, 8})
+        for (bool copies : {false, true})
+          std::printf("  %-48s %-6s %9.0f frames/s aggregate\n",
+                      ("pinned frames, " + std::to_string(threads) + " streams at once, " +
+                       (copies ? "by copies" : "streamed"))
+                          .c_str(),
+                      sz.name,
+                      pinned_streams_fps(sz, host, threads, std::max(50, iters / 2), copies));
       Stats locked_two = time_host(iters / 2, [&](int i) {
         runner.process_host(eq_two,
                             ConstPlane(pinned[i % kRotation].data(), sz.width, sz.width, sz.height),
