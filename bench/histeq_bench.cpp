@@ -75,8 +75,9 @@ void bench_deep(Reporter &rep, const Size &sz, int iters, cudaStream_t stream, i
 }
 
 // Many streams at once: `threads` host threads, each with a runner and an
-// engine of its own, pass page-locked frames back to back, streamed by the
-// kernels (the default) or copied in and out. Returns the aggregate frames
+// engine of its own, pass page-locked frames back to back, on the default
+// path (streamed by the kernels while a frame is alone in flight, copied
+// beside others) or always copied in and out. Returns the aggregate frames
 // per second, from the moment all start to the moment the last is done.
 double pinned_streams_fps(const Size &sz, const std::vector<std::vector<uint8_t>> &host,
                           int threads, int frames, bool copies) {
@@ -241,7 +242,7 @@ int main(int argc, char **argv) {
         for (bool copies : {false, true})
           std::printf("  %-48s %-6s %9.0f frames/s aggregate\n",
                       ("pinned frames, " + std::to_string(threads) + " streams at once, " +
-                       (copies ? "by copies" : "streamed"))
+                       (copies ? "always copied" : "default path"))
                           .c_str(),
                       sz.name,
                       pinned_streams_fps(sz, host, threads, std::max(50, iters / 2), copies));

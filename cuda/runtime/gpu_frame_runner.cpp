@@ -7,6 +7,7 @@
 #include "runner_testing.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <cstring>
@@ -21,6 +22,27 @@ namespace {
 bool rows_aligned16(ConstPlane plane) {
   return reinterpret_cast<uintptr_t>(plane.data) % 16 == 0 && plane.stride % 16 == 0;
 }
+
+// Frames in host memory that runners of this process are moving now. A
+// frame streamed by the kernels reads the host's memory across the bus as
+// often as the filter reads its input (twice for histogram equalization),
+// with the SMs' loads; copies read it once, with the copy engines. Alone,
+// streaming is the faster (94 against 102 us for a 1080p frame of
+// cudahisteq on an H200); beside others, copies carry more (eight runners
+// at once: 17,900 against 12,200 frames/s, docs/benchmarks.md).
+std::atomic<int> host_frames_in_flight{0};
+
+class HostFrameInFlight {
+ public:
+  HostFrameInFlight() : others_(host_frames_in_flight.fetch_add(1)) {}
+  ~HostFrameInFlight() { host_frames_in_flight.fetch_sub(1); }
+  HostFrameInFlight(const HostFrameInFlight &) = delete;
+  HostFrameInFlight &operator=(const HostFrameInFlight &) = delete;
+  bool alone() const { return others_ == 0; }
+
+ private:
+  int others_;
+};
 
 }  // namespace
 
@@ -80,6 +102,8 @@ void GpuFrameRunnerAccess::set_host_path(GpuFrameRunner &runner, HostPath path) 
 bool GpuFrameRunnerAccess::last_frame_streamed(const GpuFrameRunner &runner) {
   return runner.impl_->last_streamed_;
 }
+
+void GpuFrameRunnerAccess::count_host_frame(int delta) { host_frames_in_flight.fetch_add(delta); }
 
 void GpuFrameRunner::reserve(int width, int height, int bytes_per_sample) {
   const int row = width * bytes_per_sample;
@@ -181,7 +205,9 @@ void GpuFrameRunner::process_host(GpuPlaneFilter &filter, ConstPlane src, Plane 
   reserve(src.width, src.height, src.samples.bytes);
   m.switch_to(m.stream_.get());
   const HostResidence in = locate(src), out = locate(dst);
-  m.last_streamed_ = m.host_path_ == HostPath::kAuto && !levels && filter.streams_host_memory() &&
+  const HostFrameInFlight counted;
+  m.last_streamed_ = m.host_path_ == HostPath::kAuto && counted.alone() && !levels &&
+                     filter.streams_host_memory() &&
                      in.device != nullptr && out.device != nullptr && rows_aligned16(src) &&
                      rows_aligned16(dst);
   if (m.last_streamed_) {

@@ -17,7 +17,8 @@ namespace cudafilters {
 // How a GpuFrameRunner moves frames in host memory.
 enum class HostPath {
   // Frames in page-locked host memory that the device can address go
-  // straight to a filter that streams host memory (no copies); all other
+  // straight to a filter that streams host memory (no copies) while no
+  // other frame in host memory is in flight in the process; all other
   // frames are copied in and out. What every runner starts with.
   kAuto,
   // Always copy in and out.
@@ -28,6 +29,16 @@ enum class HostPath {
 struct GpuFrameRunnerAccess {
   static void set_host_path(GpuFrameRunner &runner, HostPath path);
   static bool last_frame_streamed(const GpuFrameRunner &runner);
+  static void count_host_frame(int delta);
+};
+
+// While one lives, runners see another frame in host memory in flight.
+class OtherHostFrame {
+ public:
+  OtherHostFrame() { GpuFrameRunnerAccess::count_host_frame(1); }
+  ~OtherHostFrame() { GpuFrameRunnerAccess::count_host_frame(-1); }
+  OtherHostFrame(const OtherHostFrame &) = delete;
+  OtherHostFrame &operator=(const OtherHostFrame &) = delete;
 };
 
 // The path `runner` takes for the frames in host memory from its next one.

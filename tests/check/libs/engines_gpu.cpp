@@ -140,6 +140,36 @@ GST_START_TEST (test_runner_memory_combinations)
 }
 GST_END_TEST;
 
+/* Page-locked frames are streamed by the kernels only while no other frame
+ * in host memory is in flight in the process; beside one, they are copied
+ * (streaming reads the host's memory across the bus once per pass, and
+ * under many streams the copies carry more). The output is the same. */
+GST_START_TEST (test_pinned_frames_copied_beside_others)
+{
+  std::mt19937 rng (77);
+  HistEqGpu eq;
+  GpuFrameRunner runner;
+  /* Rows 16-byte aligned: streamable. */
+  HostImage src (640, 480, true, 640), dst (640, 480, true, 640);
+  std::uniform_int_distribution<int> d (20, 200);
+  for (int y = 0; y < 480; ++y)
+    for (int x = 0; x < 640; ++x)
+      src.data ()[y * src.stride + x] = uint8_t (d (rng));
+  runner.process_host (eq, src.plane (), dst.plane ());
+  fail_unless (last_frame_streamed (runner), "a frame alone was not streamed");
+  check_equalized (src.plane (), dst.plane (), "alone");
+  {
+    const OtherHostFrame other;
+    runner.process_host (eq, src.plane (), dst.plane ());
+    fail_if (last_frame_streamed (runner), "a frame beside another was "
+        "streamed");
+    check_equalized (src.plane (), dst.plane (), "beside another");
+  }
+  runner.process_host (eq, src.plane (), dst.plane ());
+  fail_unless (last_frame_streamed (runner));
+}
+GST_END_TEST;
+
 /* Page-locked host memory registered with cudaHostRegister, as another
  * allocator may hand it over. */
 struct RegisteredImage {
@@ -1443,6 +1473,7 @@ engines_gpu_suite (void)
   tcase_add_test (tc, test_failed_free_is_recorded);
   tcase_add_test (tc, test_runner_memory_combinations);
   tcase_add_test (tc, test_runner_streams_pinned_frames);
+  tcase_add_test (tc, test_pinned_frames_copied_beside_others);
   tcase_add_test (tc, test_device_frames_carry_planes);
   tcase_add_test (tc, test_clahe_engine_paths);
   tcase_add_test (tc, test_deep_launch_modes);
