@@ -1,0 +1,264 @@
+#!/usr/bin/env python3
+"""Camera noise at night: noise that follows brightness, simulated, and what
+cudanlm makes of it.
+
+A camera's frame is simulated from a clean 8-bit photo (every draw seeded):
+the photo's values v become linear light x = g^-1(v / 255) (the transfer
+curve g: gamma 2.2 or sRGB), then photon counts Poisson(x * peak), plus read
+noise Normal(0, read^2) electrons, back to y = counts / peak clipped to
+[0, 1], and out through g to 8 bits (rounded). The photon (shot) noise grows
+with the light, the read noise does not, and g stretches the shadows: in the
+8-bit frame the noise is strongest in the dark.
+
+Modes (gray photos from `nlm_auto_strength.py --prepare DIR`, centre crops):
+  --nlf           the true noise level function of the simulation (sigma of
+                  the 8-bit output per clean level, by Monte Carlo) next to
+                  a binned estimate from one simulated frame of each photo.
+  --evaluate OUT  per photo and peak, PSNR against the clean photo of: the
+                  noisy frame; cudanlm with automatic strength (as the
+                  element runs it); the best single setting of a strength x
+                  noise-sigma grid; OpenCV's fastNlMeansDenoising at its best
+                  h (patch 7, search 21, as cudanlm); and an oracle variance
+                  stabiliser (the true noise level function turned into a
+                  curve under which the noise is the same everywhere, NLM at
+                  the best single setting there, the curve undone): what
+                  following brightness could gain. JSON and a table.
+
+    python3 bench/camera_noise.py --evaluate out.json --photos .carry/photos [--cpu]
+
+The engines run through build/bench/libnlmtune.so (NlmGpu, or NlmCpu with
+--cpu: the same arithmetic). Needs numpy and cv2.
+"""
+import argparse
+import json
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts"))
+from interpreter import ensure  # noqa: E402
+
+ensure(["cv2", "numpy"])
+import cv2  # noqa: E402
+import numpy as np  # noqa: E402
+
+from nlm_auto_strength import CALIBRATION, Engine, psnr  # noqa: E402
+
+PHOTOS = ["moon", "text", "astronaut", "motorcycle_left", "immunohistochemistry", "grass",
+          "hubble_deep_field", "camera", "coins", "page", "coffee", "chelsea", "rocket", "brick",
+          "gravel"]
+CROP = 256
+STRENGTHS = [2, 3, 4, 5, 6, 8, 10, 12, 15, 20, 25, 30, 40, 50]
+NOISE_SIGMAS = [0, 3, 5, 8, 12, 16, 20, 25, 30, 40]
+OPENCV_H = [3, 5, 7, 9, 11, 13, 15, 18, 21, 25, 30, 35, 40, 50, 60]
+
+
+# ------------------------------------------------------------------ curves
+
+def to_linear(v, curve):
+    """8-bit-scaled values (0..255, float) to linear light in [0, 1]."""
+    c = np.clip(np.asarray(v, np.float64) / 255.0, 0, 1)
+    if curve == "srgb":
+        return np.where(c <= 0.04045, c / 12.92, ((c + 0.055) / 1.055) ** 2.4)
+    return c ** 2.2
+
+
+def from_linear(x, curve):
+    """Linear light in [0, 1] to 8-bit-scaled values (float)."""
+    x = np.clip(np.asarray(x, np.float64), 0, 1)
+    if curve == "srgb":
+        c = np.where(x <= 0.0031308, 12.92 * x, 1.055 * x ** (1 / 2.4) - 0.055)
+    else:
+        c = x ** (1 / 2.2)
+    return 255.0 * c
+
+
+def simulate(clean, peak, read, curve, rng):
+    """A camera frame of the clean 8-bit image (uint8)."""
+    x = to_linear(clean.astype(np.float64), curve)
+    counts = rng.poisson(x * peak).astype(np.float64) + rng.normal(0, read, x.shape)
+    y = np.clip(counts / peak, 0, 1)
+    return np.clip(np.rint(from_linear(y, curve)), 0, 255).astype(np.uint8)
+
+
+def true_nlf(peak, read, curve, seed=7, samples=4000):
+    """Sigma of the simulated 8-bit output for every clean level 0..255."""
+    rng = np.random.default_rng([seed, int(peak), int(read * 10)])
+    levels = np.repeat(np.arange(256, dtype=np.float64)[:, None], samples, axis=1)
+    out = simulate(levels, peak, read, curve, rng).astype(np.float64)
+    return out.std(axis=1)
+
+
+# ------------------------------------------------------------------ estimate
+
+def estimate_nlf(noisy, bins=8):
+    """Noise sigma per brightness band, from the frame alone.
+
+    The residual of Immerkaer's 3x3 operator (1 -2 1 / -2 4 -2 / 1 -2 1,
+    which cancels planes and slopes) is gathered per band of the frame's
+    local mean (5x5); pixels whose local gradient is in the top 30% of
+    their band are left out as texture, and the sigma is the residual's
+    mean absolute value scaled to a Gaussian's (sqrt(pi/2) / 6). Returns
+    (band centres, sigmas, pixel counts)."""
+    f = noisy.astype(np.float64)
+    k = np.array([[1, -2, 1], [-2, 4, -2], [1, -2, 1]], np.float64)
+    res = np.abs(cv2.filter2D(f, -1, k, borderType=cv2.BORDER_REFLECT))[1:-1, 1:-1]
+    mean = cv2.blur(f, (5, 5))[1:-1, 1:-1]
+    gx = cv2.Sobel(cv2.GaussianBlur(f, (5, 5), 1.5), cv2.CV_64F, 1, 0)[1:-1, 1:-1]
+    gy = cv2.Sobel(cv2.GaussianBlur(f, (5, 5), 1.5), cv2.CV_64F, 0, 1)[1:-1, 1:-1]
+    grad = np.hypot(gx, gy)
+    edges = np.linspace(0, 256, bins + 1)
+    centres, sigmas, counts = [], [], []
+    for lo, hi in zip(edges[:-1], edges[1:]):
+        m = (mean >= lo) & (mean < hi)
+        if m.sum() < 200:
+            continue
+        keep = m & (grad <= np.quantile(grad[m], 0.7))
+        centres.append(float(mean[keep].mean()))
+        sigmas.append(float(res[keep].mean() * np.sqrt(np.pi / 2) / 6.0))
+        counts.append(int(keep.sum()))
+    return np.array(centres), np.array(sigmas), np.array(counts)
+
+
+# ------------------------------------------------------------------ stabiliser
+
+def stabiliser(nlf):
+    """The curve f (256 levels -> 0..255, increasing) under which noise of
+    level function `nlf` has the same sigma everywhere: f' proportional to
+    1 / sigma. Returns (f, sigma in f's units)."""
+    s = np.maximum(nlf, 0.3)
+    f = np.concatenate([[0.0], np.cumsum(1.0 / s[:-1] + 1.0 / s[1:]) / 2])
+    scale = 255.0 / f[-1]
+    return f * scale, scale
+
+
+def apply_curve(img, f):
+    return np.clip(np.rint(np.interp(img.astype(np.float64), np.arange(256), f)), 0,
+                   255).astype(np.uint8)
+
+
+def undo_curve(img, f):
+    return np.clip(np.rint(np.interp(img.astype(np.float64), f, np.arange(256))), 0,
+                   255).astype(np.uint8)
+
+
+# ------------------------------------------------------------------ evaluation
+
+def load(photo_dir, name):
+    img = cv2.imread(os.path.join(photo_dir, "gray", name + ".png"), cv2.IMREAD_GRAYSCALE)
+    if img is None:
+        return None
+    h, w = img.shape
+    ch, cw = min(h, CROP), min(w, CROP)
+    y0, x0 = (h - ch) // 2, (w - cw) // 2
+    return np.ascontiguousarray(img[y0:y0 + ch, x0:x0 + cw])
+
+
+def best_grid(engine, noisy, clean):
+    best = (-1.0, None)
+    for h in STRENGTHS:
+        for ns in NOISE_SIGMAS:
+            p = psnr(engine.denoise([[noisy]], h=h, noise_sigma=ns), [clean])
+            if p > best[0]:
+                best = (p, {"h": h, "noise_sigma": ns})
+    return best
+
+
+def evaluate(args):
+    engine = Engine(args.lib, gpu=not args.cpu)
+    rows = []
+    for peak in args.peaks:
+        nlf = true_nlf(peak, args.read, args.curve)
+        f, unit = stabiliser(nlf)
+        for name in args.names:
+            clean = load(args.photos, name)
+            if clean is None:
+                continue
+            t0 = time.time()
+            rng = np.random.default_rng([args.seed, int(peak), sum(map(ord, name))])
+            noisy = simulate(clean, peak, args.read, args.curve, rng)
+            engine.reset()
+            auto = psnr(engine.denoise([[noisy]], automatic=True), [clean])
+            grid, setting = best_grid(engine, noisy, clean)
+            cv_best = max((psnr([cv2.fastNlMeansDenoising(noisy, None, h, 7, 21)], [clean]), h)
+                          for h in OPENCV_H)
+            # Oracle stabiliser: NLM at its best single setting in f's domain.
+            stab = apply_curve(noisy, f)
+            vst = (-1.0, None)
+            for h in STRENGTHS:
+                for ns in NOISE_SIGMAS:
+                    out = undo_curve(engine.denoise([[stab]], h=h, noise_sigma=ns)[0], f)
+                    p = psnr([out], [clean])
+                    if p > vst[0]:
+                        vst = (p, {"h": h, "noise_sigma": ns})
+            r = {"photo": name, "peak": peak, "read": args.read, "curve": args.curve,
+                 "calibration": name in CALIBRATION, "noisy": psnr([noisy], [clean]),
+                 "auto": auto, "best_grid": grid, "best_setting": setting,
+                 "opencv": cv_best[0], "opencv_h": cv_best[1], "vst_oracle": vst[0],
+                 "vst_setting": vst[1], "vst_unit": unit, "estimate": engine.estimate(noisy)}
+            rows.append(r)
+            print(f"peak {peak:5} {name:22} noisy {r['noisy']:6.2f}  auto {auto:6.2f}  "
+                  f"best {grid:6.2f} {setting}  opencv {cv_best[0]:6.2f} (h {cv_best[1]})  "
+                  f"oracle-VST {vst[0]:6.2f}  [{time.time() - t0:.0f} s]", flush=True)
+    with open(args.out, "w") as fh:
+        json.dump({"seed": args.seed, "read": args.read, "curve": args.curve, "crop": CROP,
+                   "rows": rows}, fh, indent=1)
+    print("\n| peak | photos | auto - best single | opencv best - best single | "
+          "oracle VST - best single |")
+    print("| --- | --- | --- | --- | --- |")
+    for peak in args.peaks:
+        rs = [r for r in rows if r["peak"] == peak]
+        if not rs:
+            continue
+        d = lambda k: np.array([r[k] - r["best_grid"] for r in rs])  # noqa: E731
+        fmt = lambda a: f"{a.mean():+.2f} dB ({a.min():+.2f} to {a.max():+.2f})"  # noqa: E731
+        print(f"| {peak} | {len(rs)} | {fmt(d('auto'))} | {fmt(d('opencv'))} | "
+              f"{fmt(d('vst_oracle'))} |")
+
+
+def nlf_report(args):
+    for peak in args.peaks:
+        nlf = true_nlf(peak, args.read, args.curve)
+        print(f"peak {peak}, read {args.read} e-, {args.curve}: true sigma at levels "
+              + ", ".join(f"{v}: {nlf[v]:.2f}" for v in (8, 32, 64, 128, 192, 240)))
+        for name in args.names:
+            clean = load(args.photos, name)
+            if clean is None:
+                continue
+            rng = np.random.default_rng([args.seed, int(peak), sum(map(ord, name))])
+            noisy = simulate(clean, peak, args.read, args.curve, rng)
+            c, s, n = estimate_nlf(noisy)
+            truth = np.interp(c, np.arange(256), nlf)
+            err = (s - truth) / truth
+            print(f"  {name:22} " + "  ".join(
+                f"{ci:5.0f}: {si:5.2f}/{ti:5.2f}" for ci, si, ti in zip(c, s, truth))
+                + f"   worst {np.abs(err).max() * 100:.0f}%")
+
+
+def main():
+    here = os.path.dirname(os.path.abspath(__file__))
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--evaluate", metavar="OUT", dest="out")
+    ap.add_argument("--nlf", action="store_true")
+    ap.add_argument("--photos", default=".carry/photos")
+    ap.add_argument("--names", default=",".join(PHOTOS))
+    ap.add_argument("--peaks", default="50,200,1000")
+    ap.add_argument("--read", type=float, default=2.0)
+    ap.add_argument("--curve", choices=["gamma2.2", "srgb"], default="gamma2.2")
+    ap.add_argument("--seed", type=int, default=2026)
+    ap.add_argument("--lib", default=os.path.join(here, "..", "build", "bench", "libnlmtune.so"))
+    ap.add_argument("--cpu", action="store_true", help="NlmCpu (the same arithmetic)")
+    args = ap.parse_args()
+    args.peaks = [int(p) for p in args.peaks.split(",")]
+    args.names = args.names.split(",")
+    if args.nlf:
+        nlf_report(args)
+    if args.out:
+        evaluate(args)
+    if not args.nlf and not args.out:
+        ap.error("give --nlf or --evaluate OUT")
+
+
+if __name__ == "__main__":
+    main()
