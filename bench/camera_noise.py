@@ -23,6 +23,14 @@ Modes (gray photos from `nlm_auto_strength.py --prepare DIR`, centre crops):
                   curve under which the noise is the same everywhere, NLM at
                   the best single setting there, the curve undone): what
                   following brightness could gain. JSON and a table.
+  --local OUT     the other design, prototyped in numpy: NLM whose weights
+                  scale with the noise level of the two pixels compared
+                  (the true curve, read at each pixel's 5x5 mean of the
+                  noisy frame), a relative strength x noise allowance grid;
+                  next to the same numpy NLM with one global sigma at the
+                  engine's best single setting (the check that the two
+                  implementations agree). Reads --against, the JSON of
+                  --evaluate, for the engine's figures. JSON and a table.
 
     python3 bench/camera_noise.py --evaluate out.json --photos .carry/photos [--cpu]
 
@@ -217,6 +225,93 @@ def evaluate(args):
               f"{fmt(d('vst_oracle'))} |")
 
 
+# ------------------------------------------------------------------ prototype
+
+REL_STRENGTHS = [0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.2]
+ALLOWANCES = [0.5, 0.75, 1.0, 1.25, 1.5, 2.0]
+
+
+def nlm_numpy(img, h=None, sigma=0.0, sig_map=None, rel=None, allowance=1.0, ps=7, ss=21):
+    """Non-local means as the engines weigh (exp(-max(d2 - 2 s^2, 0) / h^2),
+    d2 the patch's mean squared difference, box patches): with one sigma
+    and strength, or with s^2 = allowance * (sigma_p^2 + sigma_q^2) / 2
+    from `sig_map` and h^2 = rel^2 * (sigma_p^2 + sigma_q^2) / 2."""
+    f = img.astype(np.float32)
+    r, pr = ss // 2, ps // 2
+    pad = r + pr
+    P = cv2.copyMakeBorder(f, pad, pad, pad, pad, cv2.BORDER_REFLECT_101)
+    H, W = f.shape
+    core = P[r:r + H + 2 * pr, r:r + W + 2 * pr]
+    if sig_map is not None:
+        S = cv2.copyMakeBorder(sig_map.astype(np.float32) ** 2, r, r, r, r,
+                               cv2.BORDER_REFLECT_101)
+        s_p = S[r:r + H, r:r + W]
+    num = np.zeros((H, W), np.float32)
+    den = np.zeros((H, W), np.float32)
+    for dy in range(-r, r + 1):
+        for dx in range(-r, r + 1):
+            q = P[r + dy:r + dy + H + 2 * pr, r + dx:r + dx + W + 2 * pr]
+            d2 = cv2.boxFilter((core - q) ** 2, -1, (ps, ps), normalize=True,
+                               borderType=cv2.BORDER_CONSTANT)[pr:pr + H, pr:pr + W]
+            if sig_map is None:
+                w = np.exp(-np.maximum(d2 - 2 * sigma * sigma, 0) / (h * h))
+            else:
+                s2 = (s_p + S[r + dy:r + dy + H, r + dx:r + dx + W]) / 2
+                w = np.exp(-np.maximum(d2 - 2 * allowance * s2, 0) / (rel * rel * s2 + 1e-6))
+            num += w * q[pr:pr + H, pr:pr + W]
+            den += w
+    return np.clip(np.rint(num / den), 0, 255).astype(np.uint8)
+
+
+def local(args):
+    with open(args.against) as fh:
+        engine_rows = {(r["photo"], r["peak"]): r for r in json.load(fh)["rows"]}
+    rows = []
+    for peak in args.peaks:
+        nlf = true_nlf(peak, args.read, args.curve)
+        for name in args.names:
+            clean = load(args.photos, name)
+            if clean is None or (name, peak) not in engine_rows:
+                continue
+            er = engine_rows[(name, peak)]
+            rng = np.random.default_rng([args.seed, int(peak), sum(map(ord, name))])
+            noisy = simulate(clean, peak, args.read, args.curve, rng)
+            t0 = time.time()
+            best = er["best_setting"]
+            glob = psnr([nlm_numpy(noisy, h=best["h"], sigma=best["noise_sigma"])], [clean])
+            smooth = cv2.blur(noisy.astype(np.float64), (5, 5))
+            sig_map = np.interp(smooth, np.arange(256), nlf)
+            settings = [(a, b) for a in REL_STRENGTHS for b in ALLOWANCES]
+            scores = [psnr([nlm_numpy(noisy, sig_map=sig_map, rel=a, allowance=b)], [clean])
+                      for a, b in settings]
+            k = int(np.argmax(scores))
+            r = {"photo": name, "peak": peak, "calibration": name in CALIBRATION,
+                 "engine_best": er["best_grid"], "numpy_global_at_best": glob,
+                 "local": scores, "local_best": scores[k], "local_setting": settings[k],
+                 "engine_auto": er["auto"], "vst_oracle": er["vst_oracle"]}
+            rows.append(r)
+            print(f"peak {peak:5} {name:22} engine best {er['best_grid']:6.2f}  numpy global "
+                  f"{glob:6.2f}  local {scores[k]:6.2f} (rel, allowance {settings[k]})  "
+                  f"[{time.time() - t0:.0f} s]", flush=True)
+    with open(args.local, "w") as fh:
+        json.dump({"settings": [(a, b) for a in REL_STRENGTHS for b in ALLOWANCES],
+                   "rows": rows}, fh, indent=1)
+    print("\n| peak | photos | numpy global - engine best | local, best setting - engine best | "
+          "local, one setting for all - engine best |")
+    print("| --- | --- | --- | --- | --- |")
+    for peak in args.peaks:
+        rs = [r for r in rows if r["peak"] == peak]
+        if not rs:
+            continue
+        one = int(np.argmax(np.mean([r["local"] for r in rs], axis=0)))
+        d = lambda a: np.array(a) - np.array([r["engine_best"] for r in rs])  # noqa: E731
+        fmt = lambda a: f"{a.mean():+.2f} dB ({a.min():+.2f} to {a.max():+.2f})"  # noqa: E731
+        print(f"| {peak} | {len(rs)} | {fmt(d([r['numpy_global_at_best'] for r in rs]))} | "
+              f"{fmt(d([r['local_best'] for r in rs]))} | "
+              f"{fmt(d([r['local'][one] for r in rs]))} "
+              f"(rel, allowance {[(a, b) for a in REL_STRENGTHS for b in ALLOWANCES][one]}) |")
+
+
 def nlf_report(args):
     for peak in args.peaks:
         nlf = true_nlf(peak, args.read, args.curve)
@@ -241,6 +336,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--evaluate", metavar="OUT", dest="out")
     ap.add_argument("--nlf", action="store_true")
+    ap.add_argument("--local", metavar="OUT")
+    ap.add_argument("--against", help="the JSON of --evaluate (for --local)")
     ap.add_argument("--photos", default=".carry/photos")
     ap.add_argument("--names", default=",".join(PHOTOS))
     ap.add_argument("--peaks", default="50,200,1000")
@@ -256,8 +353,12 @@ def main():
         nlf_report(args)
     if args.out:
         evaluate(args)
-    if not args.nlf and not args.out:
-        ap.error("give --nlf or --evaluate OUT")
+    if args.local:
+        if not args.against:
+            ap.error("--local needs --against, the JSON of --evaluate")
+        local(args)
+    if not args.nlf and not args.out and not args.local:
+        ap.error("give --nlf, --evaluate OUT or --local OUT")
 
 
 if __name__ == "__main__":
