@@ -373,4 +373,16 @@ class Reporter {
   FILE *json_;
 };
 
+// The items of a comma-separated list, empty ones left out.
+inline std::vector<std::string> split(const std::string &list) {
+  std::vector<std::string> out;
+  size_t at = 0;
+  while (at <= list.size()) {
+    const size_t comma = std::min(list.find(',', at), list.size());
+    if (comma > at) out.push_back(list.substr(at, comma - at));
+    at = comma + 1;
+  }
+  return out;
+}
+
 }  // namespace bench

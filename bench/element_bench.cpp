@@ -735,17 +735,6 @@ PageableRun run_pageable_pipeline(const std::string &middle, const char *format,
   return run;
 }
 
-std::vector<std::string> split_list(const std::string &list) {
-  std::vector<std::string> out;
-  size_t at = 0;
-  while (at <= list.size()) {
-    const size_t comma = std::min(list.find(',', at), list.size());
-    if (comma > at) out.push_back(list.substr(at, comma - at));
-    at = comma + 1;
-  }
-  return out;
-}
-
 void run_pageable(const ElementOptions &opt, GstCudaContext *ctx, FILE *json) {
   struct Element {
     const char *name;
@@ -768,7 +757,7 @@ void run_pageable(const ElementOptions &opt, GstCudaContext *ctx, FILE *json) {
                  {"32 buffers cycled", Source::kCycled, 32},
                  {"fresh memory", Source::kFresh, 0},
                  {"proposed pool", Source::kProposed, 0}};
-  const std::vector<std::string> formats = split_list(opt.formats);
+  const std::vector<std::string> formats = split(opt.formats);
   for (const Size &sz : kSizes) {
     if (!opt.size.empty() && opt.size != sz.name) continue;
     for (const std::string &format : formats)

@@ -41,7 +41,6 @@
 #include <sys/resource.h>
 
 #include <memory>
-#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -81,14 +80,6 @@ struct MultiOptions {
   int loops = 4;      // passes over the clip per decoded stream
   FILE *json = nullptr;
 };
-
-std::vector<std::string> split(const std::string &list) {
-  std::vector<std::string> out;
-  std::stringstream ss(list);
-  for (std::string item; std::getline(ss, item, ',');)
-    if (!item.empty()) out.push_back(item);
-  return out;
-}
 
 std::vector<int> split_ints(const std::string &list) {
   std::vector<int> out;
