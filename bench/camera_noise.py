@@ -163,14 +163,46 @@ def load(photo_dir, name):
     return np.ascontiguousarray(img[y0:y0 + ch, x0:x0 + cw])
 
 
-def best_grid(engine, noisy, clean):
+def case(args, name, peak):
+    """(clean crop, its simulated camera frame) of a photo at a peak, or
+    (None, None) where the photo is missing."""
+    clean = load(args.photos, name)
+    if clean is None:
+        return None, None
+    rng = np.random.default_rng([args.seed, int(peak), sum(map(ord, name))])
+    return clean, simulate(clean, peak, args.read, args.curve, rng)
+
+
+def best_grid(engine, noisy, clean, curve=None):
+    """cudanlm's best single setting on the grid: (PSNR, setting). With
+    `curve`, the frame goes through it before and back after denoising."""
+    src = noisy if curve is None else apply_curve(noisy, curve)
     best = (-1.0, None)
     for h in STRENGTHS:
         for ns in NOISE_SIGMAS:
-            p = psnr(engine.denoise([[noisy]], h=h, noise_sigma=ns), [clean])
+            out = engine.denoise([[src]], h=h, noise_sigma=ns)[0]
+            if curve is not None:
+                out = undo_curve(out, curve)
+            p = psnr([out], [clean])
             if p > best[0]:
                 best = (p, {"h": h, "noise_sigma": ns})
     return best
+
+
+def spread(a):
+    a = np.asarray(a)
+    return f"{a.mean():+.2f} dB ({a.min():+.2f} to {a.max():+.2f})"
+
+
+def print_table(columns, peaks, rows, cells):
+    """A markdown table, a line per peak: `cells(rows of that peak)` gives
+    the cells after the peak and the count of photos."""
+    print("\n| peak | photos | " + " | ".join(columns) + " |")
+    print("| --- | --- | " + " | ".join("---" for _ in columns) + " |")
+    for peak in peaks:
+        rs = [r for r in rows if r["peak"] == peak]
+        if rs:
+            print(f"| {peak} | {len(rs)} | " + " | ".join(cells(rs)) + " |")
 
 
 def evaluate(args):
@@ -180,26 +212,17 @@ def evaluate(args):
         nlf = true_nlf(peak, args.read, args.curve)
         f, unit = stabiliser(nlf)
         for name in args.names:
-            clean = load(args.photos, name)
+            clean, noisy = case(args, name, peak)
             if clean is None:
                 continue
             t0 = time.time()
-            rng = np.random.default_rng([args.seed, int(peak), sum(map(ord, name))])
-            noisy = simulate(clean, peak, args.read, args.curve, rng)
             engine.reset()
             auto = psnr(engine.denoise([[noisy]], automatic=True), [clean])
             grid, setting = best_grid(engine, noisy, clean)
             cv_best = max((psnr([cv2.fastNlMeansDenoising(noisy, None, h, 7, 21)], [clean]), h)
                           for h in OPENCV_H)
             # Oracle stabiliser: NLM at its best single setting in f's domain.
-            stab = apply_curve(noisy, f)
-            vst = (-1.0, None)
-            for h in STRENGTHS:
-                for ns in NOISE_SIGMAS:
-                    out = undo_curve(engine.denoise([[stab]], h=h, noise_sigma=ns)[0], f)
-                    p = psnr([out], [clean])
-                    if p > vst[0]:
-                        vst = (p, {"h": h, "noise_sigma": ns})
+            vst = best_grid(engine, noisy, clean, curve=f)
             r = {"photo": name, "peak": peak, "read": args.read, "curve": args.curve,
                  "calibration": name in CALIBRATION, "noisy": psnr([noisy], [clean]),
                  "auto": auto, "best_grid": grid, "best_setting": setting,
@@ -212,18 +235,10 @@ def evaluate(args):
     with open(args.out, "w") as fh:
         json.dump({"seed": args.seed, "read": args.read, "curve": args.curve, "crop": CROP,
                    "rows": rows}, fh, indent=1)
-    print("\n| peak | photos | auto - best single | opencv best - best single | "
-          "oracle VST - best single |")
-    print("| --- | --- | --- | --- | --- |")
-    for peak in args.peaks:
-        rs = [r for r in rows if r["peak"] == peak]
-        if not rs:
-            continue
-        d = lambda k: np.array([r[k] - r["best_grid"] for r in rs])  # noqa: E731
-        fmt = lambda a: f"{a.mean():+.2f} dB ({a.min():+.2f} to {a.max():+.2f})"  # noqa: E731
-        print(f"| {peak} | {len(rs)} | {fmt(d('auto'))} | {fmt(d('opencv'))} | "
-              f"{fmt(d('vst_oracle'))} |")
-
+    print_table(["auto - best single", "opencv best - best single", "oracle VST - best single"],
+                args.peaks, rows,
+                lambda rs: [spread([r[k] - r["best_grid"] for r in rs])
+                            for k in ("auto", "opencv", "vst_oracle")])
 
 # ------------------------------------------------------------------ prototype
 
@@ -270,12 +285,12 @@ def local(args):
     for peak in args.peaks:
         nlf = true_nlf(peak, args.read, args.curve)
         for name in args.names:
-            clean = load(args.photos, name)
-            if clean is None or (name, peak) not in engine_rows:
+            if (name, peak) not in engine_rows:
+                continue
+            clean, noisy = case(args, name, peak)
+            if clean is None:
                 continue
             er = engine_rows[(name, peak)]
-            rng = np.random.default_rng([args.seed, int(peak), sum(map(ord, name))])
-            noisy = simulate(clean, peak, args.read, args.curve, rng)
             t0 = time.time()
             best = er["best_setting"]
             glob = psnr([nlm_numpy(noisy, h=best["h"], sigma=best["noise_sigma"])], [clean])
@@ -296,21 +311,16 @@ def local(args):
     with open(args.local, "w") as fh:
         json.dump({"settings": [(a, b) for a in REL_STRENGTHS for b in ALLOWANCES],
                    "rows": rows}, fh, indent=1)
-    print("\n| peak | photos | numpy global - engine best | local, best setting - engine best | "
-          "local, one setting for all - engine best |")
-    print("| --- | --- | --- | --- | --- |")
-    for peak in args.peaks:
-        rs = [r for r in rows if r["peak"] == peak]
-        if not rs:
-            continue
-        one = int(np.argmax(np.mean([r["local"] for r in rs], axis=0)))
-        d = lambda a: np.array(a) - np.array([r["engine_best"] for r in rs])  # noqa: E731
-        fmt = lambda a: f"{a.mean():+.2f} dB ({a.min():+.2f} to {a.max():+.2f})"  # noqa: E731
-        print(f"| {peak} | {len(rs)} | {fmt(d([r['numpy_global_at_best'] for r in rs]))} | "
-              f"{fmt(d([r['local_best'] for r in rs]))} | "
-              f"{fmt(d([r['local'][one] for r in rs]))} "
-              f"(rel, allowance {[(a, b) for a in REL_STRENGTHS for b in ALLOWANCES][one]}) |")
+    settings = [(a, b) for a in REL_STRENGTHS for b in ALLOWANCES]
 
+    def cells(rs):
+        one = int(np.argmax(np.mean([r["local"] for r in rs], axis=0)))
+        gap = lambda vals: spread(np.array(vals) - [r["engine_best"] for r in rs])  # noqa: E731
+        return [gap([r["numpy_global_at_best"] for r in rs]),
+                gap([r["local_best"] for r in rs]),
+                gap([r["local"][one] for r in rs]) + f" (rel, allowance {settings[one]})"]
+    print_table(["numpy global - engine best", "local, best setting - engine best",
+                 "local, one setting for all - engine best"], args.peaks, rows, cells)
 
 def nlf_report(args):
     for peak in args.peaks:
@@ -318,11 +328,9 @@ def nlf_report(args):
         print(f"peak {peak}, read {args.read} e-, {args.curve}: true sigma at levels "
               + ", ".join(f"{v}: {nlf[v]:.2f}" for v in (8, 32, 64, 128, 192, 240)))
         for name in args.names:
-            clean = load(args.photos, name)
+            clean, noisy = case(args, name, peak)
             if clean is None:
                 continue
-            rng = np.random.default_rng([args.seed, int(peak), sum(map(ord, name))])
-            noisy = simulate(clean, peak, args.read, args.curve, rng)
             c, s, n = estimate_nlf(noisy)
             truth = np.interp(c, np.arange(256), nlf)
             err = (s - truth) / truth
