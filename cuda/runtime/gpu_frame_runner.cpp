@@ -62,8 +62,9 @@ struct GpuFrameRunner::Impl {
   // before a frame goes to another stream than the last one, the last one's
   // frames finish.
   void switch_to(cudaStream_t stream);
-  // Waits on the host for the work queued on `stream` so far (see wait_for).
-  void wait_for_stream(cudaStream_t stream);
+  // Waits on the host for the work queued on `stream` so far, through
+  // `pace` where given (see wait_for and PacedWait).
+  void wait_for_stream(cudaStream_t stream, PacedWait *pace = nullptr);
   void order_after(cudaStream_t first, cudaStream_t then);
   void synchronize();
   void poison_device(Plane dst, const CarriedPlanes &carried, cudaStream_t stream);
@@ -76,6 +77,8 @@ struct GpuFrameRunner::Impl {
   std::unique_ptr<HostTransfer> transfer_;
   // Recorded on a stream to wait for it from the host.
   Event stream_done_{cudaEventDisableTiming};
+  // The wait at the end of a frame.
+  PacedWait frame_done_;
   // Reused by order_after: a wait binds to the event's state when queued.
   Event link_{cudaEventDisableTiming};
   // Created on the first frame that asks for levels.
@@ -132,9 +135,12 @@ void GpuFrameRunner::Impl::switch_to(cudaStream_t stream) {
   last_stream_ = stream;
 }
 
-void GpuFrameRunner::Impl::wait_for_stream(cudaStream_t stream) {
+void GpuFrameRunner::Impl::wait_for_stream(cudaStream_t stream, PacedWait *pace) {
   CUDAFILTERS_CHECK(cudaEventRecord(stream_done_.get(), stream));
-  wait_for(stream_done_.get());
+  if (pace)
+    pace->wait(stream_done_.get());
+  else
+    wait_for(stream_done_.get());
 }
 
 void GpuFrameRunner::Impl::order_after(cudaStream_t first, cudaStream_t then) {
@@ -152,7 +158,7 @@ void GpuFrameRunner::check_queued_work() {
 }
 
 void GpuFrameRunner::Impl::synchronize() {
-  if (last_stream_ != nullptr) wait_for_stream(last_stream_);
+  if (last_stream_ != nullptr) wait_for_stream(last_stream_, &frame_done_);
   last_stream_ = nullptr;
 }
 

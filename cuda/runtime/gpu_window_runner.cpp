@@ -34,7 +34,8 @@ struct GpuWindowRunner::Impl {
   void filter_window(GpuWindowFilter &filter, const FramePlanes *views, int count, int center,
                      const FramePlanesOut &dst, FrameLevels *levels);
   void order_after(cudaStream_t first, cudaStream_t then);
-  void synchronize();
+  // Waits on the host for the runner's stream, through `pace` where given.
+  void synchronize(PacedWait *pace = nullptr);
   void poison(const FramePlanesOut &dst);
 
   Stream stream_;
@@ -46,6 +47,9 @@ struct GpuWindowRunner::Impl {
   std::unique_ptr<LevelCounterGpu> levels_;
   Event link_{cudaEventDisableTiming};
   Event done_{cudaEventDisableTiming};
+  // The host's waits for a frame's upload from page-locked memory, and for
+  // a frame filtered into device memory.
+  PacedWait upload_done_, frame_done_;
   // Outputs are poisoned first (poison.h).
   bool poison_outputs_ = false;
 };
@@ -77,9 +81,12 @@ void GpuWindowRunner::Impl::order_after(cudaStream_t first, cudaStream_t then) {
   CUDAFILTERS_CHECK(cudaStreamWaitEvent(then, link_.get(), 0));
 }
 
-void GpuWindowRunner::Impl::synchronize() {
+void GpuWindowRunner::Impl::synchronize(PacedWait *pace) {
   CUDAFILTERS_CHECK(cudaEventRecord(done_.get(), stream_.get()));
-  wait_for(done_.get());
+  if (pace)
+    pace->wait(done_.get());
+  else
+    wait_for(done_.get());
 }
 
 template <typename Copy>
@@ -113,7 +120,7 @@ void GpuWindowRunner::push_host(const FramePlanes &src) {
     }
     // A page-locked plane is read by the copy itself: it must be done before
     // the caller reuses the memory.
-    if (page_locked) m.synchronize();
+    if (page_locked) m.synchronize(&m.upload_done_);
   });
 }
 
@@ -131,7 +138,7 @@ void GpuWindowRunner::push_device(const FramePlanes &src, cudaStream_t stream) {
     if (stream)
       m.order_after(stream, m.stream_.get());
     else
-      m.synchronize();
+      m.synchronize(&m.upload_done_);
   });
 }
 
@@ -204,7 +211,7 @@ void GpuWindowRunner::output_device(GpuWindowFilter &filter, const FramePlanesOu
     m.order_after(m.stream_.get(), dst_users);
     return;
   }
-  m.synchronize();
+  m.synchronize(&m.frame_done_);
   if (levels) *levels = m.levels_->result();
 }
 
@@ -225,7 +232,7 @@ void GpuWindowRunner::filter_device(GpuWindowFilter &filter, const FramePlanes &
     if (src_stream != nullptr && src_stream != dst_users) m.order_after(m.stream_.get(), src_stream);
     return;
   }
-  m.synchronize();
+  m.synchronize(&m.frame_done_);
   if (levels) *levels = m.levels_->result();
 }
 

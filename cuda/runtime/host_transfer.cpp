@@ -7,9 +7,14 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 #include <thread>
+
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 
 namespace cudafilters {
 
@@ -24,22 +29,77 @@ namespace {
 // do not each keep a CPU core spinning, as CUDA's default scheduling would.
 // Waiting on a blocking-sync event instead was slower on the H100 host: one
 // cudanlm stream through system memory ran at 628 fps against 690-765
-// (docs/results/host-waits).
+// (docs/results/host-waits). The wait at the end of each frame is paced
+// besides (PacedWait): it sleeps through most of a wait as long as the
+// last ones before it polls, so that a long frame does not cost a core
+// for the 500 us of polling (docs/deployment.md).
 constexpr std::chrono::microseconds kPollBeforeSleep{500};
 constexpr std::chrono::microseconds kSleepStep{50};
 
-// Polls `event` until the work before it is done, then sleeping between
-// polls; returns cudaSuccess then, or the error the event reports.
-cudaError_t wait_event(cudaEvent_t event) {
-  const auto sleep_after = std::chrono::steady_clock::now() + kPollBeforeSleep;
-  for (;;) {
+// Polls `event` until the work before it is done, for up to `poll_for`,
+// then checking every `step` and sleeping in between; returns cudaSuccess
+// then, or the error the event reports. Sets *at_once to whether the first
+// poll found it done.
+cudaError_t wait_event(cudaEvent_t event, std::chrono::nanoseconds poll_for = kPollBeforeSleep,
+                       std::chrono::nanoseconds step = kSleepStep, bool *at_once = nullptr) {
+  const auto sleep_after = std::chrono::steady_clock::now() + poll_for;
+  for (bool first = true;; first = false) {
     const cudaError_t state = cudaEventQuery(event);
-    if (state != cudaErrorNotReady) return state;
+    if (state != cudaErrorNotReady) {
+      if (at_once) *at_once = first;
+      return state;
+    }
     // "Not ready" is no error: it must not linger as the thread's last error.
     (void)cudaGetLastError();
-    if (std::chrono::steady_clock::now() >= sleep_after) std::this_thread::sleep_for(kSleepStep);
+    if (std::chrono::steady_clock::now() >= sleep_after) std::this_thread::sleep_for(step);
   }
 }
+
+// A paced wait sleeps first only where that sleep would be at least
+// kShortestSleep, and it wakes kWakeEarly plus a sixteenth of the expected
+// wait before the wait is expected to end, as frames vary. It then polls
+// for at most twice kWakeEarly; a wait longer still checks again every
+// thirty-second of the expected wait (from 20 to 200 us), so that its
+// lateness stays a small part of it. It sleeps with a timer slack of 1 us
+// (PreciseSleeps), so that a sleep ends within a few microseconds of its
+// time rather than Linux's default 50 us later.
+constexpr std::chrono::microseconds kShortestSleep{50};
+constexpr std::chrono::microseconds kWakeEarly{50};
+constexpr std::chrono::microseconds kShortestStep{20};
+constexpr std::chrono::microseconds kLongestStep{200};
+
+// CUDAFILTERS_HOST_WAIT=poll turns pacing off: every wait polls from its
+// start, as before pacing, for a CPU core per stream of lower latency.
+bool pacing_on() {
+  static const bool on = [] {
+    const char *v = std::getenv("CUDAFILTERS_HOST_WAIT");
+    return v == nullptr || std::strcmp(v, "poll") != 0;
+  }();
+  return on;
+}
+
+// Sets the calling thread's timer slack to 1 us while it lives, then gives
+// the thread its own back (the thread is the application's).
+class PreciseSleeps {
+ public:
+  PreciseSleeps() {
+#ifdef __linux__
+    slack_ = prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
+    set_ = slack_ > 1000 && prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0) == 0;
+#endif
+  }
+  ~PreciseSleeps() {
+#ifdef __linux__
+    if (set_) (void)prctl(PR_SET_TIMERSLACK, static_cast<unsigned long>(slack_), 0, 0, 0);
+#endif
+  }
+  PreciseSleeps(const PreciseSleeps &) = delete;
+  PreciseSleeps &operator=(const PreciseSleeps &) = delete;
+
+ private:
+  int slack_ = 0;
+  bool set_ = false;
+};
 
 // Waits for the work queued on `stream` so far, on a path that is already
 // failing: errors are dropped (a sticky one ends that work anyway).
@@ -132,6 +192,33 @@ HostResidence locate(ConstPlane plane) {
 }
 
 void wait_for(cudaEvent_t event) { check_cuda(wait_event(event), "cudaEventQuery"); }
+
+void PacedWait::wait(cudaEvent_t event) {
+  using std::chrono::nanoseconds;
+  const auto start = std::chrono::steady_clock::now();
+  const nanoseconds sleep = expected_ - kWakeEarly - expected_ / 16;
+  const bool slept = sleep >= kShortestSleep && pacing_on();
+  bool at_once = false;
+  if (slept) {
+    const PreciseSleeps precise;
+    std::this_thread::sleep_for(sleep);
+    const nanoseconds step =
+        std::clamp<nanoseconds>(expected_ / 32, kShortestStep, kLongestStep);
+    check_cuda(wait_event(event, 2 * kWakeEarly, step, &at_once), "cudaEventQuery");
+  } else {
+    check_cuda(wait_event(event, kPollBeforeSleep, kSleepStep, &at_once), "cudaEventQuery");
+  }
+  const nanoseconds took = std::chrono::steady_clock::now() - start;
+  if (slept && at_once) {
+    // Woke after the end: the wait took `took` at most, and the frames may
+    // have become shorter. Coming down at once costs few late wake-ups.
+    expected_ = std::min(expected_ - expected_ / 8, took);
+  } else {
+    // A wait that was polled for to its end measures itself. The average
+    // follows a longer frame within a few.
+    expected_ += (took - expected_) / 4;
+  }
+}
 
 namespace {
 
@@ -374,7 +461,7 @@ int HostTransfer::threads_for(size_t copies) const {
   return static_cast<int>(std::min<size_t>(copies, static_cast<size_t>(threads)));
 }
 
-void HostTransfer::copy_out(const QueuedDownload &q) {
+void HostTransfer::copy_out(const QueuedDownload &q, PacedWait &first) {
   const size_t w = q.dst.row_bytes(), height = static_cast<size_t>(q.dst.height);
   const size_t each = q.copy_rows, copies = (height + each - 1) / each;
   const size_t per_band = q.chunk_rows / each;
@@ -385,10 +472,10 @@ void HostTransfer::copy_out(const QueuedDownload &q) {
     const size_t y = i * each, rows = std::min(each, height - y);
     copy_rows(q.stage + y * w, w, q.dst.data + y * q.dst.stride, q.dst.stride, w, rows);
   };
-  // The first band waits on the host's usual terms (polling, then sleeping),
-  // as the kernels before it may take long; the pool is only called once it
-  // is there, and the rest arrive at the speed of the DMA.
-  wait_for(band_done[0].get());
+  // The first band waits on the frame's terms, as the kernels before it may
+  // take long; the pool is only called once it is there, and the rest
+  // arrive at the speed of the DMA.
+  first.wait(band_done[0].get());
   size_t arrived_bands = 1;  // the calling thread's
 
   // Only the calling thread asks CUDA which bands have arrived, and
@@ -448,12 +535,15 @@ void HostTransfer::copy_out(const QueuedDownload &q) {
 
 void HostTransfer::finish_downloads() {
   try {
-    // Waiting on a band's event also covers every kernel before it.
+    // Waiting on a band's event also covers every kernel before it: the
+    // first wait is the frame's, those after it are for copies.
+    PacedWait copies;
     for (const QueuedDownload &q : queued_) {
+      PacedWait &pace = &q == &queued_.front() ? frame_done_ : copies;
       if (q.stage)
-        copy_out(q);
+        copy_out(q, pace);
       else
-        wait_for(chunk_done_[q.first_event].get());
+        pace.wait(chunk_done_[q.first_event].get());
     }
   } catch (...) {
     drop_downloads(queued_.front().stream);

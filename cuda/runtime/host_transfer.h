@@ -7,6 +7,7 @@
 #include <cudafilters/plane.h>
 
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <vector>
 
@@ -18,6 +19,25 @@ void wait_for(cudaEvent_t event);
 
 // Events the host waits on (wait_for polls them).
 constexpr unsigned kHostWaitEventFlags = cudaEventDisableTiming;
+
+// A host wait at a place that recurs once a frame, such as the end of a
+// runner's frame. Where such waits have taken long, it sleeps through most
+// of the next one before it polls as wait_for does, so a frame that keeps
+// the GPU busy for milliseconds costs the host no more CPU time than a short
+// one. Short waits poll from the start, as wait_for does, and lose no
+// latency to a wake-up. One per place: what it learns is how long that
+// place waits.
+class PacedWait {
+ public:
+  void wait(cudaEvent_t event);
+  // What the next wait expects to take (for tests and logs).
+  std::chrono::microseconds expected() const {
+    return std::chrono::duration_cast<std::chrono::microseconds>(expected_);
+  }
+
+ private:
+  std::chrono::nanoseconds expected_{0};
+};
 
 // Where a host plane lives: looked up once per plane and frame, for both the
 // choice to stream and the way to copy. A plane is page-locked when its
@@ -130,8 +150,9 @@ class HostTransfer {
     cudaStream_t stream;
   };
   // Copies a staged download out to q.dst on the pool, each part once its
-  // band has arrived, and returns once all of it is there.
-  void copy_out(const QueuedDownload &q);
+  // band has arrived, and returns once all of it is there; the first band
+  // is waited for through `first`.
+  void copy_out(const QueuedDownload &q, PacedWait &first);
   // The threads of the pool a plane of `copies` host copies uses.
   int threads_for(size_t copies) const;
   // Rows per DMA of a plane of `height` rows of `row_bytes`, host copies
@@ -142,6 +163,8 @@ class HostTransfer {
   std::vector<Event> chunk_done_;
   std::vector<QueuedDownload> queued_;
   size_t events_used_ = 0;
+  // The wait for a frame's first download, which covers its kernels.
+  PacedWait frame_done_;
 };
 
 }  // namespace cudafilters

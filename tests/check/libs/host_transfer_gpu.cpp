@@ -7,7 +7,9 @@
  * strides, planes smaller than a band, many bands), several planes of a
  * frame in flight, two threads sharing the thread pool, and an upload that
  * fails at its first DMA while the pool copies. A host callback holds the
- * stream where a copy must still be queued when the host goes on. Exits 77
+ * stream where a copy must still be queued when the host goes on. A paced
+ * wait (the end of a frame) returns only once the work is done, whatever
+ * the frames before it took. Exits 77
  * (skipped) where no GPU is usable. */
 #include <cudafilters/cuda_memory.h>
 #include <cudafilters/gpu_frame_runner.h>
@@ -651,6 +653,47 @@ GST_START_TEST (test_plane_across_registrations_with_a_gap)
 }
 GST_END_TEST;
 
+/* A paced wait sleeps through most of a wait as long as the last ones: it
+ * must still return only once the work is done when a frame is suddenly
+ * shorter or longer than those it learned from. Each frame writes its own
+ * value into page-locked memory after a hold of the stream; the host reads
+ * it as soon as the wait returns. */
+GST_START_TEST (test_paced_wait_returns_only_when_done)
+{
+  const size_t bytes = 1 << 20;
+  DeviceArray<uint8_t> dev (bytes);
+  PinnedBuffer host;
+  host.reserve (bytes);
+  Stream stream;
+  Event done (kHostWaitEventFlags);
+  PacedWait paced;
+  /* Learns 3 ms, then frames with no hold, a longer one, and so on. */
+  const int hold_ms[] = { 3, 3, 3, 3, 3, 3, 3, 3, 0, 0, 8, 3, 0, 3, 3, 1, 6, 0 };
+  int frame = 0;
+  for (int ms : hold_ms) {
+    const uint8_t value = uint8_t (17 + frame);
+    CUDAFILTERS_CHECK (cudaMemsetAsync (dev.get (), value, bytes, stream.get ()));
+    if (ms > 0)
+      hold_stream (stream.get (), ms);
+    CUDAFILTERS_CHECK (cudaMemcpyAsync (host.data (), dev.get (), bytes,
+            cudaMemcpyDeviceToHost, stream.get ()));
+    CUDAFILTERS_CHECK (cudaEventRecord (done.get (), stream.get ()));
+    paced.wait (done.get ());
+    const uint8_t *h = host.data ();
+    size_t wrong = 0;
+    for (size_t i = 0; i < bytes; ++i)
+      wrong += h[i] != value;
+    fail_unless (wrong == 0, "frame %d (held %d ms): %zu bytes not yet there "
+        "when the wait returned", frame, ms, wrong);
+    /* The next frame's memset must not overwrite this before it is read. */
+    memset (host.data (), 0, bytes);
+    ++frame;
+  }
+  /* What it learned is a time, and frames of 3 ms were waited for. */
+  fail_unless (paced.expected ().count () > 0);
+}
+GST_END_TEST;
+
 static Suite *
 host_transfer_suite (void)
 {
@@ -662,6 +705,7 @@ host_transfer_suite (void)
   tcase_add_test (tc, test_failed_download_leaves_no_copy_behind);
   tcase_add_test (tc, test_frame_after_a_failed_frame);
   tcase_add_test (tc, test_empty_planes);
+  tcase_add_test (tc, test_paced_wait_returns_only_when_done);
   tcase_add_test (tc, test_staging_after_a_failed_growth);
   tcase_add_test (tc, test_banded_round_trips);
   tcase_add_test (tc, test_banded_frame_of_three_planes);
