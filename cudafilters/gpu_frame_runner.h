@@ -39,6 +39,12 @@ class GpuFrameRunner {
   // streamed, so that both planes are in device memory to count.
   void process_host(GpuPlaneFilter &filter, ConstPlane src, Plane dst,
                     FrameLevels *levels = nullptr);
+  // The same with carried planes (host memory too, each src and dst of
+  // equal size), copied unchanged while the filter runs: by the copy
+  // engines where both sides are page-locked, on the calling thread
+  // otherwise.
+  void process_host(GpuPlaneFilter &filter, ConstPlane src, Plane dst,
+                    const CarriedPlanes &carried, FrameLevels *levels = nullptr);
 
   // src and dst are device planes of equal size (e.g. GstCudaMemory); each
   // carried plane (device memory too) is copied unchanged, on the same stream,

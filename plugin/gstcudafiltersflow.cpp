@@ -234,12 +234,13 @@ FrameFlow<GstCudaFiltersPlaneEngine>::filter (const GstCudaFiltersPlacement &
     s_.gpu->filter_device (at, engine_.gpu (), in, out, inbuf, outbuf, want);
     return;
   }
-  if (s_.on_gpu ())
-    s_.gpu->filter_host (engine_.gpu (), in.luma (), out.luma_mut (), want);
-  else
-    cpu_.process (engine_.cpu (), in.luma (), out.luma_mut (), want);
   /* Only the first (luma or gray) plane is filtered; the others are
    * carried. */
+  if (s_.on_gpu ()) {
+    s_.gpu->filter_host (engine_.gpu (), in, out, want);
+    return;
+  }
+  cpu_.process (engine_.cpu (), in.luma (), out.luma_mut (), want);
   for (guint p = 1; p < in.n_planes (); ++p)
     out.copy_plane_from (in, p);
 }

@@ -412,11 +412,14 @@ GstCudaFiltersGpu::lease_host_memory (GstCudaFiltersHostLease & lease,
 
 void
 GstCudaFiltersGpu::filter_host (cudafilters::GpuPlaneFilter & filter,
-    cudafilters::ConstPlane src, cudafilters::Plane dst,
+    const GstCudaFiltersFrame & in, GstCudaFiltersFrame & out,
     cudafilters::FrameLevels * levels)
 {
   const Current scope (context_);
-  state_->runner.process_host (filter, src, dst, levels);
+  State & s = *state_;
+  out.carried_from (in, s.carried);
+  s.runner.process_host (filter, in.luma (), out.luma_mut (), s.carried,
+      levels);
 }
 
 void

@@ -128,9 +128,10 @@ public:
 
   /* One-plane filters. Host frames: the kernels read and write pinned
    * frames directly where the filter allows it, otherwise upload, filter,
-   * download. */
+   * download; the other planes are carried meanwhile, by DMA where both
+   * sides are pinned. */
   void filter_host (cudafilters::GpuPlaneFilter & filter,
-      cudafilters::ConstPlane src, cudafilters::Plane dst,
+      const GstCudaFiltersFrame & in, GstCudaFiltersFrame & out,
       cudafilters::FrameLevels * levels);
   /* Frames in CUDA memory, placed @at: the filter runs on the mapped device
    * planes and carries the others, queued or waited for. */

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <stdexcept>
 #include <thread>
+#include <vector>
 
 namespace cudafilters {
 
@@ -51,13 +52,25 @@ bool is_page_locked(ConstPlane plane) { return locate(plane).page_locked; }
 struct GpuFrameRunner::Impl {
   explicit Impl(HostPath host_path);
 
-  // src and dst: device addresses of mapped page-locked host planes.
-  void stream_frame(GpuPlaneFilter &filter, ConstPlane src, Plane dst);
+  // src and dst: device addresses of mapped page-locked host planes; queues
+  // the frame without waiting for it.
+  void queue_streamed(GpuPlaneFilter &filter, ConstPlane src, Plane dst);
+  // Queues on carry_stream the DMAs of the carried planes that are
+  // page-locked on both sides, through device memory (the copy engines do
+  // not copy host to host); returns whether it queued any. If it throws,
+  // nothing it queued is still running.
+  bool queue_carried_dma(const CarriedPlanes &carried);
+  // Copies on the calling thread the carried planes that queue_carried_dma
+  // left.
+  void copy_carried_on_host(const CarriedPlanes &carried) const;
   void upload(ConstPlane src, bool page_locked);
   // Queues the level counts of the planes the filter's statistics describe
   // (src and dst, device planes, unless it says otherwise).
   void count_levels(const GpuPlaneFilter &filter, ConstPlane src, ConstPlane dst);
-  void download(Plane dst, bool page_locked);
+  // Filters one host frame of process_host, carried planes left by
+  // queue_carried_dma copied on the host meanwhile, and waits for it.
+  void filter_host(GpuPlaneFilter &filter, ConstPlane src, Plane dst, const CarriedPlanes &carried,
+                   FrameLevels *levels);
   // The filter's device state is ordered by the stream its frames run on:
   // before a frame goes to another stream than the last one, the last one's
   // frames finish.
@@ -83,6 +96,13 @@ struct GpuFrameRunner::Impl {
   Event link_{cudaEventDisableTiming};
   // Created on the first frame that asks for levels.
   std::unique_ptr<LevelCounterGpu> levels_;
+  // Carried planes' copies between page-locked planes: created on the first
+  // such frame, beside the filter's stream so that they overlap it.
+  std::unique_ptr<Stream> carry_stream_;
+  std::vector<DevicePlane> carry_dev_;
+  // Whether each carried plane of the frame goes by DMA.
+  std::vector<bool> carry_by_dma_;
+  Event carry_done_{kHostWaitEventFlags};
   HostPath host_path_;
   // Outputs are poisoned first (poison.h).
   bool poison_outputs_ = false;
@@ -117,10 +137,6 @@ void GpuFrameRunner::reserve(int width, int height, int bytes_per_sample) {
 
 void GpuFrameRunner::Impl::upload(ConstPlane src, bool page_locked) {
   transfer_->upload(src, page_locked, dev_in_.data(), dev_in_.pitch(), stream_.get());
-}
-
-void GpuFrameRunner::Impl::download(Plane dst, bool page_locked) {
-  transfer_->download(dev_out_.data(), dev_out_.pitch(), dst, page_locked, stream_.get());
 }
 
 void GpuFrameRunner::Impl::count_levels(const GpuPlaneFilter &filter, ConstPlane src,
@@ -193,44 +209,116 @@ void GpuFrameRunner::enqueue_device(GpuPlaneFilter &filter, ConstPlane src, Plan
   filter.enqueue_carrying(src, dst, carried, stream);
 }
 
-void GpuFrameRunner::Impl::stream_frame(GpuPlaneFilter &filter, ConstPlane src, Plane dst) {
-  switch_to(stream_.get());
+void GpuFrameRunner::Impl::queue_streamed(GpuPlaneFilter &filter, ConstPlane src, Plane dst) {
   poison_device(dst, {}, stream_.get());
   filter.enqueue_streaming(
       src, dst, Plane{dev_in_.data(), dev_in_.pitch(), src.width, src.height, src.samples},
       stream_.get());
-  synchronize();
+}
+
+bool GpuFrameRunner::Impl::queue_carried_dma(const CarriedPlanes &carried) {
+  carry_by_dma_.assign(carried.size(), false);
+  bool any = false;
+  for (size_t i = 0; i < carried.size(); ++i)
+    carry_by_dma_[i] = locate(carried[i].src).page_locked && locate(carried[i].dst).page_locked;
+  for (bool dma : carry_by_dma_) any = any || dma;
+  if (!any) return false;
+  if (!carry_stream_) carry_stream_ = std::make_unique<Stream>();
+  if (carry_dev_.size() < carried.size()) carry_dev_.resize(carried.size());
+  const cudaStream_t on = carry_stream_->get();
+  try {
+    for (size_t i = 0; i < carried.size(); ++i) {
+      if (!carry_by_dma_[i]) continue;
+      const ConstPlane &in = carried[i].src;
+      const Plane &out = carried[i].dst;
+      const size_t w = in.row_bytes();
+      carry_dev_[i].reserve(static_cast<int>(w), in.height);
+      CUDAFILTERS_CHECK(cudaMemcpy2DAsync(carry_dev_[i].data(), carry_dev_[i].pitch(), in.data,
+                                          in.stride, w, in.height, cudaMemcpyHostToDevice, on));
+      CUDAFILTERS_CHECK(cudaMemcpy2DAsync(out.data, out.stride, carry_dev_[i].data(),
+                                          carry_dev_[i].pitch(), w, in.height,
+                                          cudaMemcpyDeviceToHost, on));
+    }
+    CUDAFILTERS_CHECK(cudaEventRecord(carry_done_.get(), on));
+  } catch (...) {
+    // No copy may write the caller's planes once it has them back.
+    if (cudaStreamSynchronize(on) != cudaSuccess) (void)cudaGetLastError();
+    throw;
+  }
+  return true;
+}
+
+void GpuFrameRunner::Impl::copy_carried_on_host(const CarriedPlanes &carried) const {
+  for (size_t i = 0; i < carried.size(); ++i) {
+    if (carry_by_dma_[i]) continue;
+    const ConstPlane &in = carried[i].src;
+    const Plane &out = carried[i].dst;
+    for (int y = 0; y < in.height; ++y)
+      std::memcpy(out.data + static_cast<size_t>(y) * out.stride,
+                  in.data + static_cast<size_t>(y) * in.stride, in.row_bytes());
+  }
 }
 
 void GpuFrameRunner::process_host(GpuPlaneFilter &filter, ConstPlane src, Plane dst,
                                   FrameLevels *levels) {
+  process_host(filter, src, dst, {}, levels);
+}
+
+void GpuFrameRunner::process_host(GpuPlaneFilter &filter, ConstPlane src, Plane dst,
+                                  const CarriedPlanes &carried, FrameLevels *levels) {
   if (src.samples != dst.samples || src.width != dst.width || src.height != dst.height)
     throw std::invalid_argument("source and output planes differ in size or layout");
+  for (const CarriedPlane &c : carried)
+    if (c.src.row_bytes() != c.dst.row_bytes() || c.src.height != c.dst.height)
+      throw std::invalid_argument("carried source and output planes differ in size");
   Impl &m = *impl_;
-  if (m.poison_outputs_) poison_host_plane(dst);
+  if (m.poison_outputs_) {
+    poison_host_plane(dst);
+    for (const CarriedPlane &c : carried) poison_host_plane(c.dst);
+  }
   reserve(src.width, src.height, src.samples.bytes);
   m.switch_to(m.stream_.get());
+  // Queued first, on a stream of their own: if this throws, the filter's
+  // stream has nothing of this frame.
+  const bool carried_by_dma = m.queue_carried_dma(carried);
+  try {
+    m.filter_host(filter, src, dst, carried, levels);
+  } catch (...) {
+    if (carried_by_dma && cudaStreamSynchronize(m.carry_stream_->get()) != cudaSuccess)
+      (void)cudaGetLastError();
+    throw;
+  }
+  if (carried_by_dma) wait_for(m.carry_done_.get());
+  if (levels) *levels = m.levels_->result();
+}
+
+void GpuFrameRunner::Impl::filter_host(GpuPlaneFilter &filter, ConstPlane src, Plane dst,
+                                       const CarriedPlanes &carried, FrameLevels *levels) {
   const HostResidence in = locate(src), out = locate(dst);
   const HostFrameInFlight counted;
-  m.last_streamed_ = m.host_path_ == HostPath::kAuto && counted.alone() && !levels &&
-                     filter.streams_host_memory() &&
-                     in.device != nullptr && out.device != nullptr && rows_aligned16(src) &&
-                     rows_aligned16(dst);
-  if (m.last_streamed_) {
-    m.stream_frame(filter, ConstPlane(in.device, src.stride, src.width, src.height, src.samples),
+  last_streamed_ = host_path_ == HostPath::kAuto && counted.alone() && !levels &&
+                   filter.streams_host_memory() && in.device != nullptr &&
+                   out.device != nullptr && rows_aligned16(src) && rows_aligned16(dst);
+  // The carried planes left to the host are copied while the GPU works; a
+  // copy cannot fail, so nothing queued is left behind by a throw between.
+  if (last_streamed_) {
+    queue_streamed(filter, ConstPlane(in.device, src.stride, src.width, src.height, src.samples),
                    Plane{const_cast<uint8_t *>(out.device), dst.stride, dst.width, dst.height,
                          dst.samples});
+    copy_carried_on_host(carried);
+    synchronize();
     return;
   }
-  m.upload(src, in.page_locked);
-  const ConstPlane dev_src(m.dev_in_.data(), m.dev_in_.pitch(), src.width, src.height,
-                           src.samples);
-  const Plane dev_dst{m.dev_out_.data(), m.dev_out_.pitch(), dst.width, dst.height, dst.samples};
-  m.poison_device(dev_dst, {}, m.stream_.get());
-  filter.enqueue(dev_src, dev_dst, m.stream_.get());
-  if (levels) m.count_levels(filter, dev_src, dev_dst);
-  m.download(dst, out.page_locked);
-  if (levels) *levels = m.levels_->result();
+  upload(src, in.page_locked);
+  const ConstPlane dev_src(dev_in_.data(), dev_in_.pitch(), src.width, src.height, src.samples);
+  const Plane dev_dst{dev_out_.data(), dev_out_.pitch(), dst.width, dst.height, dst.samples};
+  poison_device(dev_dst, {}, stream_.get());
+  filter.enqueue(dev_src, dev_dst, stream_.get());
+  if (levels) count_levels(filter, dev_src, dev_dst);
+  transfer_->queue_download(dev_out_.data(), dev_out_.pitch(), dst, out.page_locked,
+                            stream_.get());
+  copy_carried_on_host(carried);
+  transfer_->finish_downloads();
 }
 
 }  // namespace cudafilters

@@ -7,7 +7,8 @@
  * strides, planes smaller than a band, many bands), several planes of a
  * frame in flight, two threads sharing the thread pool, and an upload that
  * fails at its first DMA while the pool copies. A host callback holds the
- * stream where a copy must still be queued when the host goes on. A paced
+ * stream where a copy must still be queued when the host goes on. Planes a
+ * host frame carries, pageable or page-locked on either side. A paced
  * wait (the end of a frame) returns only once the work is done, whatever
  * the frames before it took. Exits 77
  * (skipped) where no GPU is usable. */
@@ -653,6 +654,57 @@ GST_START_TEST (test_plane_across_registrations_with_a_gap)
 }
 GST_END_TEST;
 
+/* The planes a one-plane filter carries (the chroma of I420 or NV12) go
+ * with the frame: by DMA where both sides are page-locked, copied on the
+ * host otherwise, while the GPU filters the luma. Each side pageable or
+ * page-locked in turn, three frames each, outputs filled with a poison
+ * value first. */
+GST_START_TEST (test_carried_planes_of_a_host_frame)
+{
+  const int w = 640, h = 360, cw = 320, ch = 180;
+  const size_t stride = 704, cstride = 352;
+  const size_t luma = stride * h, chroma = cstride * ch;
+  const size_t frame = luma + 2 * chroma;
+  for (int src_locked = 0; src_locked < 2; ++src_locked) {
+    for (int dst_locked = 0; dst_locked < 2; ++dst_locked) {
+      std::vector<uint8_t> src_pageable (frame), dst_pageable (frame);
+      PinnedBuffer src_pinned, dst_pinned;
+      src_pinned.reserve (frame);
+      dst_pinned.reserve (frame);
+      uint8_t *in = src_locked ? src_pinned.data () : src_pageable.data ();
+      uint8_t *out = dst_locked ? dst_pinned.data () : dst_pageable.data ();
+      GpuFrameRunner runner;
+      HistEqGpu eq;
+      for (unsigned f = 0; f < 3; ++f) {
+        const std::vector<uint8_t> content = pattern (frame, 40 + f +
+            4 * (2 * src_locked + dst_locked));
+        memcpy (in, content.data (), frame);
+        memset (out, 0x5a, frame);
+        const ConstPlane y_in (in, stride, w, h);
+        const Plane y_out (out, stride, w, h);
+        CarriedPlanes carried;
+        for (int p = 0; p < 2; ++p)
+          carried.push_back ({ConstPlane (in + luma + p * chroma, cstride, cw,
+                      ch), Plane (out + luma + p * chroma, cstride, cw, ch)});
+        runner.process_host (eq, y_in, y_out, carried);
+        char what[96];
+        snprintf (what, sizeof what, "source %s, output %s, frame %u",
+            src_locked ? "page-locked" : "pageable",
+            dst_locked ? "page-locked" : "pageable", f);
+        check_equalized (y_in, y_out, what);
+        for (int p = 0; p < 2; ++p)
+          for (int y = 0; y < ch; ++y) {
+            const size_t at = luma + p * chroma + y * cstride;
+            fail_unless (memcmp (out + at, in + at, cw) == 0,
+                "%s: carried plane %d, row %d differs from its source", what,
+                p, y);
+          }
+      }
+    }
+  }
+}
+GST_END_TEST;
+
 /* A paced wait sleeps through most of a wait as long as the last ones: it
  * must still return only once the work is done when a frame is suddenly
  * shorter or longer than those it learned from. Each frame writes its own
@@ -706,6 +758,7 @@ host_transfer_suite (void)
   tcase_add_test (tc, test_frame_after_a_failed_frame);
   tcase_add_test (tc, test_empty_planes);
   tcase_add_test (tc, test_paced_wait_returns_only_when_done);
+  tcase_add_test (tc, test_carried_planes_of_a_host_frame);
   tcase_add_test (tc, test_staging_after_a_failed_growth);
   tcase_add_test (tc, test_banded_round_trips);
   tcase_add_test (tc, test_banded_frame_of_three_planes);
