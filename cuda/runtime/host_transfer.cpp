@@ -56,16 +56,17 @@ cudaError_t wait_event(cudaEvent_t event, std::chrono::nanoseconds poll_for = kP
 }
 
 // A paced wait sleeps first only where that sleep would be at least
-// kShortestSleep, and it wakes kWakeEarly plus a sixteenth of the expected
-// wait before the wait is expected to end, as frames vary. It then polls
-// for at most twice kWakeEarly; a wait longer still checks again every
-// thirty-second of the expected wait (from 20 to 200 us), so that its
-// lateness stays a small part of it. It sleeps with a timer slack of 1 us
-// (PreciseSleeps), so that a sleep ends within a few microseconds of its
-// time rather than Linux's default 50 us later.
+// kShortestSleep. It wakes before the wait is expected to end by a margin:
+// kWakeEarly plus twice how far waits have strayed from the expected
+// (their mean deviation), so that a steady stream polls briefly and an
+// irregular one (many streams sharing the GPU) wakes in time for most of
+// its frames. It then polls for twice the margin; a wait longer still
+// checks again every quarter of the margin (from 10 to 200 us). It sleeps
+// with a timer slack of 1 us (PreciseSleeps), so that a sleep ends within a
+// few microseconds of its time rather than Linux's default 50 us later.
 constexpr std::chrono::microseconds kShortestSleep{50};
-constexpr std::chrono::microseconds kWakeEarly{50};
-constexpr std::chrono::microseconds kShortestStep{20};
+constexpr std::chrono::microseconds kWakeEarly{30};
+constexpr std::chrono::microseconds kShortestStep{10};
 constexpr std::chrono::microseconds kLongestStep{200};
 
 // CUDAFILTERS_HOST_WAIT=poll turns pacing off: every wait polls from its
@@ -196,28 +197,34 @@ void wait_for(cudaEvent_t event) { check_cuda(wait_event(event), "cudaEventQuery
 void PacedWait::wait(cudaEvent_t event) {
   using std::chrono::nanoseconds;
   const auto start = std::chrono::steady_clock::now();
-  const nanoseconds sleep = expected_ - kWakeEarly - expected_ / 16;
+  const nanoseconds margin = kWakeEarly + 2 * deviation_;
+  const nanoseconds sleep = expected_ - margin;
   const bool slept = sleep >= kShortestSleep && pacing_on();
   bool at_once = false;
   if (slept) {
     const PreciseSleeps precise;
     std::this_thread::sleep_for(sleep);
-    const nanoseconds step =
-        std::clamp<nanoseconds>(expected_ / 32, kShortestStep, kLongestStep);
-    check_cuda(wait_event(event, 2 * kWakeEarly, step, &at_once), "cudaEventQuery");
+    const nanoseconds step = std::clamp<nanoseconds>(margin / 4, kShortestStep, kLongestStep);
+    check_cuda(wait_event(event, 2 * margin, step, &at_once), "cudaEventQuery");
   } else {
     check_cuda(wait_event(event, kPollBeforeSleep, kSleepStep, &at_once), "cudaEventQuery");
   }
   const nanoseconds took = std::chrono::steady_clock::now() - start;
   if (slept && at_once) {
-    // Woke after the end: the wait took `took` at most, and the frames may
-    // have become shorter. Coming down at once costs few late wake-ups.
+    // Woke after the end: the wait took `took` at most. Either the frames
+    // have become shorter, which lowering the expected wait at once covers,
+    // or they vary more than the margin allowed for.
     expected_ = std::min(expected_ - expected_ / 8, took);
+    deviation_ += deviation_ / 4 + std::chrono::microseconds(2);
   } else {
-    // A wait that was polled for to its end measures itself. The average
-    // follows a longer frame within a few.
+    // A wait that was polled for to its end measures itself; the averages
+    // follow a change within a few frames.
+    const nanoseconds error = took > expected_ ? took - expected_ : expected_ - took;
     expected_ += (took - expected_) / 4;
+    deviation_ += (error - deviation_) / 4;
   }
+  // Half the wait at most is spent awake.
+  deviation_ = std::min(deviation_, expected_ / 4);
 }
 
 namespace {
@@ -536,10 +543,12 @@ void HostTransfer::copy_out(const QueuedDownload &q, PacedWait &first) {
 void HostTransfer::finish_downloads() {
   try {
     // Waiting on a band's event also covers every kernel before it: the
-    // first wait is the frame's, those after it are for copies.
+    // first wait is the frame's, those after it are for copies. A staged
+    // frame polls: its host copies cost far more CPU time than a wait, and
+    // a late wake-up would hold up the pool that copies it out.
     PacedWait copies;
     for (const QueuedDownload &q : queued_) {
-      PacedWait &pace = &q == &queued_.front() ? frame_done_ : copies;
+      PacedWait &pace = &q == &queued_.front() && !q.stage ? frame_done_ : copies;
       if (q.stage)
         copy_out(q, pace);
       else
