@@ -57,9 +57,9 @@ struct GpuFrameRunner::Impl {
   void queue_streamed(GpuPlaneFilter &filter, ConstPlane src, Plane dst);
   // Queues on carry_stream the DMAs of the carried planes that are
   // page-locked on both sides, through device memory (the copy engines do
-  // not copy host to host); returns whether it queued any. If it throws,
-  // nothing it queued is still running.
-  bool queue_carried_dma(const CarriedPlanes &carried);
+  // not copy host to host), where `by_dma`; returns whether it queued any.
+  // If it throws, nothing it queued is still running.
+  bool queue_carried_dma(const CarriedPlanes &carried, bool by_dma);
   // Copies on the calling thread the carried planes that queue_carried_dma
   // left.
   void copy_carried_on_host(const CarriedPlanes &carried) const;
@@ -70,7 +70,7 @@ struct GpuFrameRunner::Impl {
   // Filters one host frame of process_host, carried planes left by
   // queue_carried_dma copied on the host meanwhile, and waits for it.
   void filter_host(GpuPlaneFilter &filter, ConstPlane src, Plane dst, const CarriedPlanes &carried,
-                   FrameLevels *levels);
+                   FrameLevels *levels, bool alone);
   // The filter's device state is ordered by the stream its frames run on:
   // before a frame goes to another stream than the last one, the last one's
   // frames finish.
@@ -216,10 +216,10 @@ void GpuFrameRunner::Impl::queue_streamed(GpuPlaneFilter &filter, ConstPlane src
       stream_.get());
 }
 
-bool GpuFrameRunner::Impl::queue_carried_dma(const CarriedPlanes &carried) {
+bool GpuFrameRunner::Impl::queue_carried_dma(const CarriedPlanes &carried, bool by_dma) {
   carry_by_dma_.assign(carried.size(), false);
   bool any = false;
-  for (size_t i = 0; i < carried.size(); ++i)
+  for (size_t i = 0; by_dma && i < carried.size(); ++i)
     carry_by_dma_[i] = locate(carried[i].src).page_locked && locate(carried[i].dst).page_locked;
   for (bool dma : carry_by_dma_) any = any || dma;
   if (!any) return false;
@@ -278,11 +278,16 @@ void GpuFrameRunner::process_host(GpuPlaneFilter &filter, ConstPlane src, Plane 
   }
   reserve(src.width, src.height, src.samples.bytes);
   m.switch_to(m.stream_.get());
-  // Queued first, on a stream of their own: if this throws, the filter's
-  // stream has nothing of this frame.
-  const bool carried_by_dma = m.queue_carried_dma(carried);
+  const HostFrameInFlight counted;
+  // Carried planes go by DMA only while no other host frame of the process
+  // is in flight: beside others the copy engines bound the frames, and the
+  // host has cores to spare (eight 1080p NV12 streams of cudahisteq: 13,900
+  // frames/s with the chroma by DMA, 21,500 with it copied on the host,
+  // docs/benchmarks.md). Queued first, on a stream of their own: if this
+  // throws, the filter's stream has nothing of this frame.
+  const bool carried_by_dma = m.queue_carried_dma(carried, counted.alone());
   try {
-    m.filter_host(filter, src, dst, carried, levels);
+    m.filter_host(filter, src, dst, carried, levels, counted.alone());
   } catch (...) {
     if (carried_by_dma && cudaStreamSynchronize(m.carry_stream_->get()) != cudaSuccess)
       (void)cudaGetLastError();
@@ -293,10 +298,10 @@ void GpuFrameRunner::process_host(GpuPlaneFilter &filter, ConstPlane src, Plane 
 }
 
 void GpuFrameRunner::Impl::filter_host(GpuPlaneFilter &filter, ConstPlane src, Plane dst,
-                                       const CarriedPlanes &carried, FrameLevels *levels) {
+                                       const CarriedPlanes &carried, FrameLevels *levels,
+                                       bool alone) {
   const HostResidence in = locate(src), out = locate(dst);
-  const HostFrameInFlight counted;
-  last_streamed_ = host_path_ == HostPath::kAuto && counted.alone() && !levels &&
+  last_streamed_ = host_path_ == HostPath::kAuto && alone && !levels &&
                    filter.streams_host_memory() && in.device != nullptr &&
                    out.device != nullptr && rows_aligned16(src) && rows_aligned16(dst);
   // The carried planes left to the host are copied while the GPU works; a

@@ -18,6 +18,7 @@
 #include <cudafilters/histeq_gpu.h>
 
 #include "host_transfer.h"
+#include "runner_testing.h"
 
 #include "test_common.h"
 
@@ -30,6 +31,7 @@
 #include <chrono>
 #include <climits>
 #include <cstring>
+#include <memory>
 #include <stdexcept>
 #include <thread>
 #include <vector>
@@ -656,17 +658,23 @@ GST_END_TEST;
 
 /* The planes a one-plane filter carries (the chroma of I420 or NV12) go
  * with the frame: by DMA where both sides are page-locked, copied on the
- * host otherwise, while the GPU filters the luma. Each side pageable or
- * page-locked in turn, three frames each, outputs filled with a poison
- * value first. */
+ * host otherwise, and on the host beside another host frame in flight,
+ * while the GPU filters the luma. Each side pageable or page-locked in
+ * turn, alone and beside another frame, three frames each, outputs filled
+ * with a poison value first. */
 GST_START_TEST (test_carried_planes_of_a_host_frame)
 {
   const int w = 640, h = 360, cw = 320, ch = 180;
   const size_t stride = 704, cstride = 352;
   const size_t luma = stride * h, chroma = cstride * ch;
   const size_t frame = luma + 2 * chroma;
-  for (int src_locked = 0; src_locked < 2; ++src_locked) {
-    for (int dst_locked = 0; dst_locked < 2; ++dst_locked) {
+  for (int case_ = 0; case_ < 8; ++case_) {
+    const int src_locked = case_ & 1, dst_locked = (case_ >> 1) & 1;
+    const bool beside = case_ & 4;
+    {
+      std::unique_ptr<OtherHostFrame> other;
+      if (beside)
+        other = std::make_unique<OtherHostFrame> ();
       std::vector<uint8_t> src_pageable (frame), dst_pageable (frame);
       PinnedBuffer src_pinned, dst_pinned;
       src_pinned.reserve (frame);
@@ -677,7 +685,7 @@ GST_START_TEST (test_carried_planes_of_a_host_frame)
       HistEqGpu eq;
       for (unsigned f = 0; f < 3; ++f) {
         const std::vector<uint8_t> content = pattern (frame, 40 + f +
-            4 * (2 * src_locked + dst_locked));
+            4 * case_);
         memcpy (in, content.data (), frame);
         memset (out, 0x5a, frame);
         const ConstPlane y_in (in, stride, w, h);
@@ -688,9 +696,10 @@ GST_START_TEST (test_carried_planes_of_a_host_frame)
                       ch), Plane (out + luma + p * chroma, cstride, cw, ch)});
         runner.process_host (eq, y_in, y_out, carried);
         char what[96];
-        snprintf (what, sizeof what, "source %s, output %s, frame %u",
+        snprintf (what, sizeof what, "source %s, output %s, %s, frame %u",
             src_locked ? "page-locked" : "pageable",
-            dst_locked ? "page-locked" : "pageable", f);
+            dst_locked ? "page-locked" : "pageable",
+            beside ? "beside another frame" : "alone", f);
         check_equalized (y_in, y_out, what);
         for (int p = 0; p < 2; ++p)
           for (int y = 0; y < ch; ++y) {
