@@ -66,8 +66,13 @@ def run_processes(args, lines, env):
     """Starts one gst-launch per line at once; returns per process
     (playing time, end time, cpu at playing, cpu at end, output)."""
     procs = []
+    # gst-launch's messages go through stdio, fully buffered into a pipe:
+    # without line buffering, "Setting pipeline to PLAYING" may only arrive
+    # at the end, and the CPU time at PLAYING be read after the run.
+    stdbuf = shutil.which("stdbuf")
+    prefix = [stdbuf, "-oL"] if stdbuf else []
     for line in lines:
-        p = subprocess.Popen([args.gst_launch] + line.split(), stdout=subprocess.PIPE,
+        p = subprocess.Popen(prefix + [args.gst_launch] + line.split(), stdout=subprocess.PIPE,
                              stderr=subprocess.STDOUT, env=env, text=True,
                              bufsize=1)
         procs.append({"p": p, "out": [], "playing": None, "cpu0": None})
