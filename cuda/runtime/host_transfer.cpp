@@ -57,15 +57,17 @@ cudaError_t wait_event(cudaEvent_t event, std::chrono::nanoseconds poll_for = kP
 
 // A paced wait sleeps first only where that sleep would be at least
 // kShortestSleep. It wakes before the wait is expected to end by a margin:
-// kWakeEarly plus twice how far waits have strayed from the expected
-// (their mean deviation), so that a steady stream polls briefly and an
-// irregular one (many streams sharing the GPU) wakes in time for most of
-// its frames. It then polls for twice the margin; a wait longer still
-// checks again every quarter of the margin (from 10 to 200 us). It sleeps
-// with a timer slack of 1 us (PreciseSleeps), so that a sleep ends within a
-// few microseconds of its time rather than Linux's default 50 us later.
+// kWakeEarly plus how far waits have strayed from the expected (their mean
+// deviation), so that a steady stream polls briefly and an irregular one
+// (many streams sharing the GPU) wakes in time for most of its frames. It
+// then polls for twice the margin, kLongestPoll at most; a wait longer
+// still checks again every quarter of the margin (from 10 to 200 us), as
+// polling for long is what pacing saves. It sleeps with a timer slack of
+// 1 us (PreciseSleeps), so that a sleep ends within a few microseconds of
+// its time rather than Linux's default 50 us later.
 constexpr std::chrono::microseconds kShortestSleep{50};
 constexpr std::chrono::microseconds kWakeEarly{30};
+constexpr std::chrono::microseconds kLongestPoll{100};
 constexpr std::chrono::microseconds kShortestStep{10};
 constexpr std::chrono::microseconds kLongestStep{200};
 
@@ -197,7 +199,7 @@ void wait_for(cudaEvent_t event) { check_cuda(wait_event(event), "cudaEventQuery
 void PacedWait::wait(cudaEvent_t event) {
   using std::chrono::nanoseconds;
   const auto start = std::chrono::steady_clock::now();
-  const nanoseconds margin = kWakeEarly + 2 * deviation_;
+  const nanoseconds margin = kWakeEarly + deviation_;
   const nanoseconds sleep = expected_ - margin;
   const bool slept = sleep >= kShortestSleep && pacing_on();
   bool at_once = false;
@@ -205,7 +207,8 @@ void PacedWait::wait(cudaEvent_t event) {
     const PreciseSleeps precise;
     std::this_thread::sleep_for(sleep);
     const nanoseconds step = std::clamp<nanoseconds>(margin / 4, kShortestStep, kLongestStep);
-    check_cuda(wait_event(event, 2 * margin, step, &at_once), "cudaEventQuery");
+    check_cuda(wait_event(event, std::min<nanoseconds>(2 * margin, kLongestPoll), step, &at_once),
+               "cudaEventQuery");
   } else {
     check_cuda(wait_event(event, kPollBeforeSleep, kSleepStep, &at_once), "cudaEventQuery");
   }
@@ -223,7 +226,7 @@ void PacedWait::wait(cudaEvent_t event) {
     expected_ += (took - expected_) / 4;
     deviation_ += (error - deviation_) / 4;
   }
-  // Half the wait at most is spent awake.
+  // A quarter of the wait at most is spent awake.
   deviation_ = std::min(deviation_, expected_ / 4);
 }
 
