@@ -73,10 +73,12 @@ def run_processes(args, lines, env):
     prefix = [stdbuf, "-oL"] if stdbuf else []
     for line in lines:
         p = subprocess.Popen(prefix + [args.gst_launch] + line.split(), stdout=subprocess.PIPE,
-                             stderr=subprocess.STDOUT, env=env, text=True,
-                             bufsize=1)
-        procs.append({"p": p, "out": [], "playing": None, "cpu0": None})
-    # Read every process's output line by line, noting when it goes PLAYING.
+                             stderr=subprocess.STDOUT, env=env)
+        procs.append({"p": p, "out": [], "playing": None, "cpu0": None,
+                      "pending": b""})
+    # Read every process's output as it comes (os.read: a buffered reader
+    # would keep lines that select() no longer reports), noting when it goes
+    # PLAYING.
     sel = selectors.DefaultSelector()
     for r in procs:
         sel.register(r["p"].stdout, selectors.EVENT_READ, r)
@@ -90,15 +92,20 @@ def run_processes(args, lines, env):
                                "".join(procs[0]["out"][-20:]))
         for key, _ in sel.select(timeout=1.0):
             r = key.data
-            line = key.fileobj.readline()
-            if not line:
+            chunk = os.read(key.fileobj.fileno(), 65536)
+            if not chunk:
                 sel.unregister(key.fileobj)
                 open_streams -= 1
+                if r["pending"]:
+                    r["out"].append(r["pending"].decode(errors="replace"))
                 continue
-            r["out"].append(line)
-            if r["playing"] is None and "Setting pipeline to PLAYING" in line:
-                r["playing"] = time.monotonic()
-                r["cpu0"] = cpu_seconds(r["p"].pid)
+            *complete, r["pending"] = (r["pending"] + chunk).split(b"\n")
+            for raw in complete:
+                line = raw.decode(errors="replace") + "\n"
+                r["out"].append(line)
+                if r["playing"] is None and "Setting pipeline to PLAYING" in line:
+                    r["playing"] = time.monotonic()
+                    r["cpu0"] = cpu_seconds(r["p"].pid)
     results = []
     for r in procs:
         _, status, usage = os.wait4(r["p"].pid, 0)
