@@ -31,6 +31,12 @@ Modes (gray photos from `nlm_auto_strength.py --prepare DIR`, centre crops):
                   engine's best single setting (the check that the two
                   implementations agree). Reads --against, the JSON of
                   --evaluate, for the engine's figures. JSON and a table.
+                  With --centre-only, the filtered pixel's noise level
+                  alone sets both (a strength per brightness band).
+  --vst-precision OUT  the oracle stabiliser with its domain rounded to 8
+                  bits (as an 8-bit frame carries it) against the same in
+                  full precision (what 16-bit planes come close to), numpy
+                  NLM around the 8-bit oracle's best setting in --against.
 
     python3 bench/camera_noise.py --evaluate out.json --photos .carry/photos [--cpu]
 
@@ -246,11 +252,15 @@ REL_STRENGTHS = [0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.2]
 ALLOWANCES = [0.5, 0.75, 1.0, 1.25, 1.5, 2.0]
 
 
-def nlm_numpy(img, h=None, sigma=0.0, sig_map=None, rel=None, allowance=1.0, ps=7, ss=21):
+def nlm_numpy(img, h=None, sigma=0.0, sig_map=None, rel=None, allowance=1.0, ps=7, ss=21,
+              exact=False, centre_only=False):
     """Non-local means as the engines weigh (exp(-max(d2 - 2 s^2, 0) / h^2),
     d2 the patch's mean squared difference, box patches): with one sigma
     and strength, or with s^2 = allowance * (sigma_p^2 + sigma_q^2) / 2
-    from `sig_map` and h^2 = rel^2 * (sigma_p^2 + sigma_q^2) / 2."""
+    from `sig_map` and h^2 = rel^2 * (sigma_p^2 + sigma_q^2) / 2; with
+    `centre_only`, the filtered pixel's sigma_p^2 alone (a strength per
+    brightness band). With `exact`, the output is the float average,
+    neither rounded nor clipped."""
     f = img.astype(np.float32)
     r, pr = ss // 2, ps // 2
     pad = r + pr
@@ -271,43 +281,51 @@ def nlm_numpy(img, h=None, sigma=0.0, sig_map=None, rel=None, allowance=1.0, ps=
             if sig_map is None:
                 w = np.exp(-np.maximum(d2 - 2 * sigma * sigma, 0) / (h * h))
             else:
-                s2 = (s_p + S[r + dy:r + dy + H, r + dx:r + dx + W]) / 2
+                s2 = s_p if centre_only else (s_p + S[r + dy:r + dy + H, r + dx:r + dx + W]) / 2
                 w = np.exp(-np.maximum(d2 - 2 * allowance * s2, 0) / (rel * rel * s2 + 1e-6))
             num += w * q[pr:pr + H, pr:pr + W]
             den += w
+    if exact:
+        return num / den
     return np.clip(np.rint(num / den), 0, 255).astype(np.uint8)
 
 
-def local(args):
+def against_cases(args):
+    """(peak, true noise level function, photo, clean, noisy, the --evaluate
+    row) for every case that the JSON of --evaluate (--against) has."""
     with open(args.against) as fh:
         engine_rows = {(r["photo"], r["peak"]): r for r in json.load(fh)["rows"]}
-    rows = []
     for peak in args.peaks:
         nlf = true_nlf(peak, args.read, args.curve)
         for name in args.names:
             if (name, peak) not in engine_rows:
                 continue
             clean, noisy = case(args, name, peak)
-            if clean is None:
-                continue
-            er = engine_rows[(name, peak)]
-            t0 = time.time()
-            best = er["best_setting"]
-            glob = psnr([nlm_numpy(noisy, h=best["h"], sigma=best["noise_sigma"])], [clean])
-            smooth = cv2.blur(noisy.astype(np.float64), (5, 5))
-            sig_map = np.interp(smooth, np.arange(256), nlf)
-            settings = [(a, b) for a in REL_STRENGTHS for b in ALLOWANCES]
-            scores = [psnr([nlm_numpy(noisy, sig_map=sig_map, rel=a, allowance=b)], [clean])
-                      for a, b in settings]
-            k = int(np.argmax(scores))
-            r = {"photo": name, "peak": peak, "calibration": name in CALIBRATION,
-                 "engine_best": er["best_grid"], "numpy_global_at_best": glob,
-                 "local": scores, "local_best": scores[k], "local_setting": settings[k],
-                 "engine_auto": er["auto"], "vst_oracle": er["vst_oracle"]}
-            rows.append(r)
-            print(f"peak {peak:5} {name:22} engine best {er['best_grid']:6.2f}  numpy global "
-                  f"{glob:6.2f}  local {scores[k]:6.2f} (rel, allowance {settings[k]})  "
-                  f"[{time.time() - t0:.0f} s]", flush=True)
+            if clean is not None:
+                yield peak, nlf, name, clean, noisy, engine_rows[(name, peak)]
+
+
+def local(args):
+    rows = []
+    for peak, nlf, name, clean, noisy, er in against_cases(args):
+        t0 = time.time()
+        best = er["best_setting"]
+        glob = psnr([nlm_numpy(noisy, h=best["h"], sigma=best["noise_sigma"])], [clean])
+        smooth = cv2.blur(noisy.astype(np.float64), (5, 5))
+        sig_map = np.interp(smooth, np.arange(256), nlf)
+        settings = [(a, b) for a in REL_STRENGTHS for b in ALLOWANCES]
+        scores = [psnr([nlm_numpy(noisy, sig_map=sig_map, rel=a, allowance=b,
+                                  centre_only=args.centre_only)], [clean])
+                  for a, b in settings]
+        k = int(np.argmax(scores))
+        r = {"photo": name, "peak": peak, "calibration": name in CALIBRATION,
+             "engine_best": er["best_grid"], "numpy_global_at_best": glob,
+             "local": scores, "local_best": scores[k], "local_setting": settings[k],
+             "engine_auto": er["auto"], "vst_oracle": er["vst_oracle"]}
+        rows.append(r)
+        print(f"peak {peak:5} {name:22} engine best {er['best_grid']:6.2f}  numpy global "
+              f"{glob:6.2f}  local {scores[k]:6.2f} (rel, allowance {settings[k]})  "
+              f"[{time.time() - t0:.0f} s]", flush=True)
     with open(args.local, "w") as fh:
         json.dump({"settings": [(a, b) for a in REL_STRENGTHS for b in ALLOWANCES],
                    "rows": rows}, fh, indent=1)
@@ -321,6 +339,45 @@ def local(args):
                 gap([r["local"][one] for r in rs]) + f" (rel, allowance {settings[one]})"]
     print_table(["numpy global - engine best", "local, best setting - engine best",
                  "local, one setting for all - engine best"], args.peaks, rows, cells)
+
+def vst_precision(args):
+    """The oracle stabiliser with its domain in 8 bits (as the engines take
+    8-bit frames) against the same in full precision (float, what 16-bit
+    planes come close to): both around the 8-bit oracle's best setting of
+    the --evaluate run, NLM in numpy."""
+    rows = []
+    for peak, nlf, name, clean, noisy, er in against_cases(args):
+        f, _ = stabiliser(nlf)
+        t0 = time.time()
+        h0, n0 = er["vst_setting"]["h"], er["vst_setting"]["noise_sigma"]
+        settings = [(h0 * a, n) for a in (0.8, 0.9, 1.0, 1.1, 1.25)
+                    for n in sorted({n0 * 0.8, n0, n0 * 1.2} if n0 > 0 else {0.0, 3.0})]
+        src8 = apply_curve(noisy, f)
+        srcf = np.interp(noisy.astype(np.float64), np.arange(256), f).astype(np.float32)
+        eight, full = [], []
+        for h, n in settings:
+            eight.append(psnr([undo_curve(nlm_numpy(src8, h=h, sigma=n), f)], [clean]))
+            out = nlm_numpy(srcf, h=h, sigma=n, exact=True)
+            back = np.interp(out.astype(np.float64), f, np.arange(256))
+            full.append(psnr([np.clip(np.rint(back), 0, 255).astype(np.uint8)], [clean]))
+        r = {"photo": name, "peak": peak, "calibration": name in CALIBRATION,
+             "engine_best": er["best_grid"], "engine_vst_oracle": er["vst_oracle"],
+             "settings": settings, "eight_bit": eight, "full": full,
+             "eight_bit_best": max(eight), "full_best": max(full)}
+        rows.append(r)
+        print(f"peak {peak:5} {name:22} best single {er['best_grid']:6.2f}  oracle VST: "
+              f"engine {er['vst_oracle']:6.2f}, numpy 8-bit {max(eight):6.2f}, full "
+              f"{max(full):6.2f}  [{time.time() - t0:.0f} s]", flush=True)
+    with open(args.vst_precision, "w") as fh:
+        json.dump({"rows": rows}, fh, indent=1)
+
+    def cells(rs):
+        gap = lambda k: spread([r[k] - r["engine_best"] for r in rs])  # noqa: E731
+        return [gap("eight_bit_best"), gap("full_best"),
+                spread([r["full_best"] - r["eight_bit_best"] for r in rs])]
+    print_table(["oracle VST, 8-bit domain - best single", "full precision - best single",
+                 "full precision - 8-bit domain"], args.peaks, rows, cells)
+
 
 def nlf_report(args):
     for peak in args.peaks:
@@ -345,7 +402,11 @@ def main():
     ap.add_argument("--evaluate", metavar="OUT", dest="out")
     ap.add_argument("--nlf", action="store_true")
     ap.add_argument("--local", metavar="OUT")
-    ap.add_argument("--against", help="the JSON of --evaluate (for --local)")
+    ap.add_argument("--centre-only", action="store_true",
+                    help="--local with the filtered pixel's noise level alone")
+    ap.add_argument("--vst-precision", metavar="OUT",
+                    help="the oracle stabiliser in an 8-bit against a full-precision domain")
+    ap.add_argument("--against", help="the JSON of --evaluate (for --local, --vst-precision)")
     ap.add_argument("--photos", default=".carry/photos")
     ap.add_argument("--names", default=",".join(PHOTOS))
     ap.add_argument("--peaks", default="50,200,1000")
@@ -365,8 +426,12 @@ def main():
         if not args.against:
             ap.error("--local needs --against, the JSON of --evaluate")
         local(args)
-    if not args.nlf and not args.out and not args.local:
-        ap.error("give --nlf, --evaluate OUT or --local OUT")
+    if args.vst_precision:
+        if not args.against:
+            ap.error("--vst-precision needs --against, the JSON of --evaluate")
+        vst_precision(args)
+    if not args.nlf and not args.out and not args.local and not args.vst_precision:
+        ap.error("give --nlf, --evaluate OUT, --local OUT or --vst-precision OUT")
 
 
 if __name__ == "__main__":
