@@ -33,6 +33,11 @@ Modes (gray photos from `nlm_auto_strength.py --prepare DIR`, centre crops):
                   --evaluate, for the engine's figures. JSON and a table.
                   With --centre-only, the filtered pixel's noise level
                   alone sets both (a strength per brightness band).
+  --vst-estimated OUT  the stabiliser as the element could run it: the
+                  curve from the frame's banded estimate (and the true one
+                  beside), NLM there at one setting relative to the noise
+                  sigma of the stabilised domain, chosen on the calibration
+                  photos and measured on those held out (engine, --cpu).
   --vst-precision OUT  the oracle stabiliser with its domain rounded to 8
                   bits (as an 8-bit frame carries it) against the same in
                   full precision (what 16-bit planes come close to), numpy
@@ -379,6 +384,74 @@ def vst_precision(args):
                  "full precision - 8-bit domain"], args.peaks, rows, cells)
 
 
+# Relative settings in the stabilised domain, where the noise sigma is the
+# curve's unit: strength and noise-sigma as multiples of it.
+VST_REL_STRENGTHS = [0.6, 0.8, 1.0, 1.2, 1.4, 1.7, 2.0]
+VST_REL_SIGMAS = [0.0, 0.5, 1.0]
+
+
+def estimated_curve(noisy):
+    """The banded estimate of the noise level function over 256 levels
+    (flat beyond the outer bands), or None where no band has enough
+    pixels."""
+    c, s, _ = estimate_nlf(noisy)
+    if len(c) == 0:
+        return None
+    return np.interp(np.arange(256, dtype=np.float64), c, s)
+
+
+def vst_estimated(args):
+    """The stabiliser as the element could run it: its curve from the
+    frame's banded estimate (and, for reference, from the true curve), NLM
+    in the stabilised domain at one setting relative to the noise sigma
+    there, chosen on the calibration photos of every peak and measured on
+    the photos held out."""
+    engine = Engine(args.lib, gpu=not args.cpu)
+    settings = [(a, b) for a in VST_REL_STRENGTHS for b in VST_REL_SIGMAS]
+    rows = []
+    for peak, nlf, name, clean, noisy, er in against_cases(args):
+        t0 = time.time()
+        r = {"photo": name, "peak": peak, "calibration": name in CALIBRATION,
+             "engine_best": er["best_grid"], "engine_auto": er["auto"]}
+        for label, curve in (("true", nlf), ("estimated", estimated_curve(noisy))):
+            if curve is None:
+                r[label] = None
+                continue
+            f, unit = stabiliser(curve)
+            src = apply_curve(noisy, f)
+            scores = []
+            for a, b in settings:
+                out = engine.denoise([[src]], h=a * unit, noise_sigma=b * unit)[0]
+                scores.append(psnr([undo_curve(out, f)], [clean]))
+            r[label] = scores
+        rows.append(r)
+        best = lambda k: max(r[k]) if r[k] else float("nan")  # noqa: E731
+        print(f"peak {peak:5} {name:22} best single {er['best_grid']:6.2f}  auto "
+              f"{er['auto']:6.2f}  stabilised, best relative setting: true curve "
+              f"{best('true'):6.2f}, estimated {best('estimated'):6.2f}  "
+              f"[{time.time() - t0:.0f} s]", flush=True)
+    with open(args.vst_estimated, "w") as fh:
+        json.dump({"settings": settings, "rows": rows}, fh, indent=1)
+    for label in ("true", "estimated"):
+        usable = [r for r in rows if r[label]]
+        calib = [r for r in usable if r["calibration"]]
+        if not calib:
+            print(f"\n{label} curve: no calibration photo among these")
+            continue
+        one = int(np.argmax(np.mean([r[label] for r in calib], axis=0)))
+        print(f"\n{label} curve: one setting from the calibration photos of every peak: "
+              f"strength {settings[one][0]} x unit, noise-sigma {settings[one][1]} x unit")
+
+        def cells(rs, one=one, label=label):
+            held = [r for r in rs if not r["calibration"]]
+            return [spread([r[label][one] - r["engine_best"] for r in held]),
+                    spread([r[label][one] - r["engine_auto"] for r in held]),
+                    spread([max(r[label]) - r["engine_best"] for r in rs])]
+        print_table(["one setting - best single (held out)", "one setting - today's automatic "
+                     "(held out)", "best relative setting per photo - best single (all)"],
+                    args.peaks, usable, cells)
+
+
 def nlf_report(args):
     for peak in args.peaks:
         nlf = true_nlf(peak, args.read, args.curve)
@@ -404,6 +477,8 @@ def main():
     ap.add_argument("--local", metavar="OUT")
     ap.add_argument("--centre-only", action="store_true",
                     help="--local with the filtered pixel's noise level alone")
+    ap.add_argument("--vst-estimated", metavar="OUT",
+                    help="the stabiliser from the banded estimate, one relative setting")
     ap.add_argument("--vst-precision", metavar="OUT",
                     help="the oracle stabiliser in an 8-bit against a full-precision domain")
     ap.add_argument("--against", help="the JSON of --evaluate (for --local, --vst-precision)")
@@ -430,8 +505,13 @@ def main():
         if not args.against:
             ap.error("--vst-precision needs --against, the JSON of --evaluate")
         vst_precision(args)
-    if not args.nlf and not args.out and not args.local and not args.vst_precision:
-        ap.error("give --nlf, --evaluate OUT, --local OUT or --vst-precision OUT")
+    if args.vst_estimated:
+        if not args.against:
+            ap.error("--vst-estimated needs --against, the JSON of --evaluate")
+        vst_estimated(args)
+    if not (args.nlf or args.out or args.local or args.vst_precision or args.vst_estimated):
+        ap.error("give --nlf, --evaluate OUT, --local OUT, --vst-precision OUT or "
+                 "--vst-estimated OUT")
 
 
 if __name__ == "__main__":
