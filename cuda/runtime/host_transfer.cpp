@@ -477,7 +477,7 @@ int HostTransfer::threads_for(size_t copies) const {
   return static_cast<int>(std::min<size_t>(copies, static_cast<size_t>(threads)));
 }
 
-void HostTransfer::copy_out(const QueuedDownload &q, PacedWait &first) {
+void HostTransfer::copy_out(const QueuedDownload &q) {
   const size_t w = q.dst.row_bytes(), height = static_cast<size_t>(q.dst.height);
   const size_t each = q.copy_rows, copies = (height + each - 1) / each;
   const size_t per_band = q.chunk_rows / each;
@@ -488,10 +488,10 @@ void HostTransfer::copy_out(const QueuedDownload &q, PacedWait &first) {
     const size_t y = i * each, rows = std::min(each, height - y);
     copy_rows(q.stage + y * w, w, q.dst.data + y * q.dst.stride, q.dst.stride, w, rows);
   };
-  // The first band waits on the frame's terms, as the kernels before it may
-  // take long; the pool is only called once it is there, and the rest
-  // arrive at the speed of the DMA.
-  first.wait(band_done[0].get());
+  // The first band waits on the host's usual terms (polling, then sleeping),
+  // as the kernels before it may take long; the pool is only called once it
+  // is there, and the rest arrive at the speed of the DMA.
+  wait_for(band_done[0].get());
   size_t arrived_bands = 1;  // the calling thread's
 
   // Only the calling thread asks CUDA which bands have arrived, and
@@ -552,16 +552,17 @@ void HostTransfer::copy_out(const QueuedDownload &q, PacedWait &first) {
 void HostTransfer::finish_downloads() {
   try {
     // Waiting on a band's event also covers every kernel before it: the
-    // first wait is the frame's, those after it are for copies. A staged
-    // frame polls: its host copies cost far more CPU time than a wait, and
-    // a late wake-up would hold up the pool that copies it out.
-    PacedWait copies;
+    // first wait is the frame's, and is paced where the plane is copied
+    // directly; those after it are for copies, and poll. A staged frame
+    // polls throughout: its host copies cost far more CPU time than a
+    // wait, and a late wake-up would hold up the pool that copies it out.
     for (const QueuedDownload &q : queued_) {
-      PacedWait &pace = &q == &queued_.front() && !q.stage ? frame_done_ : copies;
       if (q.stage)
-        copy_out(q, pace);
+        copy_out(q);
+      else if (&q == &queued_.front())
+        frame_done_.wait(chunk_done_[q.first_event].get());
       else
-        pace.wait(chunk_done_[q.first_event].get());
+        wait_for(chunk_done_[q.first_event].get());
     }
   } catch (...) {
     drop_downloads(queued_.front().stream);

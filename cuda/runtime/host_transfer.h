@@ -152,9 +152,8 @@ class HostTransfer {
     cudaStream_t stream;
   };
   // Copies a staged download out to q.dst on the pool, each part once its
-  // band has arrived, and returns once all of it is there; the first band
-  // is waited for through `first`.
-  void copy_out(const QueuedDownload &q, PacedWait &first);
+  // band has arrived, and returns once all of it is there.
+  void copy_out(const QueuedDownload &q);
   // The threads of the pool a plane of `copies` host copies uses.
   int threads_for(size_t copies) const;
   // Rows per DMA of a plane of `height` rows of `row_bytes`, host copies
