@@ -202,23 +202,41 @@ void PacedWait::wait(cudaEvent_t event) {
   const auto start = std::chrono::steady_clock::now();
   const nanoseconds margin = kWakeEarly + deviation_;
   const nanoseconds sleep = expected_ - margin;
-  const bool slept = sleep >= kShortestSleep && pacing_on();
-  bool at_once = false;
-  if (slept) {
-    const PreciseSleeps precise;
-    std::this_thread::sleep_for(sleep);
-    // A long wait checks every 128th of its length without polling: that
-    // is late by under 1% of it, and costs far less CPU time than polling
-    // for the margin. A short one polls, then checks every quarter margin.
-    const bool long_wait = expected_ / 128 >= kShortestStep;
-    const nanoseconds poll = long_wait ? nanoseconds(0) : std::min<nanoseconds>(2 * margin, kLongestPoll);
-    const nanoseconds step = long_wait ? std::min<nanoseconds>(expected_ / 128, kLongestStep)
-                                       : std::clamp<nanoseconds>(margin / 4, kShortestStep, kLongestStep);
-    check_cuda(wait_event(event, poll, step, &at_once), "cudaEventQuery");
+  bool slept = false, at_once = false;
+  if (sleep >= kShortestSleep && pacing_on()) {
+    // Work that is done already (the host took long between queueing and
+    // waiting) is not slept for.
+    const cudaError_t state = cudaEventQuery(event);
+    if (state != cudaErrorNotReady) {
+      check_cuda(state, "cudaEventQuery");
+      at_once = true;
+    } else {
+      (void)cudaGetLastError();
+      slept = true;
+      const PreciseSleeps precise;
+      std::this_thread::sleep_for(sleep);
+      // A long wait checks every 128th of its length without polling: that
+      // is late by under 1% of it, and costs far less CPU time than polling
+      // for the margin. A short one polls, then checks every quarter margin.
+      const bool long_wait = expected_ / 128 >= kShortestStep;
+      const nanoseconds poll =
+          long_wait ? nanoseconds(0) : std::min<nanoseconds>(2 * margin, kLongestPoll);
+      const nanoseconds step =
+          long_wait ? std::min<nanoseconds>(expected_ / 128, kLongestStep)
+                    : std::clamp<nanoseconds>(margin / 4, kShortestStep, kLongestStep);
+      check_cuda(wait_event(event, poll, step, &at_once), "cudaEventQuery");
+    }
   } else {
     check_cuda(wait_event(event, kPollBeforeSleep, kSleepStep, &at_once), "cudaEventQuery");
   }
-  const nanoseconds took = std::chrono::steady_clock::now() - start;
+  nanoseconds took = std::chrono::steady_clock::now() - start;
+  // The first wait of a place covers the first launch of its kernels
+  // (modules are loaded then) and is not learned from; the second sets
+  // what is expected.
+  if (waits_ < 2) {
+    if (waits_++ == 1) expected_ = took;
+    return;
+  }
   if (slept && at_once) {
     // Woke after the end: the wait took `took` at most. Either the frames
     // have become shorter, which lowering the expected wait at once covers,
@@ -227,7 +245,11 @@ void PacedWait::wait(cudaEvent_t event) {
     deviation_ += deviation_ / 4 + std::chrono::microseconds(2);
   } else {
     // A wait that was polled for to its end measures itself; the averages
-    // follow a change within a few frames.
+    // follow a change within a few frames. One stall far longer than the
+    // waits before it (a GPU busy with other work) counts as twice the
+    // expected wait at most, so that it does not make the next frames
+    // sleep past their end.
+    if (expected_ > nanoseconds(0)) took = std::min(took, 2 * expected_ + margin);
     const nanoseconds error = took > expected_ ? took - expected_ : expected_ - took;
     expected_ += (took - expected_) / 4;
     deviation_ += (error - deviation_) / 4;

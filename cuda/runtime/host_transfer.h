@@ -39,6 +39,8 @@ class PacedWait {
   std::chrono::nanoseconds expected_{0};
   // The mean deviation of waits from expected_.
   std::chrono::nanoseconds deviation_{0};
+  // Waits so far, up to 2.
+  int waits_ = 0;
 };
 
 // Where a host plane lives: looked up once per plane and frame, for both the
