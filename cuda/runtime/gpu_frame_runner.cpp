@@ -289,6 +289,9 @@ void GpuFrameRunner::process_host(GpuPlaneFilter &filter, ConstPlane src, Plane 
   try {
     m.filter_host(filter, src, dst, carried, levels, counted.alone());
   } catch (...) {
+    // Nothing queued for this frame may read or write the caller's planes
+    // once the caller has them back: kernels streaming them, their copies.
+    if (cudaStreamSynchronize(m.stream_.get()) != cudaSuccess) (void)cudaGetLastError();
     if (carried_by_dma && cudaStreamSynchronize(m.carry_stream_->get()) != cudaSuccess)
       (void)cudaGetLastError();
     throw;
