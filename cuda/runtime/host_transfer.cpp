@@ -231,10 +231,13 @@ void PacedWait::wait(cudaEvent_t event) {
   }
   nanoseconds took = std::chrono::steady_clock::now() - start;
   // The first wait of a place covers the first launch of its kernels
-  // (modules are loaded then) and is not learned from; the second sets
-  // what is expected.
-  if (waits_ < 2) {
-    if (waits_++ == 1) expected_ = took;
+  // (modules are loaded then) and is not learned from; the less of the next
+  // two is what is first expected, as a kernel may first launch a frame
+  // later.
+  if (waits_ < 3) {
+    if (waits_ == 1) expected_ = took;
+    if (waits_ == 2) expected_ = std::min(expected_, took);
+    ++waits_;
     return;
   }
   if (slept && at_once) {
@@ -244,11 +247,12 @@ void PacedWait::wait(cudaEvent_t event) {
     expected_ = std::min(expected_ - expected_ / 8, took);
     deviation_ += deviation_ / 4 + std::chrono::microseconds(2);
   } else {
-    // A wait that was polled for to its end measures itself; the averages
-    // follow a change within a few frames. One stall far longer than the
-    // waits before it (a GPU busy with other work) counts as twice the
-    // expected wait at most, so that it does not make the next frames
-    // sleep past their end.
+    // A wait that was polled for to its end measures itself. The averages
+    // follow shorter waits within a few frames, longer ones by a quarter
+    // at most a frame: one stall far longer than the waits before it (a
+    // GPU busy with other work) counts as twice the expected wait at most,
+    // so that it does not make the next frames sleep past their end. (Too
+    // short an expectation costs polling, not lateness.)
     if (expected_ > nanoseconds(0)) took = std::min(took, 2 * expected_ + margin);
     const nanoseconds error = took > expected_ ? took - expected_ : expected_ - took;
     expected_ += (took - expected_) / 4;
@@ -575,9 +579,10 @@ void HostTransfer::finish_downloads() {
   try {
     // Waiting on a band's event also covers every kernel before it: the
     // first wait is the frame's, and is paced where the plane is copied
-    // directly; those after it are for copies, and poll. A staged frame
-    // polls throughout: its host copies cost far more CPU time than a
-    // wait, and a late wake-up would hold up the pool that copies it out.
+    // directly; those after it are for copies, and wait as wait_for does.
+    // So does a staged frame throughout: its host copies cost far more CPU
+    // time than a wait, and a late wake-up would hold up the pool that
+    // copies it out.
     for (const QueuedDownload &q : queued_) {
       if (q.stage)
         copy_out(q);

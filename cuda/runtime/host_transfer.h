@@ -39,7 +39,7 @@ class PacedWait {
   std::chrono::nanoseconds expected_{0};
   // The mean deviation of waits from expected_.
   std::chrono::nanoseconds deviation_{0};
-  // Waits so far, up to 2.
+  // Waits so far, up to 3.
   int waits_ = 0;
 };
 
