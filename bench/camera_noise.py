@@ -400,6 +400,11 @@ def estimated_curve(noisy):
     return np.interp(np.arange(256, dtype=np.float64), c, s)
 
 
+# Frames whose estimated curve stays below this sigma everywhere keep
+# today's automatic strength (--vst-estimated's fallback rows).
+FALLBACK_SIGMAS = [8, 10, 12, 15, 20]
+
+
 def vst_estimated(args):
     """The stabiliser as the element could run it: its curve from the
     frame's banded estimate (and, for reference, from the true curve), NLM
@@ -413,7 +418,9 @@ def vst_estimated(args):
         t0 = time.time()
         r = {"photo": name, "peak": peak, "calibration": name in CALIBRATION,
              "engine_best": er["best_grid"], "engine_auto": er["auto"]}
-        for label, curve in (("true", nlf), ("estimated", estimated_curve(noisy))):
+        estimate = estimated_curve(noisy)
+        r["estimated_max_sigma"] = None if estimate is None else float(estimate.max())
+        for label, curve in (("true", nlf), ("estimated", estimate)):
             if curve is None:
                 r[label] = None
                 continue
@@ -450,6 +457,29 @@ def vst_estimated(args):
         print_table(["one setting - best single (held out)", "one setting - today's automatic "
                      "(held out)", "best relative setting per photo - best single (all)"],
                     args.peaks, usable, cells)
+
+    # The estimated curve's stabiliser only where it finds strong noise;
+    # today's automatic strength elsewhere. The threshold is printed for
+    # each of a few values, on the photos held out.
+    usable = [r for r in rows if r["estimated"]]
+    calib = [r for r in usable if r["calibration"]]
+    if not calib:
+        return
+    one = int(np.argmax(np.mean([r["estimated"] for r in calib], axis=0)))
+    print("\nestimated curve where its largest sigma reaches a threshold, today's automatic "
+          "strength elsewhere (held out; stabilised: frames of all photos):")
+    for limit in FALLBACK_SIGMAS:
+        cells = []
+        for peak in args.peaks:
+            rs = [r for r in usable if r["peak"] == peak]
+            value = lambda r: (r["estimated"][one] if r["estimated_max_sigma"] >= limit  # noqa: E731
+                               else r["engine_auto"])
+            held = [r for r in rs if not r["calibration"]]
+            cells.append(f"{peak}: {np.mean([value(r) - r['engine_best'] for r in held]):+.2f} "
+                         f"against the best single, {np.mean([value(r) - r['engine_auto'] for r in held]):+.2f} "
+                         f"against today, stabilised {sum(r['estimated_max_sigma'] >= limit for r in rs)}"
+                         f"/{len(rs)}")
+        print(f"  sigma >= {limit:3}: " + "; ".join(cells))
 
 
 def nlf_report(args):
