@@ -252,10 +252,8 @@ void GpuFrameRunner::Impl::copy_carried_on_host(const CarriedPlanes &carried) co
   for (size_t i = 0; i < carried.size(); ++i) {
     if (carry_by_dma_[i]) continue;
     const ConstPlane &in = carried[i].src;
-    const Plane &out = carried[i].dst;
-    for (int y = 0; y < in.height; ++y)
-      std::memcpy(out.data + static_cast<size_t>(y) * out.stride,
-                  in.data + static_cast<size_t>(y) * in.stride, in.row_bytes());
+    copy_rows(in.data, in.stride, carried[i].dst.data, carried[i].dst.stride, in.row_bytes(),
+              static_cast<size_t>(in.height));
   }
 }
 

@@ -162,6 +162,8 @@ const uint8_t *last_byte(ConstPlane plane) {
   return plane.data + static_cast<size_t>(plane.height - 1) * plane.stride + plane.row_bytes() - 1;
 }
 
+}  // namespace
+
 void copy_rows(const uint8_t *src, size_t src_stride, uint8_t *dst, size_t dst_stride,
                size_t width_bytes, size_t height) {
   if (src_stride == dst_stride && src_stride == width_bytes) {
@@ -171,8 +173,6 @@ void copy_rows(const uint8_t *src, size_t src_stride, uint8_t *dst, size_t dst_s
   for (size_t y = 0; y < height; ++y)
     std::memcpy(dst + y * dst_stride, src + y * src_stride, width_bytes);
 }
-
-}  // namespace
 
 HostResidence locate(ConstPlane plane) {
   HostResidence where;

@@ -13,6 +13,11 @@
 
 namespace cudafilters {
 
+// Copies `height` rows of `width_bytes` between host planes, in one call
+// where both are contiguous.
+void copy_rows(const uint8_t *src, size_t src_stride, uint8_t *dst, size_t dst_stride,
+               size_t width_bytes, size_t height);
+
 // Returns once the work before `event` is done, without keeping a CPU core
 // spinning on long waits (see host_transfer.cpp).
 void wait_for(cudaEvent_t event);
