@@ -47,9 +47,10 @@ struct GpuWindowRunner::Impl {
   std::unique_ptr<LevelCounterGpu> levels_;
   Event link_{cudaEventDisableTiming};
   Event done_{cudaEventDisableTiming};
-  // The host's waits for a frame's upload from page-locked memory, and for
-  // a frame filtered into device memory.
-  PacedWait upload_done_, frame_done_;
+  // The host's waits, one for each place: a frame's upload from page-locked
+  // memory, its copy from device memory on the runner's stream, and a frame
+  // filtered into device memory.
+  PacedWait upload_done_, device_copy_done_, frame_done_;
   // Outputs are poisoned first (poison.h).
   bool poison_outputs_ = false;
 };
@@ -138,7 +139,7 @@ void GpuWindowRunner::push_device(const FramePlanes &src, cudaStream_t stream) {
     if (stream)
       m.order_after(stream, m.stream_.get());
     else
-      m.synchronize(&m.upload_done_);
+      m.synchronize(&m.device_copy_done_);
   });
 }
 
