@@ -439,13 +439,14 @@ def vst_estimated(args):
               f"[{time.time() - t0:.0f} s]", flush=True)
     with open(args.vst_estimated, "w") as fh:
         json.dump({"settings": settings, "rows": rows}, fh, indent=1)
+    chosen = {}
     for label in ("true", "estimated"):
         usable = [r for r in rows if r[label]]
         calib = [r for r in usable if r["calibration"]]
         if not calib:
             print(f"\n{label} curve: no calibration photo among these")
             continue
-        one = int(np.argmax(np.mean([r[label] for r in calib], axis=0)))
+        one = chosen[label] = int(np.argmax(np.mean([r[label] for r in calib], axis=0)))
         print(f"\n{label} curve: one setting from the calibration photos of every peak: "
               f"strength {settings[one][0]} x unit, noise-sigma {settings[one][1]} x unit")
 
@@ -461,11 +462,10 @@ def vst_estimated(args):
     # The estimated curve's stabiliser only where it finds strong noise;
     # today's automatic strength elsewhere. The threshold is printed for
     # each of a few values, on the photos held out.
-    usable = [r for r in rows if r["estimated"]]
-    calib = [r for r in usable if r["calibration"]]
-    if not calib:
+    if "estimated" not in chosen:
         return
-    one = int(np.argmax(np.mean([r["estimated"] for r in calib], axis=0)))
+    one = chosen["estimated"]
+    usable = [r for r in rows if r["estimated"]]
     print("\nestimated curve where its largest sigma reaches a threshold, today's automatic "
           "strength elsewhere (held out; stabilised: frames of all photos):")
     for limit in FALLBACK_SIGMAS:
