@@ -66,6 +66,14 @@ class GpuWindowRunner {
   void output_device(GpuWindowFilter &filter, const FramePlanesOut &dst, cudaStream_t dst_users,
                      bool queue, FrameLevels *levels = nullptr);
 
+  // A window of one frame (radius 0, no frame held): filters the host
+  // planes src into the host planes dst and returns once dst is written;
+  // src may be reused then. As push_host then output_host, with one host
+  // wait for the whole frame instead of one for its upload and one for its
+  // output (std::logic_error with a radius or a frame held).
+  void filter_host(GpuWindowFilter &filter, const FramePlanes &src, const FramePlanesOut &dst,
+                   FrameLevels *levels = nullptr);
+
   // A window of one frame (radius 0), read where it lies: filters the
   // device planes src into the device planes dst, with no copy and without
   // touching the frames held. With `src_stream`, a stream of the current

@@ -485,7 +485,13 @@ GstCudaFiltersGpu::filter_frame (const GstCudaFiltersPlacement & at,
     GstBuffer * outbuf, cudafilters::FrameLevels * levels)
 {
   /* Host frames are uploaded into the runner's one slot anyway, and
-   * another device's frame is copied to ours: both go through it. */
+   * another device's frame is copied to ours: both go through it. Host to
+   * host, one wait covers the upload and the output. */
+  if (!at.in_device && !at.out_device) {
+    const Current scope (context_);
+    state_->windows ().filter_host (filter, src, dst, levels);
+    return;
+  }
   if (!at.in_device || !at.out_device || at.other_device) {
     window_push (at, src, inbuf);
     window_output (at, filter, dst, outbuf, levels);

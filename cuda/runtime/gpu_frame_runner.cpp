@@ -154,7 +154,7 @@ void GpuFrameRunner::Impl::switch_to(cudaStream_t stream) {
 void GpuFrameRunner::Impl::wait_for_stream(cudaStream_t stream, PacedWait *pace) {
   CUDAFILTERS_CHECK(cudaEventRecord(stream_done_.get(), stream));
   if (pace)
-    pace->wait(stream_done_.get());
+    pace->wait(stream_done_.get(), stream);
   else
     wait_for(stream_done_.get());
 }
@@ -242,7 +242,7 @@ bool GpuFrameRunner::Impl::queue_carried_dma(const CarriedPlanes &carried, bool 
     CUDAFILTERS_CHECK(cudaEventRecord(carry_done_.get(), on));
   } catch (...) {
     // No copy may write the caller's planes once it has them back.
-    if (cudaStreamSynchronize(on) != cudaSuccess) (void)cudaGetLastError();
+    settle(on);
     throw;
   }
   return true;
@@ -289,9 +289,8 @@ void GpuFrameRunner::process_host(GpuPlaneFilter &filter, ConstPlane src, Plane 
   } catch (...) {
     // Nothing queued for this frame may read or write the caller's planes
     // once the caller has them back: kernels streaming them, their copies.
-    if (cudaStreamSynchronize(m.stream_.get()) != cudaSuccess) (void)cudaGetLastError();
-    if (carried_by_dma && cudaStreamSynchronize(m.carry_stream_->get()) != cudaSuccess)
-      (void)cudaGetLastError();
+    settle(m.stream_.get());
+    if (carried_by_dma) settle(m.carry_stream_->get());
     throw;
   }
   if (carried_by_dma) wait_for(m.carry_done_.get());

@@ -36,6 +36,10 @@ struct GpuWindowRunner::Impl {
   void order_after(cudaStream_t first, cudaStream_t then);
   // Waits on the host for the runner's stream, through `pace` where given.
   void synchronize(PacedWait *pace = nullptr);
+  // Queues the upload of host planes into the next slot; returns whether a
+  // plane is page-locked, read by the copy itself (the caller waits for it
+  // before the memory is reused).
+  bool upload(const FramePlanes &src);
   void poison(const FramePlanesOut &dst);
 
   Stream stream_;
@@ -85,7 +89,7 @@ void GpuWindowRunner::Impl::order_after(cudaStream_t first, cudaStream_t then) {
 void GpuWindowRunner::Impl::synchronize(PacedWait *pace) {
   CUDAFILTERS_CHECK(cudaEventRecord(done_.get(), stream_.get()));
   if (pace)
-    pace->wait(done_.get());
+    pace->wait(done_.get(), stream_.get());
   else
     wait_for(done_.get());
 }
@@ -105,24 +109,51 @@ void GpuWindowRunner::Impl::push(const FramePlanes &src, const Copy &copy) {
   }
 }
 
-void GpuWindowRunner::push_host(const FramePlanes &src) {
-  Impl &m = *impl_;
+bool GpuWindowRunner::Impl::upload(const FramePlanes &src) {
   const FrameBytes bytes(src);
-  m.transfer_->reserve(frame_bytes(bytes));
-  m.push(src, [&](const Plane (&planes)[3], int count) {
+  transfer_->reserve(frame_bytes(bytes));
+  bool page_locked = false;
+  push(src, [&](const Plane (&planes)[3], int count) {
     size_t stage_at = 0;
-    bool page_locked = false;
     for (int i = 0; i < count; ++i) {
       const bool locked = locate(bytes.planes[i]).page_locked;
-      m.transfer_->upload(bytes.planes[i], locked, planes[i].data, planes[i].stride,
-                          m.stream_.get(), stage_at);
+      try {
+        transfer_->upload(bytes.planes[i], locked, planes[i].data, planes[i].stride,
+                          stream_.get(), stage_at);
+      } catch (...) {
+        // Earlier planes' copies may still read the caller's memory.
+        if (page_locked) settle(stream_.get());
+        throw;
+      }
       page_locked = page_locked || locked;
       stage_at += size_t(bytes.planes[i].width) * bytes.planes[i].height;
     }
-    // A page-locked plane is read by the copy itself: it must be done before
-    // the caller reuses the memory.
-    if (page_locked) m.synchronize(&m.upload_done_);
   });
+  return page_locked;
+}
+
+void GpuWindowRunner::push_host(const FramePlanes &src) {
+  Impl &m = *impl_;
+  // A page-locked plane is read by the copy itself: it must be done before
+  // the caller reuses the memory.
+  if (m.upload(src)) m.synchronize(&m.upload_done_);
+}
+
+void GpuWindowRunner::filter_host(GpuWindowFilter &filter, const FramePlanes &src,
+                                  const FramePlanesOut &dst, FrameLevels *levels) {
+  Impl &m = *impl_;
+  if (m.window_.radius() != 0 || m.window_.waiting())
+    throw std::logic_error("filter_host filters a window of one frame, with none held");
+  const bool page_locked = m.upload(src);
+  try {
+    // The output's wait comes after the upload on the same stream: it is
+    // the upload's wait too.
+    output_host(filter, dst, levels);
+  } catch (...) {
+    // The upload may still read the caller's memory.
+    if (page_locked) settle(m.stream_.get());
+    throw;
+  }
 }
 
 void GpuWindowRunner::push_device(const FramePlanes &src, cudaStream_t stream) {

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <vector>
 
 namespace cudafilters {
@@ -22,6 +23,10 @@ void copy_rows(const uint8_t *src, size_t src_stride, uint8_t *dst, size_t dst_s
 // spinning on long waits (see host_transfer.cpp).
 void wait_for(cudaEvent_t event);
 
+// Waits for the work queued on `stream` so far, on a path that is already
+// failing: errors are dropped (a sticky one ends that work anyway).
+void settle(cudaStream_t stream) noexcept;
+
 // Events the host waits on (wait_for polls them).
 constexpr unsigned kHostWaitEventFlags = cudaEventDisableTiming;
 
@@ -30,15 +35,22 @@ constexpr unsigned kHostWaitEventFlags = cudaEventDisableTiming;
 // of the next one before it polls as wait_for does, so a frame that keeps
 // the GPU busy for milliseconds costs the host no more CPU time than a short
 // one. Short waits poll from the start, as wait_for does, and lose no
-// latency to a wake-up. One per place: what it learns is how long that
-// place waits.
+// latency to a wake-up. Long waits that stray far from what they are
+// expected to take (frames queued behind other streams' on a shared GPU)
+// end blocked until the driver's interrupt instead of checking every few
+// microseconds. One per place: what it learns is how long that place waits.
 class PacedWait {
  public:
-  void wait(cudaEvent_t event);
+  // Returns once the work queued on `stream` before `event` is done. Where
+  // it blocks, it waits for all the work queued on `stream` so far (after
+  // `event` too) on an event of its own.
+  void wait(cudaEvent_t event, cudaStream_t stream);
   // What the next wait expects to take (for tests and logs).
   std::chrono::microseconds expected() const {
     return std::chrono::duration_cast<std::chrono::microseconds>(expected_);
   }
+  // Whether the next wait, should it outlast its sleep, ends blocked.
+  bool blocks_next() const;
 
  private:
   std::chrono::nanoseconds expected_{0};
@@ -46,6 +58,10 @@ class PacedWait {
   std::chrono::nanoseconds deviation_{0};
   // Waits so far, up to 3.
   int waits_ = 0;
+  // Recorded where a wait blocks (cudaEventBlockingSync), made at the first
+  // such wait: the flag costs every recording an interrupt, which the
+  // events of waits that poll do without.
+  std::optional<Event> blocking_;
 };
 
 // Where a host plane lives: looked up once per plane and frame, for both the

@@ -1277,6 +1277,74 @@ GST_START_TEST (test_window_runner_device_in_host_out)
 }
 GST_END_TEST;
 
+/* GpuWindowRunner::filter_host (radius 0, one host wait for the frame)
+ * gives the bytes push_host then output_host give, I420 and NV12, from
+ * pageable and from page-locked planes, outputs poisoned first; the source
+ * is overwritten as soon as it returns, which a copy still reading it would
+ * show in a later frame. With a radius, or a frame held, it refuses. */
+GST_START_TEST (test_window_runner_filter_host)
+{
+  std::mt19937 rng (37);
+  NlmParams p;
+  p.auto_strength = false;
+  NlmGpu nlm;
+  nlm.set_params (p);
+  for (bool nv12 : {false, true})
+    for (bool page_locked : {false, true}) {
+      GpuWindowRunner one_wait, two_waits;
+      one_wait.reset (0);
+      two_waits.reset (0);
+      for (int i = 0; i < 3; ++i) {
+        YuvFrame in (641, 479, nv12), got (641, 479, nv12), want (641, 479, nv12);
+        for (auto *plane : {&in.y, &in.u, &in.v})
+          for (auto & b : *plane)
+            b = uint8_t (std::uniform_int_distribution<int> (20, 230) (rng));
+        for (YuvFrame * f : {&got, &want})
+          for (auto *plane : {&f->y, &f->u, &f->v})
+            std::fill (plane->begin (), plane->end (), 0xA5);
+        std::vector<std::vector<uint8_t> *> registered;
+        if (page_locked)
+          for (auto *plane : {&in.y, &in.u, &in.v})
+            if (!plane->empty ()) {
+              CUDAFILTERS_CHECK (cudaHostRegister (plane->data (), plane->size (),
+                      cudaHostRegisterDefault));
+              registered.push_back (plane);
+            }
+        two_waits.push_host (in.host_in ());
+        two_waits.output_host (nlm, want.host_out ());
+        one_wait.filter_host (nlm, in.host_in (), got.host_out ());
+        for (auto *plane : {&in.y, &in.u, &in.v})
+          std::fill (plane->begin (), plane->end (), 0);
+        for (auto *plane : registered)
+          CUDAFILTERS_CHECK (cudaHostUnregister (plane->data ()));
+        const std::string what = std::string (nv12 ? "NV12" : "I420") +
+            (page_locked ? " page-locked" : " pageable") + " frame " + std::to_string (i);
+        fail_unless (got.y == want.y, "%s: luma differs", what.c_str ());
+        fail_unless (got.u == want.u && got.v == want.v, "%s: chroma differs",
+            what.c_str ());
+      }
+    }
+  YuvFrame in (64, 48, true), out (64, 48, true);
+  auto refused = [&](GpuWindowRunner & runner) {
+    try {
+      runner.filter_host (nlm, in.host_in (), out.host_out ());
+    } catch (const std::logic_error &) {
+      return true;
+    }
+    return false;
+  };
+  GpuWindowRunner with_radius;
+  with_radius.reset (1);
+  fail_unless (refused (with_radius), "filter_host took a frame with radius 1");
+  GpuWindowRunner holding;
+  holding.reset (0);
+  holding.push_host (in.host_in ());
+  fail_unless (refused (holding), "filter_host took a frame with one held");
+  holding.output_host (nlm, out.host_out ());
+  fail_unless (!refused (holding), "filter_host refused once nothing was held");
+}
+GST_END_TEST;
+
 /* NlmGpu::enqueue_window refuses, before it queues anything, the windows
  * NlmCpu::process_window refuses: none, more than 7 frames, a centre outside the
  * window, frames of another size, chroma on some frames only, and chroma of
@@ -1489,6 +1557,7 @@ engines_gpu_suite (void)
   tcase_add_test (tc, test_nlm_strength_switches);
   tcase_add_test (tc, test_nlm_window_refuses_bad_frames);
   tcase_add_test (tc, test_window_runner_device_in_host_out);
+  tcase_add_test (tc, test_window_runner_filter_host);
   tcase_add_test (tc, test_failed_reserve_keeps_memory);
   tcase_add_test (tc, test_packed_conversions_match_cpu);
   return s;

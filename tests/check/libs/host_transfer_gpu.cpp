@@ -739,7 +739,7 @@ GST_START_TEST (test_paced_wait_returns_only_when_done)
     CUDAFILTERS_CHECK (cudaMemcpyAsync (host.data (), dev.get (), bytes,
             cudaMemcpyDeviceToHost, stream.get ()));
     CUDAFILTERS_CHECK (cudaEventRecord (done.get (), stream.get ()));
-    paced.wait (done.get ());
+    paced.wait (done.get (), stream.get ());
     const uint8_t *h = host.data ();
     size_t wrong = 0;
     for (size_t i = 0; i < bytes; ++i)
@@ -755,6 +755,40 @@ GST_START_TEST (test_paced_wait_returns_only_when_done)
 }
 GST_END_TEST;
 
+/* Long waits that stray by milliseconds (frames held 2 and 5 ms in turn, as
+ * a GPU shared with other streams makes them) end blocked: they still
+ * return only once the work is done. */
+GST_START_TEST (test_irregular_paced_waits_block_until_done)
+{
+  const size_t bytes = 1 << 20;
+  DeviceArray<uint8_t> dev (bytes);
+  PinnedBuffer host;
+  host.reserve (bytes);
+  Stream stream;
+  Event done (kHostWaitEventFlags);
+  PacedWait paced;
+  bool blocked = false;
+  for (int frame = 0; frame < 16; ++frame) {
+    const uint8_t value = uint8_t (40 + frame);
+    CUDAFILTERS_CHECK (cudaMemsetAsync (dev.get (), value, bytes, stream.get ()));
+    hold_stream (stream.get (), frame % 2 ? 5 : 2);
+    CUDAFILTERS_CHECK (cudaMemcpyAsync (host.data (), dev.get (), bytes,
+            cudaMemcpyDeviceToHost, stream.get ()));
+    CUDAFILTERS_CHECK (cudaEventRecord (done.get (), stream.get ()));
+    blocked = blocked || paced.blocks_next ();
+    paced.wait (done.get (), stream.get ());
+    const uint8_t *h = host.data ();
+    size_t wrong = 0;
+    for (size_t i = 0; i < bytes; ++i)
+      wrong += h[i] != value;
+    fail_unless (wrong == 0, "frame %d: %zu bytes not yet there when the wait "
+        "returned", frame, wrong);
+    memset (host.data (), 0, bytes);
+  }
+  fail_unless (blocked, "no wait of frames straying by 3 ms ended blocked");
+}
+GST_END_TEST;
+
 static Suite *
 host_transfer_suite (void)
 {
@@ -767,6 +801,7 @@ host_transfer_suite (void)
   tcase_add_test (tc, test_frame_after_a_failed_frame);
   tcase_add_test (tc, test_empty_planes);
   tcase_add_test (tc, test_paced_wait_returns_only_when_done);
+  tcase_add_test (tc, test_irregular_paced_waits_block_until_done);
   tcase_add_test (tc, test_carried_planes_of_a_host_frame);
   tcase_add_test (tc, test_staging_after_a_failed_growth);
   tcase_add_test (tc, test_banded_round_trips);
