@@ -153,10 +153,12 @@ void GpuFrameRunner::Impl::switch_to(cudaStream_t stream) {
 
 void GpuFrameRunner::Impl::wait_for_stream(cudaStream_t stream, PacedWait *pace) {
   CUDAFILTERS_CHECK(cudaEventRecord(stream_done_.get(), stream));
-  if (pace)
-    pace->wait(stream_done_.get(), stream);
-  else
+  if (pace) {
+    pace->mark(stream);
+    pace->wait(stream_done_.get());
+  } else {
     wait_for(stream_done_.get());
+  }
 }
 
 void GpuFrameRunner::Impl::order_after(cudaStream_t first, cudaStream_t then) {

@@ -88,10 +88,12 @@ void GpuWindowRunner::Impl::order_after(cudaStream_t first, cudaStream_t then) {
 
 void GpuWindowRunner::Impl::synchronize(PacedWait *pace) {
   CUDAFILTERS_CHECK(cudaEventRecord(done_.get(), stream_.get()));
-  if (pace)
-    pace->wait(done_.get(), stream_.get());
-  else
+  if (pace) {
+    pace->mark(stream_.get());
+    pace->wait(done_.get());
+  } else {
     wait_for(done_.get());
+  }
 }
 
 template <typename Copy>
@@ -147,11 +149,14 @@ void GpuWindowRunner::filter_host(GpuWindowFilter &filter, const FramePlanes &sr
   const bool page_locked = m.upload(src);
   try {
     // The output's wait comes after the upload on the same stream: it is
-    // the upload's wait too.
+    // the upload's wait too, where there is an output to wait for.
     output_host(filter, dst, levels);
+    if (page_locked && frame_bytes(FrameBytes(dst.as_const())) == 0) m.synchronize();
   } catch (...) {
-    // The upload may still read the caller's memory.
+    // The upload may still read the caller's memory, and a frame that
+    // failed before it was filtered is not held for the next call.
     if (page_locked) settle(m.stream_.get());
+    if (m.window_.waiting()) m.window_.drop_newest();
     throw;
   }
 }

@@ -84,8 +84,9 @@ constexpr std::chrono::microseconds kBlockAbove{50};
 
 // CUDAFILTERS_HOST_WAIT=poll turns pacing off: every wait polls from its
 // start, as before pacing, for a CPU core per stream of lower latency.
-// CUDAFILTERS_HOST_WAIT=block ends every paced wait in a blocking wait, for
-// the least CPU time at the cost of a wake-up's latency.
+// CUDAFILTERS_HOST_WAIT=block ends every paced wait after a place's first
+// three in a blocking wait, for the least CPU time at the cost of a
+// wake-up's latency.
 enum class HostWaits { paced, poll, block };
 HostWaits host_waits() {
   static const HostWaits mode = [] {
@@ -217,12 +218,29 @@ bool PacedWait::blocks_next() const {
           (pacing_on() && expected_ >= kBlockFrom && deviation_ >= kBlockAbove));
 }
 
-void PacedWait::wait(cudaEvent_t event, cudaStream_t stream) {
+void PacedWait::mark(cudaStream_t stream) noexcept {
+  marked_ = false;
+  if (!blocks_next()) return;
+  try {
+    if (!blocking_) blocking_.emplace(cudaEventDisableTiming | cudaEventBlockingSync);
+  } catch (...) {
+    (void)cudaGetLastError();
+    return;
+  }
+  if (cudaEventRecord(blocking_->get(), stream) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return;
+  }
+  marked_ = true;
+}
+
+void PacedWait::wait(cudaEvent_t event) {
   using std::chrono::nanoseconds;
   const auto start = std::chrono::steady_clock::now();
   const nanoseconds margin = kWakeEarly + deviation_;
   const nanoseconds sleep = expected_ - margin;
-  const bool block = blocks_next();
+  const bool block = marked_ && blocks_next();
+  marked_ = false;
   bool slept = false, at_once = false;
   if (pacing_on() && (block || sleep >= kShortestSleep)) {
     // Work that is done already (the host took long between queueing and
@@ -239,15 +257,18 @@ void PacedWait::wait(cudaEvent_t event, cudaStream_t stream) {
         std::this_thread::sleep_for(sleep);
       }
       if (block) {
-        const cudaError_t woke = cudaEventQuery(event);
+        cudaError_t woke = cudaErrorNotReady;
+        if (slept) {
+          woke = cudaEventQuery(event);
+          if (woke == cudaErrorNotReady) (void)cudaGetLastError();
+        }
         if (woke != cudaErrorNotReady) {
           check_cuda(woke, "cudaEventQuery");
           at_once = true;
         } else {
-          (void)cudaGetLastError();
-          if (!blocking_) blocking_.emplace(cudaEventDisableTiming | cudaEventBlockingSync);
-          check_cuda(cudaEventRecord(blocking_->get(), stream), "cudaEventRecord");
+          // The thread sleeps until the driver's interrupt.
           check_cuda(cudaEventSynchronize(blocking_->get()), "cudaEventSynchronize");
+          ++blocked_waits_;
         }
       } else {
         // A long wait checks every 128th of its length without polling:
@@ -623,8 +644,12 @@ void HostTransfer::finish_downloads() {
     for (const QueuedDownload &q : queued_) {
       if (q.stage)
         copy_out(q);
-      else if (&q == &queued_.front())
-        frame_done_.wait(chunk_done_[q.first_event].get(), q.stream);
+      else if (&q == &queued_.front()) {
+        // Where it blocks, it waits for the frame's later planes too: they
+        // are waited for next anyway.
+        frame_done_.mark(q.stream);
+        frame_done_.wait(chunk_done_[q.first_event].get());
+      }
       else
         wait_for(chunk_done_[q.first_event].get());
     }

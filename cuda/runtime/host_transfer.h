@@ -41,16 +41,24 @@ constexpr unsigned kHostWaitEventFlags = cudaEventDisableTiming;
 // microseconds. One per place: what it learns is how long that place waits.
 class PacedWait {
  public:
-  // Returns once the work queued on `stream` before `event` is done. Where
-  // it blocks, it waits for all the work queued on `stream` so far (after
-  // `event` too) on an event of its own.
-  void wait(cudaEvent_t event, cudaStream_t stream);
+  // Called right before wait(), after the caller's event is recorded on
+  // `stream`: where the wait is to block, records an event of its own (with
+  // cudaEventBlockingSync) there, which covers the work queued on `stream`
+  // so far, after the caller's event too. Never throws: a wait whose mark
+  // failed polls.
+  void mark(cudaStream_t stream) noexcept;
+  // Returns once the work before `event` is done (and, where it blocks, the
+  // work before the mark).
+  void wait(cudaEvent_t event);
   // What the next wait expects to take (for tests and logs).
   std::chrono::microseconds expected() const {
     return std::chrono::duration_cast<std::chrono::microseconds>(expected_);
   }
-  // Whether the next wait, should it outlast its sleep, ends blocked.
+  // Whether the next wait, should it outlast its sleep, ends blocked (where
+  // it was marked).
   bool blocks_next() const;
+  // How many waits ended blocked so far (for tests and logs).
+  long blocked_waits() const { return blocked_waits_; }
 
  private:
   std::chrono::nanoseconds expected_{0};
@@ -58,10 +66,12 @@ class PacedWait {
   std::chrono::nanoseconds deviation_{0};
   // Waits so far, up to 3.
   int waits_ = 0;
-  // Recorded where a wait blocks (cudaEventBlockingSync), made at the first
-  // such wait: the flag costs every recording an interrupt, which the
-  // events of waits that poll do without.
+  // Recorded by mark() where the next wait blocks (cudaEventBlockingSync),
+  // made at the first such mark: the flag costs every recording an
+  // interrupt, which the events of waits that poll do without.
   std::optional<Event> blocking_;
+  bool marked_ = false;
+  long blocked_waits_ = 0;
 };
 
 // Where a host plane lives: looked up once per plane and frame, for both the

@@ -1278,10 +1278,10 @@ GST_START_TEST (test_window_runner_device_in_host_out)
 GST_END_TEST;
 
 /* GpuWindowRunner::filter_host (radius 0, one host wait for the frame)
- * gives the bytes push_host then output_host give, I420 and NV12, from
- * pageable and from page-locked planes, outputs poisoned first; the source
- * is overwritten as soon as it returns, which a copy still reading it would
- * show in a later frame. With a radius, or a frame held, it refuses. */
+ * gives the bytes push_host then output_host give, I420 and NV12, from and
+ * to pageable and page-locked planes, outputs poisoned first: an output
+ * returned before its copy landed shows as poison. The source is zeroed as
+ * soon as the call returns. With a radius, or a frame held, it refuses. */
 GST_START_TEST (test_window_runner_filter_host)
 {
   std::mt19937 rng (37);
@@ -1302,21 +1302,38 @@ GST_START_TEST (test_window_runner_filter_host)
         for (YuvFrame * f : {&got, &want})
           for (auto *plane : {&f->y, &f->u, &f->v})
             std::fill (plane->begin (), plane->end (), 0xA5);
-        std::vector<std::vector<uint8_t> *> registered;
-        if (page_locked)
-          for (auto *plane : {&in.y, &in.u, &in.v})
-            if (!plane->empty ()) {
-              CUDAFILTERS_CHECK (cudaHostRegister (plane->data (), plane->size (),
-                      cudaHostRegisterDefault));
-              registered.push_back (plane);
-            }
         two_waits.push_host (in.host_in ());
         two_waits.output_host (nlm, want.host_out ());
-        one_wait.filter_host (nlm, in.host_in (), got.host_out ());
-        for (auto *plane : {&in.y, &in.u, &in.v})
-          std::fill (plane->begin (), plane->end (), 0);
-        for (auto *plane : registered)
-          CUDAFILTERS_CHECK (cudaHostUnregister (plane->data ()));
+        if (!page_locked) {
+          one_wait.filter_host (nlm, in.host_in (), got.host_out ());
+          for (auto *plane : {&in.y, &in.u, &in.v})
+            std::fill (plane->begin (), plane->end (), 0);
+        } else {
+          /* Page-aligned registrations of their own, source and output. */
+          const int cw = in.cw, ch = in.ch, ur = in.u_row ();
+          RegisteredImage iy (in.width, in.height, in.width), iu (ur, ch, ur),
+              iv (cw, ch, cw), oy (in.width, in.height, in.width), ou (ur, ch, ur),
+              ov (cw, ch, cw);
+          std::copy (in.y.begin (), in.y.end (), iy.mem.get ());
+          std::copy (in.u.begin (), in.u.end (), iu.mem.get ());
+          std::copy (in.v.begin (), in.v.end (), iv.mem.get ());
+          for (RegisteredImage * o : {&oy, &ou, &ov})
+            memset (o->mem.get (), 0xA5, o->stride * o->height);
+          FramePlanes src;
+          FramePlanesOut dst;
+          YuvFrame::fill (src, (const uint8_t *) iy.mem.get (), iy.stride,
+              (const uint8_t *) iu.mem.get (), iu.stride,
+              (const uint8_t *) iv.mem.get (), iv.stride, in.width, in.height, cw, ch,
+              nv12);
+          YuvFrame::fill (dst, oy.mem.get (), oy.stride, ou.mem.get (), ou.stride,
+              ov.mem.get (), ov.stride, in.width, in.height, cw, ch, nv12);
+          one_wait.filter_host (nlm, src, dst);
+          for (RegisteredImage * i : {&iy, &iu, &iv})
+            memset (i->mem.get (), 0, i->stride * i->height);
+          std::copy (oy.mem.get (), oy.mem.get () + got.y.size (), got.y.begin ());
+          std::copy (ou.mem.get (), ou.mem.get () + got.u.size (), got.u.begin ());
+          std::copy (ov.mem.get (), ov.mem.get () + got.v.size (), got.v.begin ());
+        }
         const std::string what = std::string (nv12 ? "NV12" : "I420") +
             (page_locked ? " page-locked" : " pageable") + " frame " + std::to_string (i);
         fail_unless (got.y == want.y, "%s: luma differs", what.c_str ());
