@@ -13,7 +13,8 @@ with the light, the read noise does not, and g stretches the shadows: in the
 Modes (gray photos from `nlm_auto_strength.py --prepare DIR`, centre crops):
   --nlf           the true noise level function of the simulation (sigma of
                   the 8-bit output per clean level, by Monte Carlo) next to
-                  a binned estimate from one simulated frame of each photo.
+                  a binned estimate from one simulated frame of each photo
+                  (--estimator q70 or flat: which banded estimate).
   --evaluate OUT  per photo and peak, PSNR against the clean photo of: the
                   noisy frame; cudanlm with automatic strength (as the
                   element runs it); the best single setting of a strength x
@@ -137,6 +138,51 @@ def estimate_nlf(noisy, bins=8):
         centres.append(float(mean[keep].mean()))
         sigmas.append(float(res[keep].mean() * np.sqrt(np.pi / 2) / 6.0))
         counts.append(int(keep.sum()))
+    return np.array(centres), np.array(sigmas), np.array(counts)
+
+
+def estimate_nlf_flat(noisy, bins=8):
+    """Noise sigma per brightness band with the element's own estimator
+    (cuda/nlm/noise_estimate.h, "flat-lap-q90") run on each band alone:
+    Immerkaer's |L| over the pixels whose Sobel |Gx| + |Gy| is at most
+    9.55 sigma, sigma the band's estimate itself, to its fixed point, from
+    the 90% of lowest gradient; at least 2% of the band's pixels kept. A
+    pixel's band is its 3x3 mean, the neighbourhood the element's pass
+    reads anyway. Returns (band centres, sigmas, pixel counts)."""
+    f = noisy.astype(np.int64)
+    a, b, c = f[:-2], f[1:-1], f[2:]
+
+    def cols(r):
+        return r[:, :-2], r[:, 1:-1], r[:, 2:]
+    (a0, a1, a2), (b0, b1, b2), (c0, c1, c2) = cols(a), cols(b), cols(c)
+    lap = np.abs((a0 - 2 * a1 + a2) - 2 * (b0 - 2 * b1 + b2) + (c0 - 2 * c1 + c2)).ravel()
+    grad = (np.abs((a2 - a0) + 2 * (b2 - b0) + (c2 - c0))
+            + np.abs((c0 - a0) + 2 * (c1 - a1) + (c2 - a2))).ravel()
+    mean = ((a0 + a1 + a2 + b0 + b1 + b2 + c0 + c1 + c2) / 9.0).ravel()
+    scale = np.sqrt(np.pi / 2) / 6.0
+    edges = np.linspace(0, 256, bins + 1)
+    centres, sigmas, counts = [], [], []
+    for lo, hi in zip(edges[:-1], edges[1:]):
+        m = (mean >= lo) & (mean < hi)
+        n = int(m.sum())
+        if n < 200:
+            continue
+        order = np.argsort(grad[m], kind="stable")
+        g, l = grad[m][order].astype(np.float64), lap[m][order].astype(np.float64)
+        csum = np.concatenate([[0.0], np.cumsum(l)])
+        least = max(int(0.02 * n), 1)
+        k = int(0.9 * n)
+        sigma = scale * csum[k] / k
+        for _ in range(50):
+            kept = max(int(np.searchsorted(g, 9.547238325837455 * sigma, side="right")), least)
+            nxt = scale * csum[kept] / kept
+            if abs(nxt - sigma) <= 1e-4 * max(sigma, 1e-6):
+                sigma = nxt
+                break
+            sigma = nxt
+        centres.append(float(mean[m].mean()))
+        sigmas.append(float(sigma))
+        counts.append(n)
     return np.array(centres), np.array(sigmas), np.array(counts)
 
 
@@ -491,7 +537,7 @@ def nlf_report(args):
             clean, noisy = case(args, name, peak)
             if clean is None:
                 continue
-            c, s, n = estimate_nlf(noisy)
+            c, s, n = (estimate_nlf_flat if args.estimator == "flat" else estimate_nlf)(noisy)
             truth = np.interp(c, np.arange(256), nlf)
             err = (s - truth) / truth
             print(f"  {name:22} " + "  ".join(
@@ -512,6 +558,9 @@ def main():
     ap.add_argument("--vst-precision", metavar="OUT",
                     help="the oracle stabiliser in an 8-bit against a full-precision domain")
     ap.add_argument("--against", help="the JSON of --evaluate (for --local, --vst-precision)")
+    ap.add_argument("--estimator", choices=["q70", "flat"], default="q70",
+                    help="--nlf: the banded estimate (q70: gradients above the band's 70th "
+                    "percentile left out; flat: the element's estimator on each band)")
     ap.add_argument("--photos", default=".carry/photos")
     ap.add_argument("--names", default=",".join(PHOTOS))
     ap.add_argument("--peaks", default="50,200,1000")
