@@ -226,6 +226,11 @@ void bench_auto(Reporter &rep, const Size &sz, int iters, cudaStream_t stream, N
             }, 50, 3), 0);
   rep.row("noise estimate, reading the table alone", sz,
           time_gpu_back_to_back(stream, iters, [&](int) { estimator.estimate(1, stream); }, 50, 3), 0);
+  NoiseCurveGpu curve;
+  rep.row("noise level function (8 bands), luma", sz,
+          time_gpu_back_to_back(stream, iters, [&](int i) {
+            curve.estimate(f.in(i).luma, 1, stream);
+          }, 50, 3), 0);
 }
 
 std::string label(const NlmParams &p) {

@@ -26,24 +26,14 @@ void levels_of_row(ConstPlane plane, int step, int y, std::vector<int32_t> &out)
     levels_of_row<uint8_t>(plane, step, y, out);
 }
 
-}  // namespace
-
-void NoiseTable::clear() {
-  count_.fill(0);
-  abs_laplacian_.fill(0);
-  pixels_ = 0;
-  bits_ = 0;
-}
-
-void NoiseTable::add(ConstPlane plane, int step) {
-  if (!plane.samples.valid()) throw std::invalid_argument("noise estimate: invalid sample layout");
-  if (step < 1) throw std::invalid_argument("noise estimate: step must be at least 1");
-  if (bits_ != 0 && bits_ != plane.samples.bits)
-    throw std::invalid_argument("noise estimate: planes of different depths in one table");
-  bits_ = plane.samples.bits;
-  if (plane.width < 3 || plane.height < 3) return;
+// Calls pixel(bin, |L|, sum of the 3x3 neighbourhood) for every interior
+// pixel of `plane` in the rows noise_row_step samples, in the planes'
+// levels; returns how many. The depth is checked by the caller.
+template <typename Pixel>
+uint64_t for_each_noise_pixel(ConstPlane plane, int step, int bits, const Pixel &pixel) {
+  if (plane.width < 3 || plane.height < 3) return 0;
   // A gradient of G levels falls in bin G / 2^(bits - 8): one 8-bit level.
-  const int down = std::max(bits_ - 8, 0), up = std::max(8 - bits_, 0);
+  const int down = std::max(bits - 8, 0), up = std::max(8 - bits, 0);
   const int row_step = noise_row_step(plane.width, plane.height);
   const int sampled = noise_rows_sampled(plane.height, row_step);
   // rows[k] holds plane row held[k]: rows read one after the other (a step
@@ -69,27 +59,88 @@ void NoiseTable::add(ConstPlane plane, int step) {
       const int32_t gx = (a[x + 1] - a[x - 1]) + 2 * (b[x + 1] - b[x - 1]) + (c[x + 1] - c[x - 1]);
       const int32_t gy = (c[x - 1] - a[x - 1]) + 2 * (c[x] - a[x]) + (c[x + 1] - a[x + 1]);
       const uint32_t g = static_cast<uint32_t>(std::abs(gx) + std::abs(gy));
-      const uint32_t bin = std::min<uint32_t>((g >> down) << up, kBins - 1);
-      count_[bin] += 1;
-      abs_laplacian_[bin] += static_cast<uint32_t>(std::abs(lap));
+      const uint32_t sum9 = static_cast<uint32_t>(a[x - 1] + a[x] + a[x + 1] + b[x - 1] + b[x] +
+                                                  b[x + 1] + c[x - 1] + c[x] + c[x + 1]);
+      pixel(std::min<uint32_t>((g >> down) << up, kNoiseBins - 1),
+            static_cast<uint32_t>(std::abs(lap)), sum9);
     }
   }
-  pixels_ += static_cast<uint64_t>(plane.width - 2) * sampled;
+  return static_cast<uint64_t>(plane.width - 2) * sampled;
 }
 
-double NoiseTable::sigma() const {
-  std::array<uint64_t, kBins + 1> below_n{}, below_l{};
-  for (int j = 0; j < kBins; ++j) {
-    below_n[j + 1] = below_n[j] + count_[j];
-    below_l[j + 1] = below_l[j] + abs_laplacian_[j];
-  }
-  return noise_sigma_of_prefix(below_n.data(), below_l.data(), bits_);
+// Checks a plane and its step for a table of depth `bits` (0: none yet).
+void check_noise_plane(ConstPlane plane, int step, int bits) {
+  if (!plane.samples.valid()) throw std::invalid_argument("noise estimate: invalid sample layout");
+  if (step < 1) throw std::invalid_argument("noise estimate: step must be at least 1");
+  if (bits != 0 && bits != plane.samples.bits)
+    throw std::invalid_argument("noise estimate: planes of different depths in one table");
 }
+
+// The estimate of one table, from its bins.
+double sigma_of_bins(const uint64_t *count, const uint64_t *abs_laplacian, int bits) {
+  std::array<uint64_t, kNoiseBins + 1> below_n{}, below_l{};
+  for (int j = 0; j < kNoiseBins; ++j) {
+    below_n[j + 1] = below_n[j] + count[j];
+    below_l[j + 1] = below_l[j] + abs_laplacian[j];
+  }
+  return noise_sigma_of_prefix(below_n.data(), below_l.data(), bits);
+}
+
+}  // namespace
+
+void NoiseTable::clear() {
+  count_.fill(0);
+  abs_laplacian_.fill(0);
+  pixels_ = 0;
+  bits_ = 0;
+}
+
+void NoiseTable::add(ConstPlane plane, int step) {
+  check_noise_plane(plane, step, bits_);
+  bits_ = plane.samples.bits;
+  pixels_ += for_each_noise_pixel(plane, step, bits_, [&](uint32_t bin, uint32_t abs_lap, uint32_t) {
+    count_[bin] += 1;
+    abs_laplacian_[bin] += abs_lap;
+  });
+}
+
+double NoiseTable::sigma() const { return sigma_of_bins(count_.data(), abs_laplacian_.data(), bits_); }
 
 double estimate_noise_sigma(ConstPlane plane, int step) {
   NoiseTable table;
   table.add(plane, step);
   return table.sigma();
+}
+
+void NoiseCurveTable::clear() {
+  for (auto &c : count_) c.fill(0);
+  for (auto &l : abs_laplacian_) l.fill(0);
+  bits_ = 0;
+}
+
+void NoiseCurveTable::add(ConstPlane plane, int step) {
+  check_noise_plane(plane, step, bits_);
+  bits_ = plane.samples.bits;
+  for_each_noise_pixel(plane, step, bits_, [&](uint32_t bin, uint32_t abs_lap, uint32_t sum9) {
+    const int band = noise_band(sum9, bits_);
+    count_[band][bin] += 1;
+    abs_laplacian_[band][bin] += abs_lap;
+  });
+}
+
+uint64_t NoiseCurveTable::pixels(int band) const {
+  uint64_t n = 0;
+  for (uint64_t c : count_.at(static_cast<size_t>(band))) n += c;
+  return n;
+}
+
+std::array<double, kNoiseBands> NoiseCurveTable::sigmas() const {
+  std::array<double, kNoiseBands> s{};
+  for (int b = 0; b < kNoiseBands; ++b)
+    s[b] = pixels(b) < kNoiseBandMinPixels
+               ? -1.0
+               : sigma_of_bins(count_[b].data(), abs_laplacian_[b].data(), bits_);
+  return s;
 }
 
 }  // namespace cudafilters

@@ -139,6 +139,22 @@ CUDAFILTERS_HD double noise_sigma_of_prefix(const uint64_t *below_n, const uint6
   return sigma;
 }
 
+// The noise level function: the same estimate in kNoiseBands bands of
+// brightness, a pixel's band the mean of its 3x3 neighbourhood (the
+// samples the estimate reads anyway), in eighths of the plane's range.
+// Camera noise grows with the light and a transfer curve reshapes it, so
+// one sigma for the frame is wrong somewhere (docs/noise-estimation.md).
+constexpr int kNoiseBands = 8;
+// A band with fewer pixels than this gives no estimate (-1).
+constexpr uint64_t kNoiseBandMinPixels = 1024;
+
+// The band of a pixel whose 3x3 neighbourhood sums to sum9 levels of a
+// b-bit plane.
+CUDAFILTERS_HD int noise_band(uint32_t sum9, int bits) {
+  const uint64_t band = uint64_t(sum9) * kNoiseBands / (uint64_t(9) << bits);
+  return band < uint64_t(kNoiseBands) ? int(band) : kNoiseBands - 1;
+}
+
 // The estimate followed over a stream: m(n) = s m(n-1) + (1 - s) e(n), s the
 // weight of the past, started afresh (m = e) at the first frame and after a
 // restart (a seek, a gap, new caps: the rules of temporal-smoothing).
@@ -184,6 +200,27 @@ class NoiseTable {
 // The estimate of one plane (a NoiseTable of it alone).
 double estimate_noise_sigma(ConstPlane plane, int step = 1);
 
+// A table per band of brightness (kNoiseBands), filled from the same pixels
+// as NoiseTable: the noise level function of the planes added.
+class NoiseCurveTable {
+ public:
+  static constexpr int kBins = kNoiseBins;
+
+  // As NoiseTable::add.
+  void add(ConstPlane plane, int step = 1);
+  void clear();
+
+  // The estimate of each band in 8-bit units, bands of fewer than
+  // kNoiseBandMinPixels pixels -1.
+  std::array<double, kNoiseBands> sigmas() const;
+  uint64_t pixels(int band) const;
+
+ private:
+  std::array<std::array<uint64_t, kBins>, kNoiseBands> count_{};
+  std::array<std::array<uint64_t, kBins>, kNoiseBands> abs_laplacian_{};
+  int bits_ = 0;
+};
+
 #endif
 
 struct NoiseTableGpu;
@@ -225,6 +262,28 @@ class NoiseEstimatorGpu {
  private:
   void launch_pass(cudaStream_t stream);
 
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// The noise level function of one device plane on the GPU, the same as
+// NoiseCurveTable's bit for bit: estimate() queues the pass and the reading
+// on `stream`, after which sigmas() holds kNoiseBands device doubles (-1 for
+// bands of fewer than kNoiseBandMinPixels pixels). Nothing waits for the
+// host; the plane must stay valid until the stream has run it.
+class NoiseCurveGpu {
+ public:
+  // Allocates in the current context.
+  NoiseCurveGpu();
+  ~NoiseCurveGpu();
+  NoiseCurveGpu(NoiseCurveGpu &&) noexcept;
+  NoiseCurveGpu &operator=(NoiseCurveGpu &&) noexcept;
+
+  // `step` as NoiseTable::add (2 for one channel of interleaved chroma).
+  void estimate(ConstPlane plane, int step, cudaStream_t stream);
+  const double *sigmas() const;
+
+ private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

@@ -67,10 +67,11 @@ __device__ __forceinline__ uint32_t warp_sum(uint32_t v) {
 // pixels; deeper planes' in two, its low 8 bits and the rest. 64-bit
 // atomics on shared memory are loops of compare-and-swap, two to three times
 // slower here.
-struct BlockTable {
-  uint32_t count[kNoiseBins];
-  uint32_t sum_lo[kNoiseBins];
-  uint32_t sum_hi[kNoiseBins];
+template <int BINS>
+struct BlockTableOf {
+  uint32_t count[BINS];
+  uint32_t sum_lo[BINS];
+  uint32_t sum_hi[BINS];
 
   template <bool DEEP>
   __device__ void add(uint32_t bin, uint32_t n, uint32_t abs_lap) {
@@ -86,20 +87,24 @@ struct BlockTable {
     return ((unsigned long long)sum_hi[bin] << 8) + sum_lo[bin];
   }
 };
+using BlockTable = BlockTableOf<kNoiseBins>;
+// The noise level function's: a table per band of brightness, band b's bins
+// at b * kNoiseBins (96 KB: dynamic shared memory).
+using BlockCurve = BlockTableOf<kNoiseBins * kNoiseBands>;
 
 // Adds one pixel to the block's table. A warp whose pixels all fall in one
 // bin (flat areas: a black border, a clear sky) adds once; otherwise each
 // lane adds its own (grouping equal bins with __match_any_sync made the pass
 // three times slower). bin ~0u: no pixel (past the plane's right edge).
-template <bool DEEP>
-__device__ __forceinline__ void add_pixel(BlockTable &t, uint32_t bin, uint32_t abs_lap) {
+template <bool DEEP, typename BlockTableT>
+__device__ __forceinline__ void add_pixel(BlockTableT &t, uint32_t bin, uint32_t abs_lap) {
   const uint32_t first = __shfl_sync(0xFFFFFFFFu, bin, 0);
   if (__all_sync(0xFFFFFFFFu, bin == first)) {
     // |L| <= 16 (2^16 - 1) at 16 bits: 32 lanes sum below 2^26.
     const uint32_t lanes_sum = warp_sum(abs_lap);
-    if (first != 0xFFFFFFFFu && (threadIdx.x & 31) == 0) t.add<DEEP>(first, 32u, lanes_sum);
+    if (first != 0xFFFFFFFFu && (threadIdx.x & 31) == 0) t.template add<DEEP>(first, 32u, lanes_sum);
   } else if (bin != 0xFFFFFFFFu) {
-    t.add<DEEP>(bin, 1u, abs_lap);
+    t.template add<DEEP>(bin, 1u, abs_lap);
   }
 }
 
@@ -110,22 +115,32 @@ __device__ __forceinline__ void add_pixel(BlockTable &t, uint32_t bin, uint32_t 
 // once per row. Exact: integers throughout, so the table is the CPU's.
 constexpr int kChunk = 8;
 
-// L and the gradient bin of the pixel whose rows are a, b, c.
+// L, the gradient bin and the sum of the 3x3 neighbourhood of the pixel
+// whose rows are a, b, c.
 __device__ __forceinline__ void laplacian_and_bin(const PlaneArgs &p, const int (&a)[3],
                                                   const int (&b)[3], const int (&c)[3],
-                                                  uint32_t &bin, uint32_t &abs_lap) {
+                                                  uint32_t &bin, uint32_t &abs_lap,
+                                                  uint32_t &sum9) {
   const int lap = (a[0] - 2 * a[1] + a[2]) - 2 * (b[0] - 2 * b[1] + b[2]) + (c[0] - 2 * c[1] + c[2]);
   const int gx = (a[2] - a[0]) + 2 * (b[2] - b[0]) + (c[2] - c[0]);
   const int gy = (c[0] - a[0]) + 2 * (c[1] - a[1]) + (c[2] - a[2]);
   const uint32_t g = uint32_t(abs(gx) + abs(gy));
   bin = min((g >> p.down) << p.up, uint32_t(kNoiseBins - 1));
   abs_lap = uint32_t(abs(lap));
+  sum9 = uint32_t(a[0] + a[1] + a[2] + b[0] + b[1] + b[2] + c[0] + c[1] + c[2]);
 }
+
+// Where a pixel of gradient bin `bin` and 3x3 sum `sum9` is counted: the
+// plane's estimate counts it by its bin alone.
+struct ByGradient {
+  __device__ uint32_t operator()(uint32_t bin, uint32_t) const { return bin; }
+};
 
 // Rows read one after the other (planes of at most kNoiseSamplePixels): the
 // 3x3 neighbourhood slides down the column, three new samples a pixel.
-template <typename Word>
-__device__ void add_rows(const PlaneArgs &p, int x, bool column, int i0, int i1, BlockTable &t) {
+template <typename Word, typename BlockTableT, typename Slot>
+__device__ void add_rows(const PlaneArgs &p, int x, bool column, int i0, int i1, BlockTableT &t,
+                         Slot slot) {
   auto load = [&](int y, int(&v)[3]) {
     const uint8_t *row = p.data + size_t(y) * p.stride;
     v[0] = level_at<Word>(row, p, x - 1);
@@ -147,8 +162,11 @@ __device__ void add_rows(const PlaneArgs &p, int x, bool column, int i0, int i1,
 #pragma unroll
     for (int k = 0; k < kChunk; ++k) {
       if (i + k >= i1) break;
-      uint32_t bin = 0xFFFFFFFFu, abs_lap = 0;
-      if (column) laplacian_and_bin(p, a, b, c[k], bin, abs_lap);
+      uint32_t bin = 0xFFFFFFFFu, abs_lap = 0, sum9 = 0;
+      if (column) {
+        laplacian_and_bin(p, a, b, c[k], bin, abs_lap, sum9);
+        bin = slot(bin, sum9);
+      }
       add_pixel<sizeof(Word) == 2>(t, bin, abs_lap);
 #pragma unroll
       for (int r = 0; r < 3; ++r) {
@@ -160,9 +178,9 @@ __device__ void add_rows(const PlaneArgs &p, int x, bool column, int i0, int i1,
 }
 
 // Rows read every row_step (larger planes): each with its two neighbours.
-template <typename Word>
+template <typename Word, typename BlockTableT, typename Slot>
 __device__ void add_sampled_rows(const PlaneArgs &p, int x, bool column, int i0, int i1,
-                                 BlockTable &t) {
+                                 BlockTableT &t, Slot slot) {
   constexpr int kSampleChunk = kChunk / 2;
   for (int i = i0; i < i1; i += kSampleChunk) {
     int v[kSampleChunk][3][3];
@@ -181,24 +199,27 @@ __device__ void add_sampled_rows(const PlaneArgs &p, int x, bool column, int i0,
 #pragma unroll
     for (int k = 0; k < kSampleChunk; ++k) {
       if (i + k >= i1) break;
-      uint32_t bin = 0xFFFFFFFFu, abs_lap = 0;
-      if (column) laplacian_and_bin(p, v[k][0], v[k][1], v[k][2], bin, abs_lap);
+      uint32_t bin = 0xFFFFFFFFu, abs_lap = 0, sum9 = 0;
+      if (column) {
+        laplacian_and_bin(p, v[k][0], v[k][1], v[k][2], bin, abs_lap, sum9);
+        bin = slot(bin, sum9);
+      }
       add_pixel<sizeof(Word) == 2>(t, bin, abs_lap);
     }
   }
 }
 
-template <typename Word>
-__device__ void add_band(const PlaneArgs &p, int block, BlockTable &t) {
+template <typename Word, typename BlockTableT, typename Slot = ByGradient>
+__device__ void add_band(const PlaneArgs &p, int block, BlockTableT &t, Slot slot = {}) {
   const int x = 1 + (block % p.blocks_x) * kTableColumns + int(threadIdx.x) % kTableColumns;
   const bool column = x + 1 < p.width;
   // Sampled rows [i0, i1) of this thread's group; the same for the warp.
   const int i0 = (block / p.blocks_x) * kTableRows + int(threadIdx.x) / kTableColumns * kGroupRows;
   const int i1 = min(i0 + kGroupRows, p.rows);
   if (p.row_step == 1)
-    add_rows<Word>(p, x, column, i0, i1, t);
+    add_rows<Word>(p, x, column, i0, i1, t, slot);
   else
-    add_sampled_rows<Word>(p, x, column, i0, i1, t);
+    add_sampled_rows<Word>(p, x, column, i0, i1, t, slot);
 }
 
 __global__ void __launch_bounds__(kTableThreads) noise_table_kernel(PassArgs a) {
@@ -224,6 +245,52 @@ __global__ void __launch_bounds__(kTableThreads) noise_table_kernel(PassArgs a) 
       atomicAdd(&out.count[b], (unsigned long long)t.count[b]);
       atomicAdd(&out.abs_laplacian[b], t.sum(b));
     }
+}
+
+// The noise level function of one plane: its pixels counted in the table
+// of their band (noise_band).
+struct CurveArgs {
+  PlaneArgs plane;
+  int bits;
+  Table *tables;  // kNoiseBands
+};
+
+struct ByBand {
+  int bits;
+  __device__ uint32_t operator()(uint32_t bin, uint32_t sum9) const {
+    return uint32_t(noise_band(sum9, bits)) * kNoiseBins + bin;
+  }
+};
+
+__global__ void __launch_bounds__(kTableThreads) noise_curve_kernel(CurveArgs a) {
+  extern __shared__ uint32_t curve_words[];
+  BlockCurve &t = *reinterpret_cast<BlockCurve *>(curve_words);
+  constexpr int kSlots = kNoiseBins * kNoiseBands;
+  for (int b = threadIdx.x; b < kSlots; b += blockDim.x) {
+    t.count[b] = 0;
+    t.sum_lo[b] = 0;
+    t.sum_hi[b] = 0;
+  }
+  __syncthreads();
+  const ByBand slot{a.bits};
+  if (a.plane.deep)
+    add_band<uint16_t>(a.plane, int(blockIdx.x), t, slot);
+  else
+    add_band<uint8_t>(a.plane, int(blockIdx.x), t, slot);
+  __syncthreads();
+  for (int b = threadIdx.x; b < kSlots; b += blockDim.x)
+    if (t.count[b]) {
+      Table &out = a.tables[b / kNoiseBins];
+      atomicAdd(&out.count[b % kNoiseBins], (unsigned long long)t.count[b]);
+      atomicAdd(&out.abs_laplacian[b % kNoiseBins], t.sum(b));
+    }
+}
+
+// One block per band.
+__global__ void __launch_bounds__(kNoiseReadThreads)
+    noise_curve_tail_kernel(Table *tables, int bits, double *sigmas) {
+  const double sigma = read_noise_table(tables[blockIdx.x], bits, kNoiseBandMinPixels);
+  if (threadIdx.x == 0) sigmas[blockIdx.x] = sigma;
 }
 
 struct TailArgs {
@@ -308,5 +375,47 @@ void NoiseEstimatorGpu::estimate(int tables, cudaStream_t stream) {
 }
 
 const double *NoiseEstimatorGpu::sigmas() const { return impl_->sigmas.get(); }
+
+struct NoiseCurveGpu::Impl {
+  DeviceArray<Table> tables{kNoiseBands};
+  DeviceArray<double> sigmas{kNoiseBands};
+};
+
+NoiseCurveGpu::NoiseCurveGpu() : impl_(std::make_unique<Impl>()) {
+  CUDAFILTERS_CHECK(cudaMemset(impl_->tables.get(), 0, kNoiseBands * sizeof(Table)));
+  CUDAFILTERS_CHECK(cudaMemset(impl_->sigmas.get(), 0, kNoiseBands * sizeof(double)));
+  CUDAFILTERS_CHECK(cudaFuncSetAttribute(noise_curve_kernel,
+                                         cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         int(sizeof(BlockCurve))));
+}
+
+NoiseCurveGpu::~NoiseCurveGpu() = default;
+NoiseCurveGpu::NoiseCurveGpu(NoiseCurveGpu &&) noexcept = default;
+NoiseCurveGpu &NoiseCurveGpu::operator=(NoiseCurveGpu &&) noexcept = default;
+
+void NoiseCurveGpu::estimate(ConstPlane plane, int step, cudaStream_t stream) {
+  if (!plane.samples.valid() || step < 1)
+    throw std::invalid_argument("noise estimate: invalid sample layout or step");
+  Impl &m = *impl_;
+  const int bits = plane.samples.bits;
+  if (plane.width >= 3 && plane.height >= 3) {
+    const int blocks_x = (plane.width - 2 + kTableColumns - 1) / kTableColumns;
+    const int row_step = noise_row_step(plane.width, plane.height);
+    const int rows = noise_rows_sampled(plane.height, row_step);
+    const int blocks_y = (rows + kTableRows - 1) / kTableRows;
+    const CurveArgs a{PlaneArgs{plane.data, plane.stride, plane.width, plane.height, step,
+                                row_step, rows, sample_levels(plane.samples),
+                                bits > 8 ? bits - 8 : 0, bits < 8 ? 8 - bits : 0, 0,
+                                plane.samples.deep() ? 1 : 0, blocks_x, 0},
+                      bits, m.tables.get()};
+    noise_curve_kernel<<<blocks_x * blocks_y, kTableThreads, sizeof(BlockCurve), stream>>>(a);
+    check_launch("noise_curve_kernel");
+  }
+  noise_curve_tail_kernel<<<kNoiseBands, kNoiseReadThreads, 0, stream>>>(m.tables.get(), bits,
+                                                                          m.sigmas.get());
+  check_launch("noise_curve_tail_kernel");
+}
+
+const double *NoiseCurveGpu::sigmas() const { return impl_->sigmas.get(); }
 
 }  // namespace cudafilters

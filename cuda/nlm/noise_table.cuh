@@ -21,9 +21,11 @@ constexpr int kNoiseReadThreads = kNoiseBins;
 
 // Called by every thread of a block of kNoiseReadThreads: the prefix sums of
 // `t` (exact, in integers), then thread 0 reads the estimate from them as
-// the CPU does and returns it (the other threads return 0). The table is
-// cleared for the next frame on the way.
-__device__ __forceinline__ double read_noise_table(NoiseTableGpu &t, int bits) {
+// the CPU does and returns it (the other threads return 0); -1 for a table
+// of fewer than `min_pixels` pixels. The table is cleared for the next
+// frame on the way.
+__device__ __forceinline__ double read_noise_table(NoiseTableGpu &t, int bits,
+                                                   uint64_t min_pixels = 0) {
   using Scan = cub::BlockScan<unsigned long long, kNoiseReadThreads>;
   __shared__ typename Scan::TempStorage scan;
   __shared__ uint64_t below_n[kNoiseBins + 1], below_l[kNoiseBins + 1];
@@ -42,7 +44,9 @@ __device__ __forceinline__ double read_noise_table(NoiseTableGpu &t, int bits) {
     below_l[kNoiseBins] = pl + l;
   }
   __syncthreads();
-  const double sigma = b == 0 ? noise_sigma_of_prefix(below_n, below_l, bits) : 0.0;
+  const double sigma = b != 0                             ? 0.0
+                       : below_n[kNoiseBins] < min_pixels ? -1.0
+                                                          : noise_sigma_of_prefix(below_n, below_l, bits);
   // The shared arrays are reused by the next call.
   __syncthreads();
   return sigma;

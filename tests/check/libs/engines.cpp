@@ -18,6 +18,7 @@
 #include "sharpen_reference.h"
 #include "sharpen_taps.h"
 
+#include <array>
 #include <stdexcept>
 
 using namespace test;
@@ -541,6 +542,58 @@ GST_START_TEST (test_noise_estimate_ignores_edges)
 }
 GST_END_TEST;
 
+/* The noise level function: stripes at the middle of six of the eight bands
+ * of brightness, each with noise of its own strength, read back band by
+ * band within 8% (the two bands with no pixels: -1); the same plane as
+ * 16-bit words reads the same, exactly. */
+GST_START_TEST (test_noise_curve_follows_brightness)
+{
+  std::mt19937 rng (43);
+  const int w = 512, rows = 100;
+  struct Stripe { int band; double sigma; };
+  const Stripe stripes[] = { {0, 3.0}, {1, 8.0}, {3, 6.0}, {4, 5.0}, {6, 4.0}, {7, 2.0} };
+  const int h = rows * int (G_N_ELEMENTS (stripes));
+  std::vector<uint8_t> p (size_t (w) * h);
+  double truth[cudafilters::kNoiseBands];
+  for (int b = 0; b < cudafilters::kNoiseBands; ++b)
+    truth[b] = -1.0;
+  for (size_t i = 0; i < G_N_ELEMENTS (stripes); ++i) {
+    const int level = 16 + 32 * stripes[i].band;
+    std::normal_distribution<double> noise (0.0, stripes[i].sigma);
+    double sum = 0, sum2 = 0;
+    for (size_t k = size_t (i) * rows * w; k < size_t (i + 1) * rows * w; ++k) {
+      const int v = std::clamp (int (std::lround (level + noise (rng))), 0, 255);
+      p[k] = uint8_t (v);
+      sum += v - level;
+      sum2 += double (v - level) * (v - level);
+    }
+    const double n = double (rows) * w, m = sum / n;
+    truth[stripes[i].band] = std::sqrt (sum2 / n - m * m);
+  }
+  cudafilters::NoiseCurveTable table;
+  table.add (cudafilters::ConstPlane (p.data (), w, w, h));
+  const std::array<double, cudafilters::kNoiseBands> est = table.sigmas ();
+  for (int b = 0; b < cudafilters::kNoiseBands; ++b) {
+    if (truth[b] < 0) {
+      fail_unless (est[b] == -1.0, "band %d has no pixels, yet reads %.3f", b, est[b]);
+      continue;
+    }
+    fail_unless (std::abs (est[b] - truth[b]) <= 0.08 * truth[b],
+        "band %d: estimate %.3f, noise added %.3f", b, est[b], truth[b]);
+  }
+  std::vector<uint16_t> words (p.size ());
+  for (size_t i = 0; i < words.size (); ++i)
+    words[i] = uint16_t (p[i] << 8);
+  cudafilters::NoiseCurveTable deep;
+  deep.add (cudafilters::ConstPlane (reinterpret_cast<const uint8_t *> (words.data ()),
+          size_t (w) * 2, w, h, cudafilters::SampleLayout{2, 16, 0}));
+  const std::array<double, cudafilters::kNoiseBands> at16 = deep.sigmas ();
+  for (int b = 0; b < cudafilters::kNoiseBands; ++b)
+    fail_unless (at16[b] == est[b], "band %d: 16 bits %.12f, 8 bits %.12f", b, at16[b],
+        est[b]);
+}
+GST_END_TEST;
+
 /* The estimate is in 8-bit units at every depth: an 8-bit plane written as
  * 10-bit (P010's layout, shifted by 6), 12-bit and 16-bit words reads the
  * same, exactly (the table's bins and sums scale by powers of two). Planes
@@ -723,6 +776,7 @@ engines_suite (void)
   tcase_add_test (tc, test_noise_estimate_gaussian);
   tcase_add_test (tc, test_noise_estimate_ignores_edges);
   tcase_add_test (tc, test_noise_estimate_depths);
+  tcase_add_test (tc, test_noise_curve_follows_brightness);
   tcase_add_test (tc, test_nlm_auto_follows_noise);
   tcase_add_test (tc, test_nlm_auto_params);
   tcase_add_test (tc, test_nlm_default_is_automatic);

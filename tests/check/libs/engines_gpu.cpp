@@ -1005,6 +1005,29 @@ GST_START_TEST (test_nlm_frames_match_cpu)
 }
 GST_END_TEST;
 
+/* Rows of `samples` samples in `layout`'s words, `stride` bytes apart: the
+ * image clean(x, y) in 8-bit units plus Gaussian noise of `sigma` 8-bit
+ * levels, rounded and clamped to the layout's levels. */
+template <typename Clean>
+static std::vector<uint8_t>
+noisy_plane (int samples, int h, size_t stride, const SampleLayout & layout, double sigma,
+    std::mt19937 & rng, Clean clean)
+{
+  std::normal_distribution<double> noise (0.0, sigma);
+  const int top = (1 << layout.bits) - 1;
+  std::vector<uint8_t> host (stride * h);
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < samples; ++x) {
+      const double c = clean (x, y) * (top / 255.0);
+      const int v = std::clamp (int (std::lround (c + noise (rng) * (top / 255.0))), 0, top);
+      if (layout.bytes == 1)
+        host[y * stride + x] = uint8_t (v);
+      else
+        reinterpret_cast<uint16_t *> (&host[y * stride])[x] = uint16_t (v << layout.shift);
+    }
+  return host;
+}
+
 /* The noise estimate on the GPU against the CPU's, bit for bit (the same
  * integer table, the same double arithmetic): sizes from none to 1080p,
  * odd ones, 8-bit and 10-, 12- and 16-bit words, one channel of
@@ -1026,20 +1049,8 @@ GST_START_TEST (test_noise_estimate_matches_cpu)
           const int w = sz[0], h = sz[1];
           const SampleLayout layout{l.bytes, l.bits, l.shift};
           const size_t stride = size_t (w) * step * l.bytes + 24;
-          std::normal_distribution<double> noise (0.0, sigma);
-          const int top = (1 << l.bits) - 1;
-          std::vector<uint8_t> host (stride * h);
-          for (int y = 0; y < h; ++y)
-            for (int x = 0; x < w * step; ++x) {
-              const double clean = (128 + 60 * std::sin (x / 50.0) + 0.05 * y) * (top / 255.0);
-              const int v = std::clamp (int (std::lround (clean + noise (rng) * (top / 255.0))),
-                  0, top);
-              if (l.bytes == 1)
-                host[y * stride + x] = uint8_t (v);
-              else
-                reinterpret_cast<uint16_t *> (&host[y * stride])[x] =
-                    uint16_t (v << l.shift);
-            }
+          const std::vector<uint8_t> host = noisy_plane (w * step, h, stride, layout, sigma,
+              rng, [](int x, int y) { return 128 + 60 * std::sin (x / 50.0) + 0.05 * y; });
           DeviceArray<uint8_t> dev (host.size ());
           CUDAFILTERS_CHECK (cudaMemcpy (dev.get (), host.data (), host.size (),
                   cudaMemcpyHostToDevice));
@@ -1066,6 +1077,57 @@ GST_START_TEST (test_noise_estimate_matches_cpu)
           if ((w - 2) * (h - 2) >= 1000 && sigma >= 12.0)
             fail_unless (want[0] > 0.5 * sigma, "%dx%d: the estimate %.3f is far "
                 "below the noise, %.0f", w, h, want[0], sigma);
+        }
+}
+GST_END_TEST;
+
+/* The noise level function on the GPU against the CPU, bit for bit: frames
+ * whose brightness spans every band (a ramp across, a sine down) with noise
+ * of several strengths, 8 to 16 bits, one channel or one of two
+ * interleaved, from 1x1 (every band empty: -1) to 1080p (rows sampled).
+ * The device sigmas are poisoned first. */
+GST_START_TEST (test_noise_curve_matches_cpu)
+{
+  std::mt19937 rng (41);
+  NoiseCurveGpu gpu;
+  const int sizes[][2] = { {1, 1}, {3, 3}, {37, 23}, {257, 131}, {1920, 1080} };
+  struct Layout { int bytes, bits, shift; };
+  const Layout layouts[] = { {1, 8, 0}, {2, 10, 6}, {2, 16, 0} };
+  for (const auto & sz : sizes)
+    for (const Layout & l : layouts)
+      for (int step : {1, 2})
+        for (double sigma : {0.0, 3.0, 20.0}) {
+          const int w = sz[0], h = sz[1];
+          const SampleLayout layout{l.bytes, l.bits, l.shift};
+          const size_t stride = size_t (w) * step * l.bytes + 24;
+          const std::vector<uint8_t> host = noisy_plane (w * step, h, stride, layout, sigma,
+              rng, [&](int x, int y) {
+                return 255.0 * (x / step) / std::max (w - 1, 1) + 20 * std::sin (y / 9.0);
+              });
+          DeviceArray<uint8_t> dev (host.size ());
+          CUDAFILTERS_CHECK (cudaMemcpy (dev.get (), host.data (), host.size (),
+                  cudaMemcpyHostToDevice));
+          NoiseCurveTable table;
+          table.add (ConstPlane (host.data (), stride, w, h, layout), step);
+          const std::array<double, kNoiseBands> want = table.sigmas ();
+          CUDAFILTERS_CHECK (cudaMemset (const_cast<double *> (gpu.sigmas ()), 0xFF,
+                  kNoiseBands * sizeof (double)));
+          gpu.estimate (ConstPlane (dev.get (), stride, w, h, layout), step, 0);
+          double got[kNoiseBands];
+          CUDAFILTERS_CHECK (cudaMemcpy (got, gpu.sigmas (), sizeof got,
+                  cudaMemcpyDeviceToHost));
+          int known = 0;
+          for (int b = 0; b < kNoiseBands; ++b) {
+            fail_unless (got[b] == want[b], "%dx%d %d bits step %d sigma %.0f band %d: "
+                "GPU %.17g, CPU %.17g", w, h, l.bits, step, sigma, b, got[b], want[b]);
+            known += want[b] >= 0;
+          }
+          if (w * h >= 1920 * 1080)
+            fail_unless (known == kNoiseBands, "%dx%d: %d bands estimated of %d", w, h,
+                known, kNoiseBands);
+          if (w * h < 1024)
+            fail_unless (known == 0, "%dx%d: %d bands estimated from too few pixels",
+                w, h, known);
         }
 }
 GST_END_TEST;
@@ -1570,6 +1632,7 @@ engines_gpu_suite (void)
   tcase_add_test (tc, test_failed_allocation_does_not_poison_later_frames);
   tcase_add_test (tc, test_nlm_frames_match_cpu);
   tcase_add_test (tc, test_noise_estimate_matches_cpu);
+  tcase_add_test (tc, test_noise_curve_matches_cpu);
   tcase_add_test (tc, test_nlm_auto_matches_cpu);
   tcase_add_test (tc, test_nlm_strength_switches);
   tcase_add_test (tc, test_nlm_window_refuses_bad_frames);
