@@ -14,6 +14,11 @@
 
 namespace cudafilters {
 
+// The input's noise level function has this many bands of brightness: band
+// b holds the pixels whose 3x3 mean lies in [b, b + 1) eighths of the
+// plane's range (8-bit levels 32 b to 32 b + 31).
+constexpr int kNoiseCurveBands = 8;
+
 // Levels of planes deeper than 8 bits are counted by their top 8 significant
 // bits, so every histogram has 256 bins.
 struct FrameLevels {
@@ -24,6 +29,9 @@ struct FrameLevels {
   // chroma channels together where the frame's were given (else -1).
   double noise_sigma;
   double noise_sigma_chroma;
+  // The same estimate of the plane counted, band by band of brightness
+  // (kNoiseCurveBands); -1 for a band of too few pixels.
+  double noise_curve[kNoiseCurveBands];
 };
 
 struct LevelSummary {

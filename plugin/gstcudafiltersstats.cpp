@@ -39,15 +39,17 @@ GstCudaFiltersStats::due (GstBaseTransform * trans, GstBuffer * buf,
 
 namespace {
 
+/* A GstValueArray of n values of `type`, set(value, i) each. */
+template <typename Set>
 GValue
-histogram_value (const uint32_t hist[cudafilters::kHistBins])
+array_value (int n, GType type, Set set)
 {
   GValue array = G_VALUE_INIT;
-  gst_value_array_init (&array, cudafilters::kHistBins);
-  for (int b = 0; b < cudafilters::kHistBins; ++b) {
+  gst_value_array_init (&array, n);
+  for (int i = 0; i < n; ++i) {
     GValue v = G_VALUE_INIT;
-    g_value_init (&v, G_TYPE_UINT);
-    g_value_set_uint (&v, hist[b]);
+    g_value_init (&v, type);
+    set (&v, i);
     gst_value_array_append_and_take_value (&array, &v);
   }
   return array;
@@ -82,7 +84,11 @@ GstCudaFiltersStats::post (GstBaseTransform * trans, GstBuffer * buf,
   if (levels.noise_sigma_chroma >= 0)
     gst_structure_set (s, "noise-sigma-chroma", G_TYPE_DOUBLE,
         levels.noise_sigma_chroma, nullptr);
-  GValue hist = histogram_value (levels.input);
+  GValue curve = array_value (cudafilters::kNoiseCurveBands, G_TYPE_DOUBLE,
+      [&](GValue * v, int b) { g_value_set_double (v, levels.noise_curve[b]); });
+  gst_structure_take_value (s, "noise-curve", &curve);
+  GValue hist = array_value (cudafilters::kHistBins, G_TYPE_UINT,
+      [&](GValue * v, int b) { g_value_set_uint (v, levels.input[b]); });
   gst_structure_take_value (s, "histogram", &hist);
   gst_element_post_message (GST_ELEMENT (trans),
       gst_message_new_element (GST_OBJECT (trans), s));

@@ -48,6 +48,10 @@ void measure_levels_cpu(ConstPlane in, ConstPlane out, FrameLevels &levels,
   count_levels_cpu(in, levels.input);
   count_levels_cpu(out, levels.output);
   levels.noise_sigma = estimate_noise_sigma(in);
+  NoiseCurveTable curve;
+  curve.add(in);
+  const std::array<double, kNoiseBands> bands = curve.sigmas();
+  std::copy(bands.begin(), bands.end(), levels.noise_curve);
   levels.noise_sigma_chroma = -1.0;
   if (in_frame && in_frame->has_chroma()) {
     NoiseTable chroma;

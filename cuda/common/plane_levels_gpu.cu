@@ -78,6 +78,7 @@ struct LevelCounterGpu::Impl {
 
   DeviceArray<FrameLevels> levels_;
   std::unique_ptr<NoiseEstimatorGpu> noise_;
+  NoiseCurveGpu curve_;
   PinnedBuffer host_;
   int sm_count_ = 1;
   bool chroma_ = false;
@@ -131,6 +132,10 @@ void LevelCounterGpu::enqueue(ConstPlane in, ConstPlane out, cudaStream_t stream
   CUDAFILTERS_CHECK(cudaMemcpyAsync(&m.levels_.get()->noise_sigma, m.noise_->sigmas(),
                                     (m.chroma_ ? 2 : 1) * sizeof(double),
                                     cudaMemcpyDeviceToDevice, stream));
+  m.curve_.estimate(in, 1, stream);
+  CUDAFILTERS_CHECK(cudaMemcpyAsync(m.levels_.get()->noise_curve, m.curve_.sigmas(),
+                                    sizeof(FrameLevels::noise_curve), cudaMemcpyDeviceToDevice,
+                                    stream));
   CUDAFILTERS_CHECK(cudaMemcpyAsync(m.host_.data(), m.levels_.get(), sizeof(FrameLevels),
                                     cudaMemcpyDeviceToHost, stream));
 }

@@ -22,6 +22,7 @@
 #pragma once
 
 #include <cudafilters/plane.h>
+#include <cudafilters/plane_levels.h>
 
 #include "hd_math.h"
 
@@ -144,7 +145,7 @@ CUDAFILTERS_HD double noise_sigma_of_prefix(const uint64_t *below_n, const uint6
 // samples the estimate reads anyway), in eighths of the plane's range.
 // Camera noise grows with the light and a transfer curve reshapes it, so
 // one sigma for the frame is wrong somewhere (docs/noise-estimation.md).
-constexpr int kNoiseBands = 8;
+constexpr int kNoiseBands = kNoiseCurveBands;
 // A band with fewer pixels than this gives no estimate (-1).
 constexpr uint64_t kNoiseBandMinPixels = 1024;
 

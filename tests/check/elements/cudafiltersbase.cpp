@@ -21,6 +21,7 @@
 
 #include <cuda_runtime.h>
 
+#include <array>
 #include <memory>
 
 using namespace test;
@@ -749,6 +750,20 @@ check_message (GstMessage * m, const char *factory, const Image & in,
           in.height));
   fail_unless (noise == want_noise, "noise-sigma %.17g, expected %.17g", noise,
       want_noise);
+  /* And band by band of brightness, likewise. */
+  const GValue *curve = gst_structure_get_value (s, "noise-curve");
+  fail_unless (curve != NULL && GST_VALUE_HOLDS_ARRAY (curve));
+  fail_unless_equals_int (gst_value_array_get_size (curve),
+      cudafilters::kNoiseCurveBands);
+  cudafilters::NoiseCurveTable table;
+  table.add (cudafilters::ConstPlane (in.pixels.data (), size_t (in.width), in.width,
+          in.height));
+  const std::array<double, cudafilters::kNoiseBands> want_curve = table.sigmas ();
+  for (int b = 0; b < cudafilters::kNoiseCurveBands; ++b) {
+    const double got = g_value_get_double (gst_value_array_get_value (curve, b));
+    fail_unless (got == want_curve[b], "noise-curve band %d: %.17g, expected %.17g", b,
+        got, want_curve[b]);
+  }
 
   const GstClockTime pts = gst_util_uint64_scale (i, GST_SECOND, 30);
   guint64 running = 0, stream = 0, ts = 0;
