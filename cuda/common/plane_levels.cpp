@@ -47,9 +47,10 @@ void measure_levels_cpu(ConstPlane in, ConstPlane out, FrameLevels &levels,
                         const FramePlanes *in_frame) {
   count_levels_cpu(in, levels.input);
   count_levels_cpu(out, levels.output);
-  levels.noise_sigma = estimate_noise_sigma(in);
+  // The bands' tables together are the plane's: one walk for both.
   NoiseCurveTable curve;
   curve.add(in);
+  levels.noise_sigma = curve.plane_sigma();
   const std::array<double, kNoiseBands> bands = curve.sigmas();
   std::copy(bands.begin(), bands.end(), levels.noise_curve);
   levels.noise_sigma_chroma = -1.0;

@@ -113,8 +113,8 @@ double estimate_noise_sigma(ConstPlane plane, int step) {
 }
 
 void NoiseCurveTable::clear() {
-  for (auto &c : count_) c.fill(0);
-  for (auto &l : abs_laplacian_) l.fill(0);
+  std::fill(count_.begin(), count_.end(), 0);
+  std::fill(abs_laplacian_.begin(), abs_laplacian_.end(), 0);
   bits_ = 0;
 }
 
@@ -122,16 +122,28 @@ void NoiseCurveTable::add(ConstPlane plane, int step) {
   check_noise_plane(plane, step, bits_);
   bits_ = plane.samples.bits;
   for_each_noise_pixel(plane, step, bits_, [&](uint32_t bin, uint32_t abs_lap, uint32_t sum9) {
-    const int band = noise_band(sum9, bits_);
-    count_[band][bin] += 1;
-    abs_laplacian_[band][bin] += abs_lap;
+    const size_t at = size_t(noise_band(sum9, bits_)) * kBins + bin;
+    count_[at] += 1;
+    abs_laplacian_[at] += abs_lap;
   });
 }
 
 uint64_t NoiseCurveTable::pixels(int band) const {
+  if (band < 0 || band >= kNoiseBands) throw std::out_of_range("noise curve: no such band");
+  const auto first = count_.begin() + static_cast<std::ptrdiff_t>(band) * kBins;
   uint64_t n = 0;
-  for (uint64_t c : count_.at(static_cast<size_t>(band))) n += c;
+  for (auto c = first; c != first + kBins; ++c) n += *c;
   return n;
+}
+
+double NoiseCurveTable::plane_sigma() const {
+  std::array<uint64_t, kBins> count{}, abs_laplacian{};
+  for (size_t b = 0; b < size_t(kNoiseBands); ++b)
+    for (size_t j = 0; j < size_t(kBins); ++j) {
+      count[j] += count_[b * kBins + j];
+      abs_laplacian[j] += abs_laplacian_[b * kBins + j];
+    }
+  return sigma_of_bins(count.data(), abs_laplacian.data(), bits_);
 }
 
 std::array<double, kNoiseBands> NoiseCurveTable::sigmas() const {
@@ -139,7 +151,8 @@ std::array<double, kNoiseBands> NoiseCurveTable::sigmas() const {
   for (int b = 0; b < kNoiseBands; ++b)
     s[b] = pixels(b) < kNoiseBandMinPixels
                ? -1.0
-               : sigma_of_bins(count_[b].data(), abs_laplacian_[b].data(), bits_);
+               : sigma_of_bins(&count_[size_t(b) * kBins], &abs_laplacian_[size_t(b) * kBins],
+                               bits_);
   return s;
 }
 

@@ -31,6 +31,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 namespace cudafilters {
 
@@ -214,11 +215,15 @@ class NoiseCurveTable {
   // The estimate of each band in 8-bit units, bands of fewer than
   // kNoiseBandMinPixels pixels -1.
   std::array<double, kNoiseBands> sigmas() const;
+  // The bands together: NoiseTable's estimate of the same planes, exactly.
+  double plane_sigma() const;
   uint64_t pixels(int band) const;
 
  private:
-  std::array<std::array<uint64_t, kBins>, kNoiseBands> count_{};
-  std::array<std::array<uint64_t, kBins>, kNoiseBands> abs_laplacian_{};
+  // Band b's bins at b * kBins (128 KB together: on the heap, not on a
+  // streaming thread's stack).
+  std::vector<uint64_t> count_ = std::vector<uint64_t>(size_t(kNoiseBands) * kBins);
+  std::vector<uint64_t> abs_laplacian_ = std::vector<uint64_t>(size_t(kNoiseBands) * kBins);
   int bits_ = 0;
 };
 
@@ -274,8 +279,11 @@ class NoiseEstimatorGpu {
 // host; the plane must stay valid until the stream has run it.
 class NoiseCurveGpu {
  public:
-  // Allocates in the current context.
-  NoiseCurveGpu();
+  // Allocates in the current context. The bands' tables take 12 KB of
+  // shared memory each: all eight are counted in one pass where a block may
+  // have 96 KB, else four in each of two passes; `bands_per_pass` (8 or 4)
+  // chooses, for tests.
+  explicit NoiseCurveGpu(int bands_per_pass = 0);
   ~NoiseCurveGpu();
   NoiseCurveGpu(NoiseCurveGpu &&) noexcept;
   NoiseCurveGpu &operator=(NoiseCurveGpu &&) noexcept;

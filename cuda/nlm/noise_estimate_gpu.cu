@@ -88,9 +88,12 @@ struct BlockTableOf {
   }
 };
 using BlockTable = BlockTableOf<kNoiseBins>;
-// The noise level function's: a table per band of brightness, band b's bins
-// at b * kNoiseBins (96 KB: dynamic shared memory).
-using BlockCurve = BlockTableOf<kNoiseBins * kNoiseBands>;
+// The noise level function's: a table per band of brightness for BANDS
+// bands, band first + b's bins at b * kNoiseBins (12 KB a band, in dynamic
+// shared memory): all eight bands in one pass where a block may have 96 KB,
+// else four in each of two passes (48 KB, which every GPU gives a block).
+template <int BANDS>
+using BlockCurve = BlockTableOf<kNoiseBins * BANDS>;
 
 // Adds one pixel to the block's table. A warp whose pixels all fall in one
 // bin (flat areas: a black border, a clear sky) adds once; otherwise each
@@ -248,31 +251,39 @@ __global__ void __launch_bounds__(kTableThreads) noise_table_kernel(PassArgs a) 
 }
 
 // The noise level function of one plane: its pixels counted in the table
-// of their band (noise_band).
+// of their band (noise_band), the bands first .. first + BANDS - 1 in one
+// pass.
 struct CurveArgs {
   PlaneArgs plane;
   int bits;
+  int first;
   Table *tables;  // kNoiseBands
 };
 
+// A pixel's slot in a pass's tables, or "no pixel" for a band of another
+// pass.
+template <int BANDS>
 struct ByBand {
   int bits;
+  int first;
   __device__ uint32_t operator()(uint32_t bin, uint32_t sum9) const {
-    return uint32_t(noise_band(sum9, bits)) * kNoiseBins + bin;
+    const int band = noise_band(sum9, bits) - first;
+    return band >= 0 && band < BANDS ? uint32_t(band) * kNoiseBins + bin : 0xFFFFFFFFu;
   }
 };
 
+template <int BANDS>
 __global__ void __launch_bounds__(kTableThreads) noise_curve_kernel(CurveArgs a) {
   extern __shared__ uint32_t curve_words[];
-  BlockCurve &t = *reinterpret_cast<BlockCurve *>(curve_words);
-  constexpr int kSlots = kNoiseBins * kNoiseBands;
+  BlockCurve<BANDS> &t = *reinterpret_cast<BlockCurve<BANDS> *>(curve_words);
+  constexpr int kSlots = kNoiseBins * BANDS;
   for (int b = threadIdx.x; b < kSlots; b += blockDim.x) {
     t.count[b] = 0;
     t.sum_lo[b] = 0;
     t.sum_hi[b] = 0;
   }
   __syncthreads();
-  const ByBand slot{a.bits};
+  const ByBand<BANDS> slot{a.bits, a.first};
   if (a.plane.deep)
     add_band<uint16_t>(a.plane, int(blockIdx.x), t, slot);
   else
@@ -280,7 +291,7 @@ __global__ void __launch_bounds__(kTableThreads) noise_curve_kernel(CurveArgs a)
   __syncthreads();
   for (int b = threadIdx.x; b < kSlots; b += blockDim.x)
     if (t.count[b]) {
-      Table &out = a.tables[b / kNoiseBins];
+      Table &out = a.tables[a.first + b / kNoiseBins];
       atomicAdd(&out.count[b % kNoiseBins], (unsigned long long)t.count[b]);
       atomicAdd(&out.abs_laplacian[b % kNoiseBins], t.sum(b));
     }
@@ -379,14 +390,25 @@ const double *NoiseEstimatorGpu::sigmas() const { return impl_->sigmas.get(); }
 struct NoiseCurveGpu::Impl {
   DeviceArray<Table> tables{kNoiseBands};
   DeviceArray<double> sigmas{kNoiseBands};
+  int bands_per_pass = kNoiseBands;
+  // The tables start cleared, on the first frame's stream.
+  bool cleared = false;
 };
 
-NoiseCurveGpu::NoiseCurveGpu() : impl_(std::make_unique<Impl>()) {
-  CUDAFILTERS_CHECK(cudaMemset(impl_->tables.get(), 0, kNoiseBands * sizeof(Table)));
-  CUDAFILTERS_CHECK(cudaMemset(impl_->sigmas.get(), 0, kNoiseBands * sizeof(double)));
-  CUDAFILTERS_CHECK(cudaFuncSetAttribute(noise_curve_kernel,
-                                         cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                         int(sizeof(BlockCurve))));
+NoiseCurveGpu::NoiseCurveGpu(int bands_per_pass) : impl_(std::make_unique<Impl>()) {
+  if (bands_per_pass != 0 && bands_per_pass != kNoiseBands && bands_per_pass != kNoiseBands / 2)
+    throw std::invalid_argument("noise curve: 8 or 4 bands a pass");
+  int device = 0, optin = 0;
+  CUDAFILTERS_CHECK(cudaGetDevice(&device));
+  CUDAFILTERS_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  Impl &m = *impl_;
+  m.bands_per_pass = bands_per_pass != 0 ? bands_per_pass
+                     : size_t(optin) >= sizeof(BlockCurve<kNoiseBands>) ? kNoiseBands
+                                                                        : kNoiseBands / 2;
+  if (m.bands_per_pass == kNoiseBands)
+    CUDAFILTERS_CHECK(cudaFuncSetAttribute(noise_curve_kernel<kNoiseBands>,
+                                           cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                           int(sizeof(BlockCurve<kNoiseBands>))));
 }
 
 NoiseCurveGpu::~NoiseCurveGpu() = default;
@@ -397,19 +419,29 @@ void NoiseCurveGpu::estimate(ConstPlane plane, int step, cudaStream_t stream) {
   if (!plane.samples.valid() || step < 1)
     throw std::invalid_argument("noise estimate: invalid sample layout or step");
   Impl &m = *impl_;
+  if (!m.cleared) {
+    CUDAFILTERS_CHECK(cudaMemsetAsync(m.tables.get(), 0, kNoiseBands * sizeof(Table), stream));
+    m.cleared = true;
+  }
   const int bits = plane.samples.bits;
   if (plane.width >= 3 && plane.height >= 3) {
     const int blocks_x = (plane.width - 2 + kTableColumns - 1) / kTableColumns;
     const int row_step = noise_row_step(plane.width, plane.height);
     const int rows = noise_rows_sampled(plane.height, row_step);
     const int blocks_y = (rows + kTableRows - 1) / kTableRows;
-    const CurveArgs a{PlaneArgs{plane.data, plane.stride, plane.width, plane.height, step,
-                                row_step, rows, sample_levels(plane.samples),
-                                bits > 8 ? bits - 8 : 0, bits < 8 ? 8 - bits : 0, 0,
-                                plane.samples.deep() ? 1 : 0, blocks_x, 0},
-                      bits, m.tables.get()};
-    noise_curve_kernel<<<blocks_x * blocks_y, kTableThreads, sizeof(BlockCurve), stream>>>(a);
-    check_launch("noise_curve_kernel");
+    CurveArgs a{PlaneArgs{plane.data, plane.stride, plane.width, plane.height, step, row_step,
+                          rows, sample_levels(plane.samples), bits > 8 ? bits - 8 : 0,
+                          bits < 8 ? 8 - bits : 0, 0, plane.samples.deep() ? 1 : 0, blocks_x, 0},
+                bits, 0, m.tables.get()};
+    for (a.first = 0; a.first < kNoiseBands; a.first += m.bands_per_pass) {
+      if (m.bands_per_pass == kNoiseBands)
+        noise_curve_kernel<kNoiseBands>
+            <<<blocks_x * blocks_y, kTableThreads, sizeof(BlockCurve<kNoiseBands>), stream>>>(a);
+      else
+        noise_curve_kernel<kNoiseBands / 2><<<blocks_x * blocks_y, kTableThreads,
+                                              sizeof(BlockCurve<kNoiseBands / 2>), stream>>>(a);
+      check_launch("noise_curve_kernel");
+    }
   }
   noise_curve_tail_kernel<<<kNoiseBands, kNoiseReadThreads, 0, stream>>>(m.tables.get(), bits,
                                                                           m.sigmas.get());
