@@ -714,45 +714,57 @@ GST_START_TEST (test_carried_planes_of_a_host_frame)
 }
 GST_END_TEST;
 
-/* A paced wait sleeps through most of a wait as long as the last ones: it
- * must still return only once the work is done when a frame is suddenly
- * shorter or longer than those it learned from. Each frame writes its own
- * value into page-locked memory after a hold of the stream; the host reads
- * it as soon as the wait returns. */
-GST_START_TEST (test_paced_wait_returns_only_when_done)
-{
-  const size_t bytes = 1 << 20;
-  DeviceArray<uint8_t> dev (bytes);
+/* Frames through one paced wait: each writes its own value into page-locked
+ * memory after holding the stream, and the host reads it as soon as the
+ * wait returns. */
+struct PacedFrames {
+  static constexpr size_t kBytes = 1 << 20;
+  DeviceArray<uint8_t> dev{kBytes};
   PinnedBuffer host;
-  host.reserve (bytes);
   Stream stream;
-  Event done (kHostWaitEventFlags);
+  Event done{kHostWaitEventFlags};
   PacedWait paced;
-  /* Learns 3 ms, then frames with no hold, a longer one, and so on. */
-  const int hold_ms[] = { 3, 3, 3, 3, 3, 3, 3, 3, 0, 0, 8, 3, 0, 3, 3, 1, 6, 0 };
-  int frame = 0;
-  for (int ms : hold_ms) {
-    const uint8_t value = uint8_t (17 + frame);
-    CUDAFILTERS_CHECK (cudaMemsetAsync (dev.get (), value, bytes, stream.get ()));
-    if (ms > 0)
-      hold_stream (stream.get (), ms);
-    CUDAFILTERS_CHECK (cudaMemcpyAsync (host.data (), dev.get (), bytes,
+
+  PacedFrames () { host.reserve (kBytes); }
+
+  /* Runs one frame held `hold_ms`; returns how many bytes did not hold
+   * `value` yet when its wait returned. */
+  size_t frame (int hold_ms, uint8_t value) {
+    CUDAFILTERS_CHECK (cudaMemsetAsync (dev.get (), value, kBytes, stream.get ()));
+    if (hold_ms > 0)
+      hold_stream (stream.get (), hold_ms);
+    CUDAFILTERS_CHECK (cudaMemcpyAsync (host.data (), dev.get (), kBytes,
             cudaMemcpyDeviceToHost, stream.get ()));
     CUDAFILTERS_CHECK (cudaEventRecord (done.get (), stream.get ()));
     paced.mark (stream.get ());
     paced.wait (done.get ());
     const uint8_t *h = host.data ();
     size_t wrong = 0;
-    for (size_t i = 0; i < bytes; ++i)
+    for (size_t i = 0; i < kBytes; ++i)
       wrong += h[i] != value;
+    /* The next frame's memset must not overwrite this before it is read. */
+    memset (host.data (), 0, kBytes);
+    return wrong;
+  }
+};
+
+/* A paced wait sleeps through most of a wait as long as the last ones: it
+ * must still return only once the work is done when a frame is suddenly
+ * shorter or longer than those it learned from. */
+GST_START_TEST (test_paced_wait_returns_only_when_done)
+{
+  PacedFrames frames;
+  /* Learns 3 ms, then frames with no hold, a longer one, and so on. */
+  const int hold_ms[] = { 3, 3, 3, 3, 3, 3, 3, 3, 0, 0, 8, 3, 0, 3, 3, 1, 6, 0 };
+  int frame = 0;
+  for (int ms : hold_ms) {
+    const size_t wrong = frames.frame (ms, uint8_t (17 + frame));
     fail_unless (wrong == 0, "frame %d (held %d ms): %zu bytes not yet there "
         "when the wait returned", frame, ms, wrong);
-    /* The next frame's memset must not overwrite this before it is read. */
-    memset (host.data (), 0, bytes);
     ++frame;
   }
   /* What it learned is a time, and frames of 3 ms were waited for. */
-  fail_unless (paced.expected ().count () > 0);
+  fail_unless (frames.paced.expected ().count () > 0);
 }
 GST_END_TEST;
 
@@ -761,32 +773,14 @@ GST_END_TEST;
  * return only once the work is done. */
 GST_START_TEST (test_irregular_paced_waits_block_until_done)
 {
-  const size_t bytes = 1 << 20;
-  DeviceArray<uint8_t> dev (bytes);
-  PinnedBuffer host;
-  host.reserve (bytes);
-  Stream stream;
-  Event done (kHostWaitEventFlags);
-  PacedWait paced;
+  PacedFrames frames;
   for (int frame = 0; frame < 16; ++frame) {
-    const uint8_t value = uint8_t (40 + frame);
-    CUDAFILTERS_CHECK (cudaMemsetAsync (dev.get (), value, bytes, stream.get ()));
-    hold_stream (stream.get (), frame % 2 ? 5 : 2);
-    CUDAFILTERS_CHECK (cudaMemcpyAsync (host.data (), dev.get (), bytes,
-            cudaMemcpyDeviceToHost, stream.get ()));
-    CUDAFILTERS_CHECK (cudaEventRecord (done.get (), stream.get ()));
-    paced.mark (stream.get ());
-    paced.wait (done.get ());
-    const uint8_t *h = host.data ();
-    size_t wrong = 0;
-    for (size_t i = 0; i < bytes; ++i)
-      wrong += h[i] != value;
+    const size_t wrong = frames.frame (frame % 2 ? 5 : 2, uint8_t (40 + frame));
     fail_unless (wrong == 0, "frame %d: %zu bytes not yet there when the wait "
         "returned", frame, wrong);
-    memset (host.data (), 0, bytes);
   }
-  fail_unless (paced.blocked_waits () > 0, "no wait of frames straying by 3 ms "
-      "ended blocked");
+  fail_unless (frames.paced.blocked_waits () > 0, "no wait of frames straying by "
+      "3 ms ended blocked");
 }
 GST_END_TEST;
 
