@@ -4,6 +4,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v nvcc >/dev/null 2>&1 || export PATH=/usr/local/cuda/bin:$PATH
 if [ ! -f build/build.ninja ]; then
-  meson setup build "$@"
+  scripts/meson-setup.sh build "$@"
 fi
 meson compile -C build

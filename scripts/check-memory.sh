@@ -30,7 +30,7 @@ command -v nvcc >/dev/null 2>&1 || export PATH=/usr/local/cuda/bin:$PATH
 case $mode in
   asan)
     if [ ! -f build-asan/build.ninja ]; then
-      meson setup build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dbench=disabled
+      scripts/meson-setup.sh build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dbench=disabled
     fi
     meson compile -C build-asan
     export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:halt_on_error=1}

@@ -48,7 +48,7 @@ for prefix in "$@"; do
     set -e
     use_gstreamer "$prefix"
     if [ ! -f "$build/build.ninja" ]; then
-      meson setup "$build" -Dgpu_archs="${GPU_ARCHS:-90}" -Dexamples=disabled -Dbench=disabled
+      scripts/meson-setup.sh "$build" -Dgpu_archs="${GPU_ARCHS:-90}" -Dexamples=disabled -Dbench=disabled
     fi
     meson compile -C "$build"
     meson test -C "$build" --suite "$suite" --print-errorlogs
