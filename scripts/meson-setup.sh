@@ -10,7 +10,9 @@ shift
 native=()
 if ! meson --version | awk -F. '{ exit !($1 > 1 || ($1 == 1 && $2 >= 4)) }'; then
   mkdir -p "$dir"
-  printf "[binaries]\ncuda = '%s'\n" "$(cd "$(dirname "$0")" && pwd)/nvcc-deps" > "$dir/nvcc-deps.ini"
-  native=(--native-file "$dir/nvcc-deps.ini")
+  # Absolute paths: Meson reads the file again when it reconfigures itself.
+  ini="$(cd "$dir" && pwd)/nvcc-deps.ini"
+  printf "[binaries]\ncuda = '%s'\n" "$(cd "$(dirname "$0")" && pwd)/nvcc-deps" > "$ini"
+  native=(--native-file "$ini")
 fi
 exec meson setup "$dir" "${native[@]}" "$@"
