@@ -112,12 +112,6 @@ double estimate_noise_sigma(ConstPlane plane, int step) {
   return table.sigma();
 }
 
-void NoiseCurveTable::clear() {
-  std::fill(count_.begin(), count_.end(), 0);
-  std::fill(abs_laplacian_.begin(), abs_laplacian_.end(), 0);
-  bits_ = 0;
-}
-
 void NoiseCurveTable::add(ConstPlane plane, int step) {
   check_noise_plane(plane, step, bits_);
   bits_ = plane.samples.bits;

@@ -210,7 +210,6 @@ class NoiseCurveTable {
 
   // As NoiseTable::add.
   void add(ConstPlane plane, int step = 1);
-  void clear();
 
   // The estimate of each band in 8-bit units, bands of fewer than
   // kNoiseBandMinPixels pixels -1.
