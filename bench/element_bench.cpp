@@ -10,6 +10,7 @@
 //                 [--only histeq|clahe|nlm|sharpen]
 //   element_bench --pageable [--backend cuda|cpu] [--frames N] [--json FILE]
 //                 [--only histeq|clahe|nlm|sharpen] [--size 1080p|4K]
+//                 [--formats GRAY8,NV12,RGBA] [--rounds N]
 //
 // Rows, for each element and size:
 //   - system memory (GRAY8), pageable frames pushed through a GstHarness;
@@ -53,7 +54,11 @@
 // rounds through a pool (a buffer is staged at its first sight and pinned
 // at its second), whose mean interval and CPU time are printed beside;
 // `identity` in the element's place gives what the pipeline costs alone. Run with --backend
-// cpu for the CPU backend's figures beside them.
+// cpu for the CPU backend's figures beside them. --rounds N (default 1)
+// runs the sources of a row N times in turn (4 cycled, 32 cycled, fresh,
+// proposed, then again) and reports each source over all its rounds, so
+// that a state of the machine that lasts one run (frequency, which cores
+// the threads landed on) weighs on every source alike.
 //
 // Kernel-only GPU times and the copy and bandwidth floors come from
 // histeq_bench, clahe_bench and nlm_bench. Four distinct frames are rotated; --dump-frames
@@ -104,6 +109,7 @@ struct ElementOptions {
   bool cross_device = false;
   bool system_memory = false;
   bool pageable = false;
+  int rounds = 1;  // --pageable
   std::string size;
 };
 
@@ -771,11 +777,34 @@ void run_pageable(const ElementOptions &opt, GstCudaContext *ctx, FILE *json) {
         const std::string launch =
             identity ? std::string("identity")
                      : std::string(e.name) + " backend=" + opt.backend + e.props;
-        for (const auto &source : sources) {
-          // Only the element proposes a pool; the CPU backend's is its own.
-          if (source.kind == Source::kProposed && (identity || !on_gpu)) continue;
-          PageableRun run = run_pageable_pipeline(launch, format.c_str(), sz, ctx, source.kind,
-                                                  source.pool_size, frames);
+        // Each source's runs, pooled over the rounds.
+        constexpr size_t kSources = sizeof(sources) / sizeof(sources[0]);
+        PageableRun pooled[kSources];
+        double cpu_us[kSources] = {};
+        size_t timed_frames[kSources] = {};
+        for (int round = 0; round < opt.rounds; ++round)
+          for (size_t k = 0; k < kSources; ++k) {
+            const auto &source = sources[k];
+            // Only the element proposes a pool; the CPU backend's is its own.
+            if (source.kind == Source::kProposed && (identity || !on_gpu)) continue;
+            PageableRun run = run_pageable_pipeline(launch, format.c_str(), sz, ctx, source.kind,
+                                                    source.pool_size, frames);
+            const size_t n = run.intervals_us.size() + 1;
+            cpu_us[k] += run.cpu_us_per_frame * double(n);
+            timed_frames[k] += n;
+            if (round == 0) {
+              pooled[k] = run;
+            } else {
+              pooled[k].intervals_us.insert(pooled[k].intervals_us.end(),
+                                            run.intervals_us.begin(), run.intervals_us.end());
+            }
+          }
+        for (size_t k = 0; k < kSources; ++k) {
+          const auto &source = sources[k];
+          if (timed_frames[k] == 0) continue;
+          PageableRun &run = pooled[k];
+          // The first round's warm-up; the CPU time over every round.
+          run.cpu_us_per_frame = cpu_us[k] / double(timed_frames[k]);
           std::vector<double> &v = run.intervals_us;
           std::sort(v.begin(), v.end());
           auto at = [&](double q) { return v[std::min(v.size() - 1, size_t(q * v.size()))]; };
@@ -783,6 +812,7 @@ void run_pageable(const ElementOptions &opt, GstCudaContext *ctx, FILE *json) {
                                    ", " + format + ", " + source.what;
           std::printf("  %-48s %-6s median %8.1f us  p90 %8.1f  p99 %8.1f  CPU %8.1f us/frame",
                       what.c_str(), sz.name, at(0.5), at(0.9), at(0.99), run.cpu_us_per_frame);
+          if (opt.rounds > 1) std::printf("  (%d rounds)", opt.rounds);
           if (run.warmup_frames)
             std::printf("  (first %d: mean %.1f us, CPU %.1f us/frame)", run.warmup_frames,
                         run.warmup_mean_us, run.warmup_cpu_us_per_frame);
@@ -793,7 +823,7 @@ void run_pageable(const ElementOptions &opt, GstCudaContext *ctx, FILE *json) {
                          "\"p90_us\":%.3f,\"p99_us\":%.3f,\"cpu_us_per_frame\":%.3f,\"frames\":%zu,"
                          "\"warmup_frames\":%d,\"warmup_mean_us\":%.3f,\"warmup_cpu_us_per_frame\":%.3f}\n",
                          what.c_str(), sz.name, at(0.5), at(0.9), at(0.99), run.cpu_us_per_frame,
-                         v.size() + 1, run.warmup_frames, run.warmup_mean_us,
+                         timed_frames[k], run.warmup_frames, run.warmup_mean_us,
                          run.warmup_cpu_us_per_frame);
         }
       }
@@ -821,6 +851,7 @@ int main(int argc, char **argv) {
     else if (!std::strcmp(argv[i], "--pageable")) opt.pageable = true;
     else if (!std::strcmp(argv[i], "--formats")) opt.formats = next();
     else if (!std::strcmp(argv[i], "--size")) opt.size = next();
+    else if (!std::strcmp(argv[i], "--rounds")) opt.rounds = std::max(1, std::atoi(next().c_str()));
   }
   FILE *json = opt.json.empty() ? nullptr : std::fopen(opt.json.c_str(), "w");
   const bool on_gpu = opt.backend == "cuda";
