@@ -227,11 +227,20 @@ class Pool {
       }
       seen = posted_.load();
       Job *job = claim();
-      // Woken, with work to share: the others asleep are woken from here
-      // rather than by the caller.
+      // Woken, with more indices open than this thread is about to take:
+      // up to two more sleepers are woken from here rather than by the
+      // caller, and each of them wakes up to two more while indices are
+      // left, so a call of few indices (a small plane's copies) wakes no
+      // more threads than it can use, and a large one wakes all in a few
+      // rounds. Waking every sleeper put each of them to spin for
+      // kWorkerSpin after a call that had nothing for most of them.
       if (job != nullptr && sleepers_.load() > 0) {
-        { std::lock_guard<std::mutex> lock(sleep_); }
-        wake_.notify_all();
+        const int open = job->count - job->next.load() - 1;
+        if (open > 0) {
+          { std::lock_guard<std::mutex> lock(sleep_); }
+          wake_.notify_one();
+          if (open > 1) wake_.notify_one();
+        }
       }
       if (job != nullptr) return job;
     }

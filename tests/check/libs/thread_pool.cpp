@@ -2,8 +2,9 @@
  * case, since the pool is made once per process:
  *   thread-pool             bodies that throw, every index run once, several
  *                           callers at once (short calls, some after the
- *                           workers went to sleep), the cgroup CPU quota
- *                           read;
+ *                           workers went to sleep), every sleeping worker
+ *                           woken for a call with work for all, the cgroup
+ *                           CPU quota read;
  *   thread-pool-affinity    (TEST_ONE_CPU) a process allowed one CPU, as
  *                           under `taskset -c 0` or a one-CPU cpuset, runs
  *                           on one thread;
@@ -211,6 +212,33 @@ check_short_calls ()
       wrong.load ());
 }
 
+/* A call with an index for every thread, made once every worker is asleep:
+ * each woken worker wakes the next ones, so all the threads run its bodies
+ * at once (each body waits, up to 5 s, until every body has started). */
+void
+check_sleepers_all_woken ()
+{
+  const int threads = cudafilters::parallel_threads ();
+  for (int round = 0; round < 3; ++round) {
+    /* Past the workers' spin: they sleep. */
+    std::this_thread::sleep_for (std::chrono::milliseconds (50));
+    std::atomic<int> started { 0 }, together { 0 };
+    cudafilters::parallel_for (threads, [&](int) {
+          ++started;
+          const auto until =
+              std::chrono::steady_clock::now () + std::chrono::seconds (5);
+          while (started.load () < threads
+              && std::chrono::steady_clock::now () < until)
+            std::this_thread::yield ();
+          if (started.load () == threads)
+            ++together;
+        });
+    CHECK (together.load () == threads,
+        "round %d: %d of %d threads ran the call's bodies at once", round,
+        together.load (), threads);
+  }
+}
+
 /* The cgroup quota, read from a cgroup tree made in a scratch directory as
  * /proc/self/mountinfo and /proc/self/cgroup would describe it. */
 void
@@ -373,6 +401,7 @@ main ()
   check_engines ("first");
   check_throwing_bodies ();
   check_short_calls ();
+  check_sleepers_all_woken ();
   check_indices (1000, "after exceptions");
   check_engines ("after exceptions");
   std::printf ("%s\n", failures ? "FAILED" : "passed");
