@@ -484,7 +484,7 @@ void HostTransfer::stage_and_queue(ConstPlane src, uint8_t *stage, uint8_t *dst,
       throw;
     }
   };
-  parallel_for(threads_for(copies), [&](int) {
+  parallel_for(threads_for(copies, w * height), [&](int) {
     if (std::this_thread::get_id() == caller) {
       queue_all();
       return;
@@ -555,9 +555,14 @@ void HostTransfer::queue_plane(const uint8_t *src, size_t pitch, Plane dst, bool
   queued_.push_back(q);
 }
 
-int HostTransfer::threads_for(size_t copies) const {
+int HostTransfer::threads_for(size_t copies, size_t bytes) const {
   int threads = parallel_threads();
   if (bands_.threads > 0) threads = std::min(threads, bands_.threads);
+  if (bands_.thread_bytes > 0) {
+    const size_t by_bytes = std::max<size_t>(TransferBands::kFewestThreads,
+                                             bytes / bands_.thread_bytes);
+    threads = static_cast<int>(std::min<size_t>(static_cast<size_t>(threads), by_bytes));
+  }
   return static_cast<int>(std::min<size_t>(copies, static_cast<size_t>(threads)));
 }
 
@@ -584,7 +589,7 @@ void HostTransfer::copy_out(const QueuedDownload &q) {
   // while the calling thread can still come: where every index of the call
   // started without it (a pool busy with other calls), no arrival would be
   // published, and the calling thread copies the rest itself afterwards.
-  const int threads = threads_for(copies);
+  const int threads = threads_for(copies, w * height);
   std::atomic<size_t> ready{copies_in(1)}, next{0};
   std::atomic<int> started{0};
   std::atomic<bool> caller_in{false}, stop{false};

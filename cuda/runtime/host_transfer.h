@@ -89,15 +89,19 @@ HostResidence locate(ConstPlane plane);
 
 // How a pageable plane is cut up on its way through the staging: host
 // copies of `copy_bytes` (rounded to whole rows), spread over at most
-// `threads` threads of the shared thread pool (0: all of them), and DMAs
-// (and, for downloads, events) of `dma_bytes`, rounded to whole host copies;
-// 0 for an eighth of the plane, from 256 KB to 1 MB. The defaults were
-// chosen by measurement (docs/benchmarks.md, "Pageable input"); benchmarks
-// and tests set others.
+// `threads` threads of the shared thread pool (0: all of them) and at most
+// one thread per `thread_bytes` of the plane (at least kFewestThreads; 0:
+// no such limit), and DMAs (and, for downloads, events) of `dma_bytes`,
+// rounded to whole host copies; 0 for an eighth of the plane, from 256 KB
+// to 1 MB. A few threads copy as fast as the DMA runs; the others would
+// only spin through the frame (docs/benchmarks.md, "Pageable input"). The
+// defaults were chosen by measurement; benchmarks and tests set others.
 struct TransferBands {
   size_t copy_bytes = 16 * 1024;
   size_t dma_bytes = 0;
   int threads = 0;
+  size_t thread_bytes = 128 * 1024;
+  static constexpr int kFewestThreads = 4;
 };
 
 // Copies host planes to and from device memory on a stream: page-locked
@@ -187,8 +191,9 @@ class HostTransfer {
   // Copies a staged download out to q.dst on the pool, each part once its
   // band has arrived, and returns once all of it is there.
   void copy_out(const QueuedDownload &q);
-  // The threads of the pool a plane of `copies` host copies uses.
-  int threads_for(size_t copies) const;
+  // The threads of the pool a plane of `bytes` in `copies` host copies
+  // uses.
+  int threads_for(size_t copies, size_t bytes) const;
   // Rows per DMA of a plane of `height` rows of `row_bytes`, host copies
   // of `copy_rows` rows.
   size_t dma_rows(size_t row_bytes, size_t height, size_t copy_rows) const;
