@@ -47,6 +47,8 @@ struct Job {
   // Workers that took the job: raised under the pool's list lock, dropped
   // without it.
   std::atomic<int> holders{0};
+  // Set by the first worker that woke for the job and woke the others.
+  std::atomic<bool> fanned_out{false};
   // Set by the first body that throws, which then stores its exception:
   // the indices after it are only counted, and the caller rethrows it.
   std::atomic<bool> failed{false};
@@ -227,19 +229,18 @@ class Pool {
       }
       seen = posted_.load();
       Job *job = claim();
-      // Woken, with more indices open than this thread is about to take:
-      // up to two more sleepers are woken from here rather than by the
-      // caller, and each of them wakes up to two more while indices are
-      // left, so a call of few indices (a small plane's copies) wakes no
-      // more threads than it can use, and a large one wakes all in a few
-      // rounds. Waking every sleeper put each of them to spin for
-      // kWorkerSpin after a call that had nothing for most of them.
-      if (job != nullptr && sleepers_.load() > 0) {
-        const int open = job->count - job->next.load() - 1;
-        if (open > 0) {
+      // The first worker woken for a call wakes the others from here
+      // rather than the caller (which meanwhile starts on its own
+      // indices), but no more of them than the call has indices left
+      // besides its own: waking every sleeper put each of them to spin for
+      // kWorkerSpin after a call that had nothing for most of them (a small
+      // plane's copies). They are woken at once, as waking them one from
+      // another delayed the last ones by several wake-ups.
+      if (job != nullptr && !job->fanned_out.exchange(true)) {
+        const int others = std::min(job->count - job->next.load() - 1, sleepers_.load());
+        if (others > 0) {
           { std::lock_guard<std::mutex> lock(sleep_); }
-          wake_.notify_one();
-          if (open > 1) wake_.notify_one();
+          for (int i = 0; i < others; ++i) wake_.notify_one();
         }
       }
       if (job != nullptr) return job;
