@@ -135,9 +135,10 @@ class Pool {
       posted_.fetch_add(1);
     }
     // Spinning workers see the count change. Sleeping ones are woken one
-    // here, and the first to wake wakes the rest (work()): waking all of
-    // them at once kept the caller in the kernel for several microseconds
-    // before it could start on its own indices.
+    // here, and the first to wake wakes as many more as the call has
+    // indices for (next_job()): waking them all from here kept the caller
+    // in the kernel for several microseconds before it could start on its
+    // own indices.
     if (sleepers_.load() > 0) {
       { std::lock_guard<std::mutex> lock(sleep_); }
       wake_.notify_one();
