@@ -325,12 +325,19 @@ struct NoiseEstimatorGpu::Impl {
   // The planes added since the last estimate, read in one launch.
   PassArgs pass{};
   int blocks = 0;
+  // The tables and sigmas start cleared, on the stream of the first pass:
+  // a cudaMemset on the legacy default stream, which the callers'
+  // non-blocking streams do not wait for, could come after that pass.
+  bool cleared = false;
+  void clear_once(cudaStream_t stream) {
+    if (cleared) return;
+    CUDAFILTERS_CHECK(cudaMemsetAsync(tables.get(), 0, kMaxTables * sizeof(Table), stream));
+    CUDAFILTERS_CHECK(cudaMemsetAsync(sigmas.get(), 0, kMaxTables * sizeof(double), stream));
+    cleared = true;
+  }
 };
 
-NoiseEstimatorGpu::NoiseEstimatorGpu() : impl_(std::make_unique<Impl>()) {
-  CUDAFILTERS_CHECK(cudaMemset(impl_->tables.get(), 0, kMaxTables * sizeof(Table)));
-  CUDAFILTERS_CHECK(cudaMemset(impl_->sigmas.get(), 0, kMaxTables * sizeof(double)));
-}
+NoiseEstimatorGpu::NoiseEstimatorGpu() : impl_(std::make_unique<Impl>()) {}
 
 NoiseEstimatorGpu::~NoiseEstimatorGpu() = default;
 NoiseEstimatorGpu::NoiseEstimatorGpu(NoiseEstimatorGpu &&) noexcept = default;
@@ -360,6 +367,7 @@ void NoiseEstimatorGpu::add(int table, ConstPlane plane, int step, cudaStream_t 
 
 void NoiseEstimatorGpu::launch_pass(cudaStream_t stream) {
   Impl &m = *impl_;
+  m.clear_once(stream);
   if (m.pass.count == 0) return;
   m.pass.tables = m.tables.get();
   noise_table_kernel<<<m.blocks, kTableThreads, 0, stream>>>(m.pass);

@@ -1082,6 +1082,60 @@ GST_START_TEST (test_noise_estimate_matches_cpu)
 }
 GST_END_TEST;
 
+/* Holds up the stream it is queued on (cudaLaunchHostFunc). */
+static void CUDART_CB
+hold_stream (void *)
+{
+  g_usleep (300 * 1000);
+}
+
+/* An estimator made while the legacy default stream is busy, then used at
+ * once on a stream of its own (non-blocking, as the runners' are): its
+ * tables start cleared on that stream. They were cleared by a cudaMemset
+ * on the legacy stream, which a non-blocking stream does not wait for, so
+ * the first estimate read whatever the memory held: here the counts an
+ * earlier estimator left in its tables (filled, never read) before it
+ * freed them. */
+GST_START_TEST (test_noise_estimator_starts_cleared_on_its_stream)
+{
+  std::mt19937 rng (43);
+  const int w = 640, h = 360;
+  const SampleLayout layout{1, 8, 0};
+  const std::vector<uint8_t> host = noisy_plane (w, h, size_t (w), layout, 8.0, rng,
+      [](int x, int) { return 100 + 40 * std::sin (x / 30.0); });
+  DeviceArray<uint8_t> dev (host.size ());
+  CUDAFILTERS_CHECK (cudaMemcpy (dev.get (), host.data (), host.size (),
+          cudaMemcpyHostToDevice));
+  const ConstPlane plane (dev.get (), size_t (w), w, h, layout);
+  const double want = estimate_noise_sigma (ConstPlane (host.data (), size_t (w), w, h,
+          layout), 1);
+  Stream stream;
+  for (int round = 0; round < 3; ++round) {
+    {
+      /* Tables full of counts, freed unread. */
+      NoiseEstimatorGpu earlier;
+      for (int i = 0; i < 4; ++i) {
+        earlier.add (0, plane, 1, stream.get ());
+        earlier.add (1, plane, 1, stream.get ());
+      }
+      earlier.fill (stream.get ());
+      CUDAFILTERS_CHECK (cudaStreamSynchronize (stream.get ()));
+    }
+    CUDAFILTERS_CHECK (cudaLaunchHostFunc (0, hold_stream, nullptr));
+    NoiseEstimatorGpu gpu;
+    gpu.add (0, plane, 1, stream.get ());
+    gpu.estimate (1, stream.get ());
+    double sigma = -2;
+    CUDAFILTERS_CHECK (cudaMemcpyAsync (&sigma, gpu.sigmas (), sizeof sigma,
+            cudaMemcpyDeviceToHost, stream.get ()));
+    CUDAFILTERS_CHECK (cudaStreamSynchronize (stream.get ()));
+    CUDAFILTERS_CHECK (cudaDeviceSynchronize ());
+    fail_unless (sigma == want, "round %d: the first estimate reads %.17g, the CPU %.17g",
+        round, sigma, want);
+  }
+}
+GST_END_TEST;
+
 /* The noise level function on the GPU against the CPU, bit for bit: frames
  * whose brightness spans every band (a ramp across, a sine down) with noise
  * of several strengths, 8 to 16 bits, one channel or one of two
@@ -1638,6 +1692,7 @@ engines_gpu_suite (void)
   tcase_add_test (tc, test_failed_allocation_does_not_poison_later_frames);
   tcase_add_test (tc, test_nlm_frames_match_cpu);
   tcase_add_test (tc, test_noise_estimate_matches_cpu);
+  tcase_add_test (tc, test_noise_estimator_starts_cleared_on_its_stream);
   tcase_add_test (tc, test_noise_curve_matches_cpu);
   tcase_add_test (tc, test_nlm_auto_matches_cpu);
   tcase_add_test (tc, test_nlm_strength_switches);
