@@ -47,8 +47,9 @@ struct Job {
   // Workers that took the job: raised under the pool's list lock, dropped
   // without it.
   std::atomic<int> holders{0};
-  // Set by the first worker that woke for the job and woke the others.
-  std::atomic<bool> fanned_out{false};
+  // Set, under the list lock, once a woken worker has woken others for the
+  // job's indices.
+  bool fanned_out = false;
   // Set by the first body that throws, which then stores its exception:
   // the indices after it are only counted, and the caller rethrows it.
   std::atomic<bool> failed{false};
@@ -119,7 +120,8 @@ class Pool {
   }
   int threads() const { return workers_ + 1; }
 
-  void run(int count, void (*body)(const void *, int), const void *context) {
+  void run(int count, void (*body)(const void *, int), const void *context,
+           bool caller_first) {
     if (count <= 0) return;
     if (count == 1 || workers_ == 0) {
       for (int i = 0; i < count; ++i) body(context, i);
@@ -129,6 +131,8 @@ class Pool {
     job.body = body;
     job.context = context;
     job.count = count;
+    // Index 0 is the caller's: no worker can take it.
+    if (caller_first) job.next.store(1);
     {
       std::lock_guard<SpinLock> lock(list_);
       jobs_.push_back(&job);
@@ -143,6 +147,7 @@ class Pool {
       { std::lock_guard<std::mutex> lock(sleep_); }
       wake_.notify_one();
     }
+    if (caller_first) run_index(job, 0);
     take_indices(job);
     wait_until_finished(job);
     {
@@ -176,17 +181,19 @@ class Pool {
 
   // A body that throws must neither end a worker (std::terminate) nor leave
   // the caller's job listed after its frame is gone.
-  static void take_indices(Job &job) {
-    for (int i = job.next++; i < job.count; i = job.next++) {
-      if (!job.failed.load(std::memory_order_relaxed)) {
-        try {
-          job.body(job.context, i);
-        } catch (...) {
-          if (!job.failed.exchange(true)) job.error = std::current_exception();
-        }
+  static void run_index(Job &job, int i) {
+    if (!job.failed.load(std::memory_order_relaxed)) {
+      try {
+        job.body(job.context, i);
+      } catch (...) {
+        if (!job.failed.exchange(true)) job.error = std::current_exception();
       }
-      ++job.done;
     }
+    ++job.done;
+  }
+
+  static void take_indices(Job &job) {
+    for (int i = job.next++; i < job.count; i = job.next++) run_index(job, i);
   }
 
   // A job with indices left, taken (holders + 1) under the list lock, or
@@ -237,8 +244,21 @@ class Pool {
       // kWorkerSpin after a call that had nothing for most of them (a small
       // plane's copies). They are woken at once, as waking them one from
       // another delayed the last ones by several wake-ups.
-      if (job != nullptr && !job->fanned_out.exchange(true)) {
-        const int others = std::min(job->count - job->next.load() - 1, sleepers_.load());
+      // Every call listed that no woken worker has woken others for yet
+      // counts, not only the one this worker took: with several callers at
+      // once, the worker a caller woke may take another's call.
+      if (job != nullptr) {
+        int others = 0;
+        {
+          std::lock_guard<SpinLock> lock(list_);
+          for (Job *j : jobs_) {
+            const int open = j->count - j->next.load() - (j == job ? 1 : 0);
+            if (j->fanned_out || open <= 0) continue;
+            j->fanned_out = true;
+            others += open;
+          }
+        }
+        others = std::min(others, sleepers_.load());
         if (others > 0) {
           { std::lock_guard<std::mutex> lock(sleep_); }
           for (int i = 0; i < others; ++i) wake_.notify_one();
@@ -294,8 +314,9 @@ Pool &shared_pool() {
 
 }  // namespace
 
-void parallel_for_indices(int count, void (*body)(const void *, int), const void *context) {
-  shared_pool().run(count, body, context);
+void parallel_for_indices(int count, void (*body)(const void *, int), const void *context,
+                          bool caller_first) {
+  shared_pool().run(count, body, context, caller_first);
 }
 
 int parallel_threads() { return shared_pool().threads(); }

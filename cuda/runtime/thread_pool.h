@@ -11,9 +11,11 @@ namespace cudafilters {
 // pool and the calling thread, and returns when all calls have returned.
 // Calls from several threads at once share the workers. If a body throws,
 // the indices not yet started are left out, and the first exception is
-// rethrown here once every call under way has returned.
+// rethrown here once every call under way has returned. With
+// `caller_first`, index 0 runs on the calling thread (before any other it
+// takes), whichever workers are free.
 void parallel_for_indices(int count, void (*body)(const void *context, int i),
-                          const void *context);
+                          const void *context, bool caller_first = false);
 
 // The same for any callable body(i), without wrapping it in a
 // std::function (which would allocate for every call on the hot path).
@@ -22,6 +24,16 @@ void parallel_for(int count, const Body &body) {
   parallel_for_indices(
       count, [](const void *context, int i) { (*static_cast<const Body *>(context))(i); },
       &body);
+}
+
+// The same, index 0 on the calling thread: for a call whose caller has a
+// part of its own to play (the host transfers' caller alone calls CUDA),
+// which workers already spinning must not take from it.
+template <typename Body>
+void parallel_for_with_caller(int count, const Body &body) {
+  parallel_for_indices(
+      count, [](const void *context, int i) { (*static_cast<const Body *>(context))(i); },
+      &body, true);
 }
 
 // The number of threads parallel_for uses (the workers and the caller). The

@@ -213,8 +213,11 @@ check_short_calls ()
 }
 
 /* A call with an index for every thread, made once every worker is asleep:
- * each woken worker wakes the next ones, so all the threads run its bodies
- * at once (each body waits, up to 5 s, until every body has started). */
+ * the first worker woken wakes the others, so all the threads run its
+ * bodies at once (each body waits, up to 5 s, until every body has
+ * started). Then four callers at once, whose small calls together have an
+ * index for every thread: the worker a caller wakes may take another
+ * caller's call, and must still wake workers for the rest. */
 void
 check_sleepers_all_woken ()
 {
@@ -237,6 +240,35 @@ check_sleepers_all_woken ()
         "round %d: %d of %d threads ran the call's bodies at once", round,
         together.load (), threads);
   }
+  /* Four callers at once, each a call of a quarter of the threads' indices
+   * and two more: together their calls have work for every thread, but no
+   * one call's workers are all the pool's. */
+  const int callers = 4;
+  const int per_call = threads / callers + 2;
+  std::this_thread::sleep_for (std::chrono::milliseconds (50));
+  std::atomic<int> started { 0 }, together { 0 };
+  const int bodies = callers + threads - 1;
+  std::vector<std::thread> ts;
+  for (int c = 0; c < callers; ++c)
+    ts.emplace_back ([&] {
+          cudafilters::parallel_for (per_call, [&](int) {
+                /* Each body waits until as many bodies are running as there
+                 * are callers plus workers, then lets the rest run. */
+                const int me = ++started;
+                const auto until =
+                    std::chrono::steady_clock::now () + std::chrono::seconds (5);
+                while (me <= bodies && started.load () < bodies
+                    && std::chrono::steady_clock::now () < until)
+                  std::this_thread::yield ();
+                if (me <= bodies && started.load () >= bodies)
+                  ++together;
+              });
+        });
+  for (auto & t : ts)
+    t.join ();
+  CHECK (together.load () == bodies,
+      "four callers: %d of %d threads (the callers and every worker) ran "
+      "bodies at once", together.load (), bodies);
 }
 
 /* The cgroup quota, read from a cgroup tree made in a scratch directory as
