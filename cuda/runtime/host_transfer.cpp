@@ -446,7 +446,6 @@ void HostTransfer::stage_and_queue(ConstPlane src, uint8_t *stage, uint8_t *dst,
   // busy with other calls (or none at all) still makes progress.
   std::atomic<size_t> next{0};
   std::atomic<bool> stop{false};
-  const std::thread::id caller = std::this_thread::get_id();
   size_t staged_prefix = 0, queued_rows = 0;  // the calling thread's
 
   auto stage_one = [&](size_t i) {
@@ -484,8 +483,12 @@ void HostTransfer::stage_and_queue(ConstPlane src, uint8_t *stage, uint8_t *dst,
       throw;
     }
   };
-  parallel_for(threads_for(copies, w * height), [&](int) {
-    if (std::this_thread::get_id() == caller) {
+  // Index 0 is the calling thread's: workers spinning already would
+  // otherwise take every index of a call of a few threads, and the DMAs
+  // would only be queued once the whole plane was staged. It returns once
+  // every band is queued.
+  parallel_for_with_caller(threads_for(copies, w * height), [&](int index) {
+    if (index == 0) {
       queue_all();
       return;
     }
@@ -494,9 +497,6 @@ void HostTransfer::stage_and_queue(ConstPlane src, uint8_t *stage, uint8_t *dst,
          i = next.fetch_add(1, std::memory_order_relaxed))
       stage_one(i);
   });
-  // Where the pool's threads took every turn, the calling thread had none:
-  // the whole plane is staged by now.
-  queue_all();
 }
 
 void HostTransfer::download(const uint8_t *src, size_t pitch, Plane dst, bool page_locked,
@@ -585,20 +585,15 @@ void HostTransfer::copy_out(const QueuedDownload &q) {
 
   // Only the calling thread asks CUDA which bands have arrived, and
   // publishes how many copies they hold; every thread takes the next copy
-  // once it is among them. A thread of the pool waits for arrivals only
-  // while the calling thread can still come: where every index of the call
-  // started without it (a pool busy with other calls), no arrival would be
-  // published, and the calling thread copies the rest itself afterwards.
+  // once it is among them. The calling thread runs index 0 of the call, so
+  // it is always there to publish, and returns only once every copy is
+  // taken (or it failed, and stops the others).
   const int threads = threads_for(copies, w * height);
   std::atomic<size_t> ready{copies_in(1)}, next{0};
-  std::atomic<int> started{0};
-  std::atomic<bool> caller_in{false}, stop{false};
-  const std::thread::id caller = std::this_thread::get_id();
+  std::atomic<bool> stop{false};
   auto take = [&](size_t i) { return next.compare_exchange_strong(i, i + 1); };
-  parallel_for(threads, [&](int) {
-    if (std::this_thread::get_id() == caller) {
-      caller_in.store(true);
-      ++started;
+  parallel_for_with_caller(threads, [&](int index) {
+    if (index == 0) {
       try {
         for (;;) {
           while (arrived_bands < q.events && arrived(band_done[arrived_bands].get()))
@@ -616,26 +611,16 @@ void HostTransfer::copy_out(const QueuedDownload &q) {
         throw;
       }
     }
-    ++started;
     while (!stop.load()) {
       const size_t i = next.load();
       if (i >= copies) return;
       if (i < ready.load()) {
         if (take(i)) copy_one(i);
-      } else if (!caller_in.load() && started.load() == threads) {
-        return;
       } else {
         cpu_relax();
       }
     }
   });
-  // Left by a pool that gave the calling thread no turn: no other thread
-  // copies any more.
-  for (size_t i = next.load(); i < copies; ++i) {
-    const size_t band = std::min(i / per_band, q.events - 1);
-    for (; arrived_bands <= band; ++arrived_bands) wait_for(band_done[arrived_bands].get());
-    copy_one(i);
-  }
 }
 
 void HostTransfer::finish_downloads() {
