@@ -1092,10 +1092,11 @@ hold_stream (void *)
 /* An estimator made while the legacy default stream is busy, then used at
  * once on a stream of its own (non-blocking, as the runners' are): its
  * tables start cleared on that stream. They were cleared by a cudaMemset
- * on the legacy stream, which a non-blocking stream does not wait for, so
- * the first estimate read whatever the memory held: here the counts an
- * earlier estimator left in its tables (filled, never read) before it
- * freed them. */
+ * on the legacy stream, which a non-blocking stream does not wait for: the
+ * clear could land between the estimate's pass and its reading (the first
+ * estimate then reads 0), or after both (it reads whatever the memory held
+ * before, here likely the counts of a plane of another noise level that
+ * an earlier estimator left in its tables, unread, before it freed them). */
 GST_START_TEST (test_noise_estimator_starts_cleared_on_its_stream)
 {
   std::mt19937 rng (43);
@@ -1109,14 +1110,20 @@ GST_START_TEST (test_noise_estimator_starts_cleared_on_its_stream)
   const ConstPlane plane (dev.get (), size_t (w), w, h, layout);
   const double want = estimate_noise_sigma (ConstPlane (host.data (), size_t (w), w, h,
           layout), 1);
+  const std::vector<uint8_t> host_other = noisy_plane (w, h, size_t (w), layout, 40.0, rng,
+      [](int, int y) { return 128 + 0.1 * y; });
+  DeviceArray<uint8_t> dev_other (host_other.size ());
+  CUDAFILTERS_CHECK (cudaMemcpy (dev_other.get (), host_other.data (), host_other.size (),
+          cudaMemcpyHostToDevice));
+  const ConstPlane other (dev_other.get (), size_t (w), w, h, layout);
   Stream stream;
   for (int round = 0; round < 3; ++round) {
     {
-      /* Tables full of counts, freed unread. */
+      /* Tables full of another plane's counts, freed unread. */
       NoiseEstimatorGpu earlier;
       for (int i = 0; i < 4; ++i) {
-        earlier.add (0, plane, 1, stream.get ());
-        earlier.add (1, plane, 1, stream.get ());
+        earlier.add (0, other, 1, stream.get ());
+        earlier.add (1, other, 1, stream.get ());
       }
       earlier.fill (stream.get ());
       CUDAFILTERS_CHECK (cudaStreamSynchronize (stream.get ()));
