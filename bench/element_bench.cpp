@@ -581,6 +581,7 @@ void run_rows(Reporter &rep, const ElementOptions &opt, GstCudaContext *ctx) {
 struct PageableRun {
   std::vector<double> intervals_us;  // between frames at the sink
   double cpu_us_per_frame = 0;
+  size_t timed_frames = 0;  // the frames cpu_us_per_frame is over
   // The first rounds through a pool, before the timed frames: the element
   // stages a buffer's first frame and pins the buffer at its second.
   int warmup_frames = 0;
@@ -731,6 +732,7 @@ PageableRun run_pageable_pipeline(const std::string &middle, const char *format,
   for (size_t i = first; i < at.size(); ++i) run.intervals_us.push_back(us(at[i] - at[i - 1]));
   const size_t timed = at.size() > arrivals.mark ? at.size() - arrivals.mark : 0;
   run.cpu_us_per_frame = timed ? (cpu1 - arrivals.cpu_at_mark) / double(timed) : 0;
+  run.timed_frames = timed;
   if (warmup > 0 && arrivals.mark > before && at.size() >= arrivals.mark) {
     run.warmup_frames = warmup;
     run.warmup_mean_us =
@@ -789,7 +791,7 @@ void run_pageable(const ElementOptions &opt, GstCudaContext *ctx, FILE *json) {
             if (source.kind == Source::kProposed && (identity || !on_gpu)) continue;
             PageableRun run = run_pageable_pipeline(launch, format.c_str(), sz, ctx, source.kind,
                                                     source.pool_size, frames);
-            const size_t n = run.intervals_us.size() + 1;
+            const size_t n = run.timed_frames;
             cpu_us[k] += run.cpu_us_per_frame * double(n);
             timed_frames[k] += n;
             if (round == 0) {
@@ -803,7 +805,8 @@ void run_pageable(const ElementOptions &opt, GstCudaContext *ctx, FILE *json) {
           const auto &source = sources[k];
           if (timed_frames[k] == 0) continue;
           PageableRun &run = pooled[k];
-          // The first round's warm-up; the CPU time over every round.
+          // The first round's warm-up (printed as "first N"); the CPU time
+          // over every round.
           run.cpu_us_per_frame = cpu_us[k] / double(timed_frames[k]);
           std::vector<double> &v = run.intervals_us;
           std::sort(v.begin(), v.end());
@@ -814,8 +817,9 @@ void run_pageable(const ElementOptions &opt, GstCudaContext *ctx, FILE *json) {
                       what.c_str(), sz.name, at(0.5), at(0.9), at(0.99), run.cpu_us_per_frame);
           if (opt.rounds > 1) std::printf("  (%d rounds)", opt.rounds);
           if (run.warmup_frames)
-            std::printf("  (first %d: mean %.1f us, CPU %.1f us/frame)", run.warmup_frames,
-                        run.warmup_mean_us, run.warmup_cpu_us_per_frame);
+            std::printf("  (first %d%s: mean %.1f us, CPU %.1f us/frame)", run.warmup_frames,
+                        opt.rounds > 1 ? " of round 1" : "", run.warmup_mean_us,
+                        run.warmup_cpu_us_per_frame);
           std::printf("\n");
           if (json)
             std::fprintf(json,
