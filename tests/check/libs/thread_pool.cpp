@@ -218,7 +218,8 @@ check_short_calls ()
  * started). Then four callers at once, whose small calls together have an
  * index for every thread: every worker joins them. (The worker a caller
  * wakes may take another caller's call; a pool that then woke nobody for
- * the first caller passed this too on a 16-CPU host, five runs of five.) */
+ * the first caller passed this too on a 16-CPU host, in five runs out of
+ * five.) */
 void
 check_sleepers_all_woken ()
 {
