@@ -239,14 +239,14 @@ class Pool {
       Job *job = claim();
       // The first worker woken for a call wakes the others from here
       // rather than the caller (which meanwhile starts on its own
-      // indices), but no more of them than the call has indices left
-      // besides its own: waking every sleeper put each of them to spin for
-      // kWorkerSpin after a call that had nothing for most of them (a small
-      // plane's copies). They are woken at once, as waking them one from
-      // another delayed the last ones by several wake-ups.
-      // Every call listed that no woken worker has woken others for yet
-      // counts, not only the one this worker took: with several callers at
-      // once, the worker a caller woke may take another's call.
+      // indices), but no more of them than the calls listed have indices
+      // left: waking every sleeper put each of them to spin for kWorkerSpin
+      // after a call that had nothing for most of them (a small plane's
+      // copies). They are woken at once, as waking them one from another
+      // delayed the last ones by several wake-ups. Every call listed that
+      // no woken worker has served yet counts, not only the one this
+      // worker took: with several callers at once, the worker one caller
+      // woke may take another's call.
       if (job != nullptr) {
         int others = 0;
         {
