@@ -16,6 +16,9 @@
 
 #ifdef __linux__
 #include <sched.h>
+#ifdef __linux__
+#include <pthread.h>
+#endif
 #endif
 
 namespace cudafilters {
@@ -101,6 +104,14 @@ int thread_budget() {
   return std::max(1, cpus);
 }
 
+// Workers carry one name, so that `top -H` or /proc/PID/task/*/comm tell
+// the pool's CPU time from the application's threads.
+void name_this_thread() {
+#ifdef __linux__
+  (void)pthread_setname_np(pthread_self(), "cudafilters-cpu");
+#endif
+}
+
 class Pool {
  public:
   Pool() {
@@ -111,7 +122,10 @@ class Pool {
     // workers already started use this pool, so it must not throw.
     for (int i = 1; i < wanted; ++i) {
       try {
-        std::thread([this] { work(); }).detach();
+        std::thread([this] {
+          name_this_thread();
+          work();
+        }).detach();
       } catch (...) {
         break;
       }

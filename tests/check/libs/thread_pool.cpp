@@ -4,7 +4,7 @@
  *                           callers at once (short calls, some after the
  *                           workers went to sleep), every sleeping worker
  *                           woken for a call with work for all, the cgroup
- *                           CPU quota read;
+ *                           CPU quota read, the workers' thread name;
  *   thread-pool-affinity    (TEST_ONE_CPU) a process allowed one CPU, as
  *                           under `taskset -c 0` or a one-CPU cpuset, runs
  *                           on one thread;
@@ -181,6 +181,34 @@ check_throwing_bodies ()
   CHECK (thrown.load () == 20 && wrong.load () == 0,
       "concurrent callers: %d of 20 exceptions, %d indices wrong",
       thrown.load (), wrong.load ());
+}
+
+/* The workers are named cudafilters-cpu, so that `top -H` and
+ * /proc/PID/task/TID/comm tell their CPU time from the application's
+ * threads; the caller's thread keeps its own name. */
+void
+check_worker_names (int threads)
+{
+  std::string mine;
+  std::ifstream (std::string ("/proc/self/task/") +
+      std::to_string (gettid ()) + "/comm") >> mine;
+  /* A worker names itself once it runs: up to 5 s for all of them. */
+  int named = 0;
+  const auto until = std::chrono::steady_clock::now () + std::chrono::seconds (5);
+  do {
+    named = 0;
+    for (const auto & task :
+        std::filesystem::directory_iterator ("/proc/self/task")) {
+      std::string name;
+      std::getline (std::ifstream (task.path () / "comm"), name);
+      named += name == "cudafilters-cpu";
+    }
+    if (named < threads - 1)
+      std::this_thread::sleep_for (std::chrono::milliseconds (10));
+  } while (named < threads - 1 && std::chrono::steady_clock::now () < until);
+  CHECK (named == threads - 1, "%d threads named cudafilters-cpu, %d workers",
+      named, threads - 1);
+  CHECK (mine != "cudafilters-cpu", "the caller's thread was renamed");
 }
 
 /* Short calls back to back from three threads, now and then after a pause
@@ -430,6 +458,7 @@ main ()
   std::printf ("%d threads, %d CPUs allowed, %u online\n", threads,
       allowed_cpus (), std::thread::hardware_concurrency ());
   check_cgroup_limits ();
+  check_worker_names (threads);
   check_indices (1, "one index");
   check_indices (1000, "1000 indices");
   check_engines ("first");
