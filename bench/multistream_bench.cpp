@@ -38,7 +38,14 @@
 #include <cudafilters/histeq_gpu.h>
 #include <cudafilters/nlm_gpu.h>
 #include <cudafilters/sharpen_gpu.h>
+#include <dirent.h>
 #include <sys/resource.h>
+
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <unistd.h>
+#include <cctype>
 
 #include <memory>
 #include <stdexcept>
@@ -96,6 +103,67 @@ double cpu_seconds() {
   getrusage(RUSAGE_SELF, &ru);
   return double(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
          1e-6 * double(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
+}
+
+// CPU seconds each thread of this process has run, by thread id, with its
+// name (/proc/self/task/*/schedstat, nanoseconds; stat's ticks where
+// schedstat is absent).
+struct ThreadTime {
+  std::string name;
+  double seconds = 0;
+};
+std::map<long, ThreadTime> thread_times() {
+  std::map<long, ThreadTime> out;
+  DIR *dir = opendir("/proc/self/task");
+  if (!dir) return out;
+  static const double tick = 1.0 / double(sysconf(_SC_CLK_TCK));
+  while (dirent *d = readdir(dir)) {
+    if (d->d_name[0] == '.') continue;
+    const std::string base = std::string("/proc/self/task/") + d->d_name;
+    ThreadTime t;
+    std::ifstream comm(base + "/comm");
+    std::getline(comm, t.name);
+    unsigned long long ns = 0;
+    if (std::ifstream(base + "/schedstat") >> ns) {
+      t.seconds = double(ns) * 1e-9;
+    } else {
+      std::ifstream stat(base + "/stat");
+      std::string line;
+      std::getline(stat, line);
+      const size_t close = line.rfind(')');
+      if (close == std::string::npos) continue;
+      std::istringstream rest(line.substr(close + 2));
+      std::string field;
+      unsigned long long utime = 0, stime = 0;
+      for (int i = 3; i <= 15 && rest >> field; ++i) {
+        if (i == 14) utime = std::stoull(field);
+        if (i == 15) stime = std::stoull(field);
+      }
+      t.seconds = double(utime + stime) * tick;
+    }
+    out[std::atol(d->d_name)] = t;
+  }
+  closedir(dir);
+  return out;
+}
+
+// CPU seconds by thread name between two readings (threads started in
+// between count from zero), largest first; digits at the end of a name are
+// dropped, so that numbered threads of one kind form one group.
+std::vector<std::pair<std::string, double>> cpu_by_thread_name(
+    const std::map<long, ThreadTime> &before, const std::map<long, ThreadTime> &after) {
+  std::map<std::string, double> groups;
+  for (const auto &[tid, t] : after) {
+    const auto was = before.find(tid);
+    const double used = t.seconds - (was != before.end() ? was->second.seconds : 0.0);
+    std::string name = t.name;
+    while (!name.empty() && std::isdigit(static_cast<unsigned char>(name.back()))) name.pop_back();
+    if (name.rfind("cuda0", 0) == 0) name = "cuda (driver)";
+    groups[name] += used;
+  }
+  std::vector<std::pair<std::string, double>> out(groups.begin(), groups.end());
+  std::sort(out.begin(), out.end(), [](const auto &a, const auto &b) { return a.second > b.second; });
+  return out;
 }
 
 std::string decoder_for(int device) {
@@ -207,6 +275,10 @@ class Pipeline {
 struct Throughput {
   double fps = 0, slowest_fps = 0, window_s = 0, cpu_cores = 0;
   bool overlapped = true;
+  // CPU time per frame over the whole run (every frame of every stream),
+  // in all and by thread name.
+  double cpu_us_per_frame = 0;
+  std::vector<std::pair<std::string, double>> cpu_us_by_thread;
 };
 
 // Frames per second while all pipelines ran at once (see the top comment).
@@ -296,11 +368,21 @@ Throughput run_streams(const MultiOptions &opt, const std::string &memory, const
   }
   // All start together, once each has its decoder and engine set up.
   for (auto &p : pipes) p->prepare(memory == "cuda" ? opt.loops : 1);
+  const auto threads0 = thread_times();
   const double cpu0 = cpu_seconds(), t0 = now_s();
   for (auto &p : pipes) p->play();
   for (auto &p : pipes) p->finish();
-  const double cores = (cpu_seconds() - cpu0) / (now_s() - t0);
-  return measure(pipes, cores);
+  const double cpu = cpu_seconds() - cpu0;
+  const auto by_thread = cpu_by_thread_name(threads0, thread_times());
+  Throughput t = measure(pipes, cpu / (now_s() - t0));
+  size_t frames = 0;
+  for (const auto &p : pipes) frames += p->stamps().size();
+  if (frames > 0) {
+    t.cpu_us_per_frame = 1e6 * cpu / double(frames);
+    for (const auto &[name, seconds] : by_thread)
+      t.cpu_us_by_thread.emplace_back(name, 1e6 * seconds / double(frames));
+  }
+  return t;
 }
 
 // Copy engines: one NV12 1080p upload and one download per frame, both
@@ -384,14 +466,19 @@ void run_all(const MultiOptions &opt) {
                     "  CPU %5.2f cores  window %5.2f s%s\n",
                     memory.c_str(), e.name, n, opt.devices.size(), t.fps, t.fps / n, t.slowest_fps,
                     t.cpu_cores, t.window_s, t.overlapped ? "" : "  (pipelines did not overlap)");
+        std::printf("         CPU %.1f us per frame; by thread:", t.cpu_us_per_frame);
+        for (const auto &[name, us] : t.cpu_us_by_thread)
+          if (us >= 0.5) std::printf("  %s %.1f", name.c_str(), us);
+        std::printf("\n");
         if (opt.json)
           std::fprintf(opt.json,
                        "{\"bench\":\"multistream\",\"memory\":\"%s\",\"element\":\"%s\",\"streams\":%d,"
                        "\"gpus\":%zu,\"contexts\":\"%s\",\"fps\":%.1f,\"slowest_fps\":%.2f,"
-                       "\"cpu_cores\":%.2f,\"window_s\":%.3f,\"overlapped\":%s,\"gpu_us\":%.2f}\n",
+                       "\"cpu_cores\":%.2f,\"cpu_us_per_frame\":%.2f,\"window_s\":%.3f,\"overlapped\":%s,"
+                       "\"gpu_us\":%.2f}\n",
                        memory.c_str(), e.name, n, opt.devices.size(),
                        opt.shared_contexts ? "shared" : "own", t.fps, t.slowest_fps, t.cpu_cores,
-                       t.window_s, t.overlapped ? "true" : "false", c.gpu_us);
+                       t.cpu_us_per_frame, t.window_s, t.overlapped ? "true" : "false", c.gpu_us);
       }
     }
   }
