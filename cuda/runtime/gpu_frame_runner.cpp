@@ -154,8 +154,7 @@ void GpuFrameRunner::Impl::switch_to(cudaStream_t stream) {
 void GpuFrameRunner::Impl::wait_for_stream(cudaStream_t stream, PacedWait *pace) {
   CUDAFILTERS_CHECK(cudaEventRecord(stream_done_.get(), stream));
   if (pace) {
-    pace->mark(stream);
-    pace->wait(stream_done_.get());
+    pace->wait(stream_done_.get(), stream);
   } else {
     wait_for(stream_done_.get());
   }

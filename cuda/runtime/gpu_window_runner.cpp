@@ -89,8 +89,7 @@ void GpuWindowRunner::Impl::order_after(cudaStream_t first, cudaStream_t then) {
 void GpuWindowRunner::Impl::synchronize(PacedWait *pace) {
   CUDAFILTERS_CHECK(cudaEventRecord(done_.get(), stream_.get()));
   if (pace) {
-    pace->mark(stream_.get());
-    pace->wait(done_.get());
+    pace->wait(done_.get(), stream_.get());
   } else {
     wait_for(done_.get());
   }

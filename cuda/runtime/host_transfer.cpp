@@ -218,29 +218,27 @@ bool PacedWait::blocks_next() const {
           (pacing_on() && expected_ >= kBlockFrom && deviation_ >= kBlockAbove));
 }
 
-void PacedWait::mark(cudaStream_t stream) noexcept {
-  marked_ = false;
-  if (!blocks_next()) return;
+bool PacedWait::mark(cudaStream_t stream) noexcept {
+  if (!blocks_next()) return false;
   try {
     if (!blocking_) blocking_.emplace(cudaEventDisableTiming | cudaEventBlockingSync);
   } catch (...) {
     (void)cudaGetLastError();
-    return;
+    return false;
   }
   if (cudaEventRecord(blocking_->get(), stream) != cudaSuccess) {
     (void)cudaGetLastError();
-    return;
+    return false;
   }
-  marked_ = true;
+  return true;
 }
 
-void PacedWait::wait(cudaEvent_t event) {
+void PacedWait::wait(cudaEvent_t event, cudaStream_t stream) {
   using std::chrono::nanoseconds;
+  const bool block = mark(stream);
   const auto start = std::chrono::steady_clock::now();
   const nanoseconds margin = kWakeEarly + deviation_;
   const nanoseconds sleep = expected_ - margin;
-  const bool block = marked_ && blocks_next();
-  marked_ = false;
   bool slept = false, at_once = false;
   if (pacing_on() && (block || sleep >= kShortestSleep)) {
     // Work that is done already (the host took long between queueing and
@@ -637,8 +635,7 @@ void HostTransfer::finish_downloads() {
       else if (&q == &queued_.front()) {
         // Where it blocks, it waits for the frame's later planes too: they
         // are waited for next anyway.
-        frame_done_.mark(q.stream);
-        frame_done_.wait(chunk_done_[q.first_event].get());
+        frame_done_.wait(chunk_done_[q.first_event].get(), q.stream);
       }
       else
         wait_for(chunk_done_[q.first_event].get());

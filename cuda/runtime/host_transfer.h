@@ -41,15 +41,11 @@ constexpr unsigned kHostWaitEventFlags = cudaEventDisableTiming;
 // microseconds. One per place: what it learns is how long that place waits.
 class PacedWait {
  public:
-  // Called right before wait(), after the caller's event is recorded on
-  // `stream`: where the wait is to block, records an event of its own (with
-  // cudaEventBlockingSync) there, which covers the work queued on `stream`
-  // so far, after the caller's event too. Never throws: a wait whose mark
-  // failed polls.
-  void mark(cudaStream_t stream) noexcept;
-  // Returns once the work before `event` is done (and, where it blocks, the
-  // work before the mark).
-  void wait(cudaEvent_t event);
+  // Returns once the work before `event`, recorded on `stream`, is done.
+  // Where it blocks, it records an event of its own on `stream` (with
+  // cudaEventBlockingSync) and waits for that: it covers the work queued
+  // there so far, after `event` too.
+  void wait(cudaEvent_t event, cudaStream_t stream);
   // What the next wait expects to take (for tests and logs).
   std::chrono::microseconds expected() const {
     return std::chrono::duration_cast<std::chrono::microseconds>(expected_);
@@ -70,8 +66,11 @@ class PacedWait {
   // made at the first such mark: the flag costs every recording an
   // interrupt, which the events of waits that poll do without.
   std::optional<Event> blocking_;
-  bool marked_ = false;
   long blocked_waits_ = 0;
+
+  // Records blocking_ on `stream` where the wait is to block; whether it
+  // did. Never throws: a wait whose mark failed polls.
+  bool mark(cudaStream_t stream) noexcept;
 };
 
 // Where a host plane lives: looked up once per plane and frame, for both the

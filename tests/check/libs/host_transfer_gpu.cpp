@@ -738,8 +738,7 @@ struct PacedFrames {
     CUDAFILTERS_CHECK (cudaMemcpyAsync (host.data (), dev.get (), kBytes,
             cudaMemcpyDeviceToHost, stream.get ()));
     CUDAFILTERS_CHECK (cudaEventRecord (done.get (), stream.get ()));
-    paced.mark (stream.get ());
-    paced.wait (done.get ());
+    paced.wait (done.get (), stream.get ());
     const uint8_t *h = host.data ();
     size_t wrong = 0;
     for (size_t i = 0; i < kBytes; ++i)
