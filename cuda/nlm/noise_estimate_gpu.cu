@@ -41,6 +41,35 @@ struct PlaneArgs {
 
 constexpr int kMaxPlanes = 4;
 
+// The arguments that read `plane` into `table`, with the launch's blocks
+// from `first_block` on; *blocks is set to how many it takes.
+PlaneArgs plane_args(ConstPlane plane, int step, int table, int first_block, int *blocks) {
+  const int bits = plane.samples.bits;
+  const int blocks_x = (plane.width - 2 + kTableColumns - 1) / kTableColumns;
+  const int row_step = noise_row_step(plane.width, plane.height);
+  const int rows = noise_rows_sampled(plane.height, row_step);
+  *blocks = blocks_x * ((rows + kTableRows - 1) / kTableRows);
+  return PlaneArgs{plane.data, plane.stride, plane.width, plane.height, step, row_step, rows,
+                   sample_levels(plane.samples), bits > 8 ? bits - 8 : 0, bits < 8 ? 8 - bits : 0,
+                   table, plane.samples.deep() ? 1 : 0, blocks_x, first_block};
+}
+
+// Clears device arrays once, on the stream of their first use: a cudaMemset
+// on the legacy default stream, which the callers' non-blocking streams do
+// not wait for, could come after that use.
+class ClearOnFirstUse {
+ public:
+  template <typename... T>
+  void on(cudaStream_t stream, const DeviceArray<T> &...arrays) {
+    if (done_) return;
+    (CUDAFILTERS_CHECK(cudaMemsetAsync(arrays.get(), 0, arrays.size() * sizeof(T), stream)), ...);
+    done_ = true;
+  }
+
+ private:
+  bool done_ = false;
+};
+
 // The planes of one launch: every plane of a frame in one pass.
 struct PassArgs {
   PlaneArgs planes[kMaxPlanes];
@@ -325,16 +354,8 @@ struct NoiseEstimatorGpu::Impl {
   // The planes added since the last estimate, read in one launch.
   PassArgs pass{};
   int blocks = 0;
-  // The tables and sigmas start cleared, on the stream of the first pass:
-  // a cudaMemset on the legacy default stream, which the callers'
-  // non-blocking streams do not wait for, could come after that pass.
-  bool cleared = false;
-  void clear_once(cudaStream_t stream) {
-    if (cleared) return;
-    CUDAFILTERS_CHECK(cudaMemsetAsync(tables.get(), 0, kMaxTables * sizeof(Table), stream));
-    CUDAFILTERS_CHECK(cudaMemsetAsync(sigmas.get(), 0, kMaxTables * sizeof(double), stream));
-    cleared = true;
-  }
+  // The tables and sigmas start cleared, on the stream of the first pass.
+  ClearOnFirstUse clear;
 };
 
 NoiseEstimatorGpu::NoiseEstimatorGpu() : impl_(std::make_unique<Impl>()) {}
@@ -354,20 +375,14 @@ void NoiseEstimatorGpu::add(int table, ConstPlane plane, int step, cudaStream_t 
   bits = plane.samples.bits;
   if (plane.width < 3 || plane.height < 3) return;
   if (m.pass.count == kMaxPlanes) launch_pass(stream);
-  const int blocks_x = (plane.width - 2 + kTableColumns - 1) / kTableColumns;
-  const int row_step = noise_row_step(plane.width, plane.height);
-  const int rows = noise_rows_sampled(plane.height, row_step);
-  const int blocks_y = (rows + kTableRows - 1) / kTableRows;
-  m.pass.planes[m.pass.count++] =
-      PlaneArgs{plane.data, plane.stride, plane.width, plane.height, step, row_step, rows,
-                sample_levels(plane.samples), bits > 8 ? bits - 8 : 0, bits < 8 ? 8 - bits : 0,
-                table, plane.samples.deep() ? 1 : 0, blocks_x, m.blocks};
-  m.blocks += blocks_x * blocks_y;
+  int blocks = 0;
+  m.pass.planes[m.pass.count++] = plane_args(plane, step, table, m.blocks, &blocks);
+  m.blocks += blocks;
 }
 
 void NoiseEstimatorGpu::launch_pass(cudaStream_t stream) {
   Impl &m = *impl_;
-  m.clear_once(stream);
+  m.clear.on(stream, m.tables, m.sigmas);
   if (m.pass.count == 0) return;
   m.pass.tables = m.tables.get();
   noise_table_kernel<<<m.blocks, kTableThreads, 0, stream>>>(m.pass);
@@ -400,7 +415,7 @@ struct NoiseCurveGpu::Impl {
   DeviceArray<double> sigmas{kNoiseBands};
   int bands_per_pass = kNoiseBands;
   // The tables start cleared, on the first frame's stream.
-  bool cleared = false;
+  ClearOnFirstUse clear;
 };
 
 NoiseCurveGpu::NoiseCurveGpu(int bands_per_pass) : impl_(std::make_unique<Impl>()) {
@@ -427,27 +442,18 @@ void NoiseCurveGpu::estimate(ConstPlane plane, int step, cudaStream_t stream) {
   if (!plane.samples.valid() || step < 1)
     throw std::invalid_argument("noise estimate: invalid sample layout or step");
   Impl &m = *impl_;
-  if (!m.cleared) {
-    CUDAFILTERS_CHECK(cudaMemsetAsync(m.tables.get(), 0, kNoiseBands * sizeof(Table), stream));
-    m.cleared = true;
-  }
+  m.clear.on(stream, m.tables);
   const int bits = plane.samples.bits;
   if (plane.width >= 3 && plane.height >= 3) {
-    const int blocks_x = (plane.width - 2 + kTableColumns - 1) / kTableColumns;
-    const int row_step = noise_row_step(plane.width, plane.height);
-    const int rows = noise_rows_sampled(plane.height, row_step);
-    const int blocks_y = (rows + kTableRows - 1) / kTableRows;
-    CurveArgs a{PlaneArgs{plane.data, plane.stride, plane.width, plane.height, step, row_step,
-                          rows, sample_levels(plane.samples), bits > 8 ? bits - 8 : 0,
-                          bits < 8 ? 8 - bits : 0, 0, plane.samples.deep() ? 1 : 0, blocks_x, 0},
-                bits, 0, m.tables.get()};
+    int blocks = 0;
+    CurveArgs a{plane_args(plane, step, 0, 0, &blocks), bits, 0, m.tables.get()};
     for (a.first = 0; a.first < kNoiseBands; a.first += m.bands_per_pass) {
       if (m.bands_per_pass == kNoiseBands)
         noise_curve_kernel<kNoiseBands>
-            <<<blocks_x * blocks_y, kTableThreads, sizeof(BlockCurve<kNoiseBands>), stream>>>(a);
+            <<<blocks, kTableThreads, sizeof(BlockCurve<kNoiseBands>), stream>>>(a);
       else
-        noise_curve_kernel<kNoiseBands / 2><<<blocks_x * blocks_y, kTableThreads,
-                                              sizeof(BlockCurve<kNoiseBands / 2>), stream>>>(a);
+        noise_curve_kernel<kNoiseBands / 2>
+            <<<blocks, kTableThreads, sizeof(BlockCurve<kNoiseBands / 2>), stream>>>(a);
       check_launch("noise_curve_kernel");
     }
   }
