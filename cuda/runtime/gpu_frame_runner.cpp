@@ -68,9 +68,15 @@ struct GpuFrameRunner::Impl {
   // (src and dst, device planes, unless it says otherwise).
   void count_levels(const GpuPlaneFilter &filter, ConstPlane src, ConstPlane dst);
   // Filters one host frame of process_host, carried planes left by
-  // queue_carried_dma copied on the host meanwhile, and waits for it.
+  // queue_carried_dma copied on the host meanwhile, and waits for it, and
+  // for the carried planes' DMAs where `carried_by_dma`.
   void filter_host(GpuPlaneFilter &filter, ConstPlane src, Plane dst, const CarriedPlanes &carried,
-                   FrameLevels *levels, bool alone);
+                   FrameLevels *levels, bool alone, bool carried_by_dma);
+  // Has `stream` wait, after the work queued on it so far, for the carried
+  // planes' DMAs: the frame's one paced wait then covers them too. (Waited
+  // for on their own after it, they were polled for: 114 us of CPU time a
+  // frame for eight processes under MPS, docs/deployment.md.)
+  void join_carried(cudaStream_t stream);
   // The filter's device state is ordered by the stream its frames run on:
   // before a frame goes to another stream than the last one, the last one's
   // frames finish.
@@ -286,7 +292,7 @@ void GpuFrameRunner::process_host(GpuPlaneFilter &filter, ConstPlane src, Plane 
   // throws, the filter's stream has nothing of this frame.
   const bool carried_by_dma = m.queue_carried_dma(carried, counted.alone());
   try {
-    m.filter_host(filter, src, dst, carried, levels, counted.alone());
+    m.filter_host(filter, src, dst, carried, levels, counted.alone(), carried_by_dma);
   } catch (...) {
     // Nothing queued for this frame may read or write the caller's planes
     // once the caller has them back: kernels streaming them, their copies.
@@ -294,13 +300,16 @@ void GpuFrameRunner::process_host(GpuPlaneFilter &filter, ConstPlane src, Plane 
     if (carried_by_dma) settle(m.carry_stream_->get());
     throw;
   }
-  if (carried_by_dma) wait_for(m.carry_done_.get());
   if (levels) *levels = m.levels_->result();
+}
+
+void GpuFrameRunner::Impl::join_carried(cudaStream_t stream) {
+  CUDAFILTERS_CHECK(cudaStreamWaitEvent(stream, carry_done_.get(), 0));
 }
 
 void GpuFrameRunner::Impl::filter_host(GpuPlaneFilter &filter, ConstPlane src, Plane dst,
                                        const CarriedPlanes &carried, FrameLevels *levels,
-                                       bool alone) {
+                                       bool alone, bool carried_by_dma) {
   const HostResidence in = locate(src), out = locate(dst);
   last_streamed_ = host_path_ == HostPath::kAuto && alone && !levels &&
                    filter.streams_host_memory() && in.device != nullptr &&
@@ -312,6 +321,7 @@ void GpuFrameRunner::Impl::filter_host(GpuPlaneFilter &filter, ConstPlane src, P
                    Plane{const_cast<uint8_t *>(out.device), dst.stride, dst.width, dst.height,
                          dst.samples});
     copy_carried_on_host(carried);
+    if (carried_by_dma) join_carried(stream_.get());
     synchronize();
     return;
   }
@@ -321,6 +331,9 @@ void GpuFrameRunner::Impl::filter_host(GpuPlaneFilter &filter, ConstPlane src, P
   poison_device(dev_dst, {}, stream_.get());
   filter.enqueue(dev_src, dev_dst, stream_.get());
   if (levels) count_levels(filter, dev_src, dev_dst);
+  // The download's events are what the host waits for: they come after the
+  // join.
+  if (carried_by_dma) join_carried(stream_.get());
   transfer_->queue_download(dev_out_.data(), dev_out_.pitch(), dst, out.page_locked,
                             stream_.get());
   copy_carried_on_host(carried);

@@ -258,6 +258,51 @@ GST_END_TEST;
 
 /* Staging that failed to grow (no page-locked memory that large) still
  * serves the next frame of the size it had. */
+/* Carried planes by DMA that take far longer than the luma (a 64x64 luma
+ * beside two 4096x2048 planes): the frame returns only once they are
+ * written, whether its luma is streamed (page-locked, rows aligned) or
+ * copied (pageable). They are waited for through the frame's own wait. */
+GST_START_TEST (test_carried_planes_outlast_the_luma)
+{
+  const int w = 64, h = 64, cw = 4096, ch = 2048;
+  const size_t stride = 64, cstride = 4096, luma = stride * h;
+  const size_t chroma = cstride * ch;
+  PinnedBuffer c_in, c_out;
+  c_in.reserve (2 * chroma);
+  c_out.reserve (2 * chroma);
+  const std::vector<uint8_t> content = pattern (2 * chroma, 91);
+  memcpy (c_in.data (), content.data (), 2 * chroma);
+  for (int luma_locked = 0; luma_locked < 2; ++luma_locked) {
+    std::vector<uint8_t> y_in_pageable (luma), y_out_pageable (luma);
+    PinnedBuffer y_in_pinned, y_out_pinned;
+    y_in_pinned.reserve (luma);
+    y_out_pinned.reserve (luma);
+    uint8_t *y_in = luma_locked ? y_in_pinned.data () : y_in_pageable.data ();
+    uint8_t *y_out = luma_locked ? y_out_pinned.data () :
+        y_out_pageable.data ();
+    const std::vector<uint8_t> y = pattern (luma, 17);
+    memcpy (y_in, y.data (), luma);
+    GpuFrameRunner runner;
+    HistEqGpu eq;
+    for (unsigned f = 0; f < 3; ++f) {
+      memset (c_out.data (), 0x5a, 2 * chroma);
+      CarriedPlanes carried;
+      for (int p = 0; p < 2; ++p)
+        carried.push_back ({ConstPlane (c_in.data () + p * chroma, cstride,
+                    cw, ch), Plane (c_out.data () + p * chroma, cstride, cw,
+                    ch)});
+      const ConstPlane src (y_in, stride, w, h);
+      runner.process_host (eq, src, Plane (y_out, stride, w, h), carried);
+      fail_unless (memcmp (c_out.data (), c_in.data (), 2 * chroma) == 0,
+          "luma %s, frame %u: the carried planes were not all written when "
+          "the frame returned", luma_locked ? "streamed" : "copied", f);
+      fail_unless_equals_int (last_frame_streamed (runner), luma_locked);
+      check_equalized (src, ConstPlane (y_out, stride, w, h), "luma");
+    }
+  }
+}
+GST_END_TEST;
+
 GST_START_TEST (test_staging_after_a_failed_growth)
 {
   const int w = 1024, h = 1024;
@@ -799,6 +844,7 @@ host_transfer_suite (void)
   tcase_add_test (tc, test_paced_wait_returns_only_when_done);
   tcase_add_test (tc, test_irregular_paced_waits_block_until_done);
   tcase_add_test (tc, test_carried_planes_of_a_host_frame);
+  tcase_add_test (tc, test_carried_planes_outlast_the_luma);
   tcase_add_test (tc, test_staging_after_a_failed_growth);
   tcase_add_test (tc, test_banded_round_trips);
   tcase_add_test (tc, test_banded_frame_of_three_planes);
