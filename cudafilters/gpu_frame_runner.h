@@ -37,6 +37,9 @@ class GpuFrameRunner {
   // With `levels`, the histograms of src and dst are counted on the device
   // too and stored there; such a frame is copied in and out, never
   // streamed, so that both planes are in device memory to count.
+  //
+  // dst may be src itself (or overlap it): the frame is then filtered in
+  // place, copied in and out, never streamed, and dst is not poisoned.
   void process_host(GpuPlaneFilter &filter, ConstPlane src, Plane dst,
                     FrameLevels *levels = nullptr);
   // The same with carried planes (host memory too, each src and dst of

@@ -49,6 +49,20 @@ class HostFrameInFlight {
 
 bool is_page_locked(ConstPlane plane) { return locate(plane).page_locked; }
 
+namespace {
+
+// Whether two host planes share a byte (the bytes between their first and
+// last).
+bool overlap(ConstPlane a, ConstPlane b) {
+  if (a.width <= 0 || a.height <= 0 || b.width <= 0 || b.height <= 0) return false;
+  auto last = [](ConstPlane p) {
+    return p.data + static_cast<size_t>(p.height - 1) * p.stride + p.row_bytes() - 1;
+  };
+  return a.data <= last(b) && b.data <= last(a);
+}
+
+}  // namespace
+
 struct GpuFrameRunner::Impl {
   explicit Impl(HostPath host_path);
 
@@ -69,9 +83,10 @@ struct GpuFrameRunner::Impl {
   void count_levels(const GpuPlaneFilter &filter, ConstPlane src, ConstPlane dst);
   // Filters one host frame of process_host, carried planes left by
   // queue_carried_dma copied on the host meanwhile, and waits for it, and
-  // for the carried planes' DMAs where `carried_by_dma`.
+  // for the carried planes' DMAs where `carried_by_dma`. Streams it only
+  // where `may_stream` (alone in flight, not in place).
   void filter_host(GpuPlaneFilter &filter, ConstPlane src, Plane dst, const CarriedPlanes &carried,
-                   FrameLevels *levels, bool alone, bool carried_by_dma);
+                   FrameLevels *levels, bool may_stream, bool carried_by_dma);
   // Has `stream` wait, after the work queued on it so far, for the carried
   // planes' DMAs: the frame's one paced wait then covers them too. (Waited
   // for on their own after it, they were polled for: 114 us of CPU time a
@@ -277,8 +292,11 @@ void GpuFrameRunner::process_host(GpuPlaneFilter &filter, ConstPlane src, Plane 
     if (c.src.row_bytes() != c.dst.row_bytes() || c.src.height != c.dst.height)
       throw std::invalid_argument("carried source and output planes differ in size");
   Impl &m = *impl_;
+  // A frame filtered in place is its own source: it is copied to the
+  // device before anything writes it, never streamed.
+  const bool in_place = overlap(src, dst);
   if (m.poison_outputs_) {
-    poison_host_plane(dst);
+    if (!in_place) poison_host_plane(dst);
     for (const CarriedPlane &c : carried) poison_host_plane(c.dst);
   }
   reserve(src.width, src.height, src.samples.bytes);
@@ -292,7 +310,8 @@ void GpuFrameRunner::process_host(GpuPlaneFilter &filter, ConstPlane src, Plane 
   // throws, the filter's stream has nothing of this frame.
   const bool carried_by_dma = m.queue_carried_dma(carried, counted.alone());
   try {
-    m.filter_host(filter, src, dst, carried, levels, counted.alone(), carried_by_dma);
+    m.filter_host(filter, src, dst, carried, levels, counted.alone() && !in_place,
+                  carried_by_dma);
   } catch (...) {
     // Nothing queued for this frame may read or write the caller's planes
     // once the caller has them back: kernels streaming them, their copies.
@@ -309,9 +328,9 @@ void GpuFrameRunner::Impl::join_carried(cudaStream_t stream) {
 
 void GpuFrameRunner::Impl::filter_host(GpuPlaneFilter &filter, ConstPlane src, Plane dst,
                                        const CarriedPlanes &carried, FrameLevels *levels,
-                                       bool alone, bool carried_by_dma) {
+                                       bool may_stream, bool carried_by_dma) {
   const HostResidence in = locate(src), out = locate(dst);
-  last_streamed_ = host_path_ == HostPath::kAuto && alone && !levels &&
+  last_streamed_ = host_path_ == HostPath::kAuto && may_stream && !levels &&
                    filter.streams_host_memory() && in.device != nullptr &&
                    out.device != nullptr && rows_aligned16(src) && rows_aligned16(dst);
   // The carried planes left to the host are copied while the GPU works; a

@@ -303,6 +303,45 @@ GST_START_TEST (test_carried_planes_outlast_the_luma)
 }
 GST_END_TEST;
 
+/* A frame filtered in place (dst the same plane as src), page-locked with
+ * aligned rows (which alone would be streamed) and pageable, alone and
+ * beside another frame: copied in and out, never streamed, equal to the
+ * CPU's result of the frame as it was, and nothing written past it. */
+GST_START_TEST (test_frame_filtered_in_place)
+{
+  const int w = 640, h = 360;
+  const size_t stride = 640, luma = stride * h;
+  for (int case_ = 0; case_ < 4; ++case_) {
+    const bool locked = case_ & 1, beside = case_ & 2;
+    std::unique_ptr<OtherHostFrame> other;
+    if (beside)
+      other = std::make_unique<OtherHostFrame> ();
+    std::vector<uint8_t> pageable (2 * luma);
+    PinnedBuffer pinned;
+    pinned.reserve (2 * luma);
+    uint8_t *frame = locked ? pinned.data () : pageable.data ();
+    GpuFrameRunner runner;
+    HistEqGpu eq;
+    for (unsigned f = 0; f < 3; ++f) {
+      const std::vector<uint8_t> content = pattern (2 * luma, 60 + f + 7 *
+          case_);
+      memcpy (frame, content.data (), 2 * luma);
+      runner.process_host (eq, ConstPlane (frame, stride, w, h),
+          Plane (frame, stride, w, h));
+      char what[96];
+      snprintf (what, sizeof what, "%s, %s, frame %u", locked ?
+          "page-locked" : "pageable", beside ? "beside another frame" :
+          "alone", f);
+      fail_if (last_frame_streamed (runner), "%s: streamed in place", what);
+      check_equalized (ConstPlane (content.data (), stride, w, h),
+          ConstPlane (frame, stride, w, h), what);
+      fail_unless (memcmp (frame + luma, content.data () + luma, luma) == 0,
+          "%s: the bytes after the frame changed", what);
+    }
+  }
+}
+GST_END_TEST;
+
 GST_START_TEST (test_staging_after_a_failed_growth)
 {
   const int w = 1024, h = 1024;
@@ -845,6 +884,7 @@ host_transfer_suite (void)
   tcase_add_test (tc, test_irregular_paced_waits_block_until_done);
   tcase_add_test (tc, test_carried_planes_of_a_host_frame);
   tcase_add_test (tc, test_carried_planes_outlast_the_luma);
+  tcase_add_test (tc, test_frame_filtered_in_place);
   tcase_add_test (tc, test_staging_after_a_failed_growth);
   tcase_add_test (tc, test_banded_round_trips);
   tcase_add_test (tc, test_banded_frame_of_three_planes);
