@@ -10,6 +10,7 @@
 
 #include <deque>
 #include <exception>
+#include <optional>
 #include <type_traits>
 
 #include <cudafilters/cpu_frame_runner.h>
@@ -47,6 +48,18 @@ GstCudaFiltersStream::note_host_paths (
   };
   say ("input", paths.first, host_paths.first);
   say ("output", paths.second, host_paths.second);
+}
+
+void
+GstCudaFiltersStream::note_in_place (bool now)
+{
+  if (now == in_place)
+    return;
+  in_place = now;
+  GST_INFO_OBJECT (trans, "%s", now ?
+      "frames filtered in place: the input buffer is written and pushed, "
+      "its other planes left where they are" :
+      "frames filtered into output buffers, other planes copied");
 }
 
 namespace {
@@ -147,7 +160,12 @@ prepare_output (GstCudaFiltersStream & s, GstBuffer * in, GstBuffer ** out)
  * default: an output buffer, then the transform. A plane engine filters the
  * first (luma or gray) plane and the others are carried; a window engine of
  * radius 0 filters the whole frame where it lies, with no copy into a
- * window. */
+ * window. On the GPU a plane engine filters a frame with planes to carry
+ * in place where the element may write its buffer (a source's pool
+ * buffer that no one else holds) and its memory is page-locked, as
+ * GstBaseTransform's transform_ip would: the carried planes then cost no
+ * copy, and the buffer leaves. (Pageable memory would be staged both ways
+ * in place: it goes into a page-locked buffer of the element's.) */
 template <typename Engine>
 class FrameFlow final : public GstCudaFiltersFlow
 {
@@ -162,9 +180,25 @@ public:
     *out = nullptr;
     if (!in)
       return GST_FLOW_OK;
+    /* The input's memory is leased once: a lease counts a sighting. */
+    GstCudaFiltersHostLease lease;
+    std::optional<GstCudaFiltersHostPath> in_path;
+    if (may_filter_in_place (in))
+      in_path = s_.gpu->lease_host_memory (lease, GstCudaFiltersPlacement {},
+          in, nullptr).first;
+    const bool in_place = in_path == GstCudaFiltersHostPath::kPinned;
+    s_.note_in_place (in_place);
+    if (in_place) {
+      const GstFlowReturn ret = transform_in_place (in);
+      if (ret == GST_FLOW_OK)
+        *out = in;
+      else
+        gst_buffer_unref (in);
+      return ret;
+    }
     GstFlowReturn ret = prepare_output (s_, in, out);
     if (ret == GST_FLOW_OK)
-      ret = transform (in, *out);
+      ret = transform (in, *out, lease, in_path);
     if (ret != GST_FLOW_OK)
       gst_clear_buffer (out);
     gst_buffer_unref (in);
@@ -181,7 +215,20 @@ public:
   }
 
 private:
-  GstFlowReturn transform (GstBuffer * inbuf, GstBuffer * outbuf);
+  bool may_filter_in_place (GstBuffer * in) const {
+    if constexpr (kPlanes)
+      return s_.on_gpu () && s_.gpu->may_filter_in_place (in, s_.info,
+          s_.cuda_caps);
+    else
+      return false;
+  }
+  /* @lease holds the input's memory already where @in_path says how it is
+   * copied. */
+  GstFlowReturn transform (GstBuffer * inbuf, GstBuffer * outbuf,
+      GstCudaFiltersHostLease & lease,
+      std::optional<GstCudaFiltersHostPath> in_path);
+  /* @buf's memory is page-locked, and leased by the caller. */
+  GstFlowReturn transform_in_place (GstBuffer * buf);
   void filter (const GstCudaFiltersPlacement & at,
       const GstCudaFiltersFrame & in, GstCudaFiltersFrame & out,
       GstBuffer * inbuf, GstBuffer * outbuf, cudafilters::FrameLevels * want);
@@ -193,7 +240,9 @@ private:
 };
 
 template <typename Engine> GstFlowReturn
-FrameFlow<Engine>::transform (GstBuffer * inbuf, GstBuffer * outbuf)
+FrameFlow<Engine>::transform (GstBuffer * inbuf, GstBuffer * outbuf,
+    GstCudaFiltersHostLease & lease,
+    std::optional<GstCudaFiltersHostPath> in_path)
 {
   GstElement *element = GST_ELEMENT (s_.trans);
   cudafilters::FrameLevels levels;
@@ -203,8 +252,11 @@ FrameFlow<Engine>::transform (GstBuffer * inbuf, GstBuffer * outbuf)
       s_.cuda_caps, want != nullptr);
   GST_LOG_OBJECT (s_.trans, "frame on the %s, %s", at.in_device ? "device" :
       "host", at.queued () ? "queued" : "waited for");
-  GstCudaFiltersHostLease lease;
-  s_.note_host_paths (s_.gpu->lease_host_memory (lease, at, inbuf, outbuf));
+  auto paths = s_.gpu->lease_host_memory (lease, at, in_path ? nullptr : inbuf,
+      outbuf);
+  if (in_path)
+    paths.first = *in_path;
+  s_.note_host_paths (paths);
 
   GstCudaFiltersFrame in, out;
   if (!gst_cuda_filters_map_frame (element, in, s_.info, inbuf,
@@ -223,6 +275,38 @@ FrameFlow<Engine>::transform (GstBuffer * inbuf, GstBuffer * outbuf)
   if (ret == GST_FLOW_OK && want)
     GstCudaFiltersStats::post (s_.trans, inbuf, levels);
   return ret;
+}
+
+template <typename Engine> GstFlowReturn
+FrameFlow<Engine>::transform_in_place (GstBuffer * buf)
+{
+  if constexpr (!kPlanes) {
+    g_return_val_if_reached (GST_FLOW_ERROR);
+  } else {
+    GstElement *element = GST_ELEMENT (s_.trans);
+    cudafilters::FrameLevels levels;
+    cudafilters::FrameLevels *want = s_.statistics_due (buf) ? &levels :
+        nullptr;
+    GST_LOG_OBJECT (s_.trans, "frame on the host, filtered in place");
+    s_.note_host_paths ({GstCudaFiltersHostPath::kPinned,
+          GstCudaFiltersHostPath::kNone});
+
+    GstCudaFiltersFrame frame;
+    if (!gst_cuda_filters_map_frame (element, frame, s_.info, buf,
+            (GstMapFlags) (GST_MAP_READ | GST_MAP_WRITE)))
+      return GST_FLOW_ERROR;
+
+    if (GST_BUFFER_FLAG_IS_SET (buf, GST_BUFFER_FLAG_DISCONT))
+      s_.restart_history = true;
+
+    GstFlowReturn ret = guarded (s_, [&] {
+          configure (s_, engine_);
+          s_.gpu->filter_host_in_place (engine_.gpu (), frame, want);
+        });
+    if (ret == GST_FLOW_OK && want)
+      GstCudaFiltersStats::post (s_.trans, buf, levels);
+    return ret;
+  }
 }
 
 template <> void

@@ -51,6 +51,9 @@ struct GstCudaFiltersStream
    * that changes (pinned where it lies, or staged). Streaming thread. */
   std::pair<GstCudaFiltersHostPath, GstCudaFiltersHostPath> host_paths {
   GstCudaFiltersHostPath::kNone, GstCudaFiltersHostPath::kNone};
+  /* Whether the last frame was filtered in place: an INFO line says when
+   * that changes. Streaming thread. */
+  bool in_place = false;
 
   bool on_gpu () const { return gpu && gpu->is_open (); }
   /* Whether the frame of @buf posts its statistics. */
@@ -58,6 +61,8 @@ struct GstCudaFiltersStream
   /* The frame's input and output took @paths. */
   void note_host_paths (
       std::pair<GstCudaFiltersHostPath, GstCudaFiltersHostPath> paths);
+  /* The frame was filtered in place, or not. */
+  void note_in_place (bool now);
 };
 
 class GstCudaFiltersFlow

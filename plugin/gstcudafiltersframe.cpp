@@ -270,7 +270,8 @@ gst_cuda_filters_map_frame (GstElement * element, GstCudaFiltersFrame & frame,
   std::string why;
   if (frame.map (info, buf, flags, why))
     return true;
-  if (flags & GST_MAP_WRITE) {
+  /* Written only: an output. Read (and written, in place): an input. */
+  if ((flags & GST_MAP_WRITE) && !(flags & GST_MAP_READ)) {
     GST_ELEMENT_ERROR (element, CORE, FAILED,
         ("Output buffer does not hold a %dx%d %s frame.",
             GST_VIDEO_INFO_WIDTH (&info), GST_VIDEO_INFO_HEIGHT (&info),

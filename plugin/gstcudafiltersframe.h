@@ -34,8 +34,8 @@ public:
   GstCudaFiltersFrame (const GstCudaFiltersFrame &) = delete;
   GstCudaFiltersFrame & operator= (const GstCudaFiltersFrame &) = delete;
 
-  /* Maps @buf as a frame of @info with @flags (GST_MAP_READ or
-   * GST_MAP_WRITE, with the CUDA map flag for device pointers). Where it
+  /* Maps @buf as a frame of @info with @flags (GST_MAP_READ, GST_MAP_WRITE
+   * or both, with the CUDA map flag for device pointers). Where it
    * cannot, or the buffer does not hold such a frame, says why and leaves
    * nothing mapped. */
   bool map (const GstVideoInfo & info, GstBuffer * buf, GstMapFlags flags,

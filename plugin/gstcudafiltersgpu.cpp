@@ -278,14 +278,20 @@ GstCudaFiltersGpu::on_other_device (GstBuffer * buffer) const
 namespace {
 
 bool
-is_cuda_memory (GstBuffer * buffer)
+is_cuda_memory (GstMemory * mem)
 {
 #ifdef HAVE_GST_CUDA
-  return gst_is_cuda_memory (gst_buffer_peek_memory (buffer, 0));
+  return gst_is_cuda_memory (mem);
 #else
-  (void) buffer;
+  (void) mem;
   return false;
 #endif
+}
+
+bool
+is_cuda_memory (GstBuffer * buffer)
+{
+  return is_cuda_memory (gst_buffer_peek_memory (buffer, 0));
 }
 
 }  // namespace
@@ -419,6 +425,31 @@ GstCudaFiltersGpu::filter_host (cudafilters::GpuPlaneFilter & filter,
   State & s = *state_;
   out.carried_from (in, s.carried);
   s.runner.process_host (filter, in.luma (), out.luma_mut (), s.carried,
+      levels);
+}
+
+bool
+GstCudaFiltersGpu::may_filter_in_place (GstBuffer * in,
+    const GstVideoInfo & info, bool cuda_caps) const
+{
+  if (!state_ || cuda_caps || GST_VIDEO_INFO_N_PLANES (&info) < 2)
+    return false;
+  if (!gst_buffer_is_writable (in) || !gst_buffer_is_all_memory_writable (in))
+    return false;
+  for (guint i = 0; i < gst_buffer_n_memory (in); ++i)
+    if (is_cuda_memory (gst_buffer_peek_memory (in, i)))
+      return false;
+  return true;
+}
+
+void
+GstCudaFiltersGpu::filter_host_in_place (cudafilters::GpuPlaneFilter & filter,
+    GstCudaFiltersFrame & frame, cudafilters::FrameLevels * levels)
+{
+  const Current scope (context_);
+  State & s = *state_;
+  s.carried.clear ();
+  s.runner.process_host (filter, frame.luma (), frame.luma_mut (), s.carried,
       levels);
 }
 

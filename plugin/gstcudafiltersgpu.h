@@ -133,6 +133,18 @@ public:
   void filter_host (cudafilters::GpuPlaneFilter & filter,
       const GstCudaFiltersFrame & in, GstCudaFiltersFrame & out,
       cudafilters::FrameLevels * levels);
+  /* Whether a one-plane filter may filter the frame of @in (frames of
+   * @info, in @cuda_caps) in place: a frame with planes to carry, in
+   * system memory that is not CUDA memory, in a buffer the element may
+   * write (no one else holds it or its memory). It does where the memory
+   * is page-locked too: its carried planes then stay where they are, with
+   * no copy. */
+  bool may_filter_in_place (GstBuffer * in, const GstVideoInfo & info,
+      bool cuda_caps) const;
+  /* One-plane filters, a host frame in place: its first plane copied to
+   * the device, filtered and copied back; the other planes untouched. */
+  void filter_host_in_place (cudafilters::GpuPlaneFilter & filter,
+      GstCudaFiltersFrame & frame, cudafilters::FrameLevels * levels);
   /* Frames in CUDA memory, placed @at: the filter runs on the mapped device
    * planes and carries the others, queued or waited for. */
   void filter_device (const GstCudaFiltersPlacement & at,
