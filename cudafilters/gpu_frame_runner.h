@@ -43,9 +43,9 @@ class GpuFrameRunner {
   void process_host(GpuPlaneFilter &filter, ConstPlane src, Plane dst,
                     FrameLevels *levels = nullptr);
   // The same with carried planes (host memory too, each src and dst of
-  // equal size), copied unchanged while the filter runs: by the copy
-  // engines where both sides are page-locked, on the calling thread
-  // otherwise.
+  // equal size, dst the same plane as src or apart from it), copied
+  // unchanged while the filter runs: by the copy engines where both sides
+  // are page-locked, on the calling thread otherwise.
   void process_host(GpuPlaneFilter &filter, ConstPlane src, Plane dst,
                     const CarriedPlanes &carried, FrameLevels *levels = nullptr);
 

@@ -254,6 +254,8 @@ gst_cuda_filters_base_decide_allocation (GstBaseTransform * trans,
     GstQuery * query)
 {
   GstCudaFiltersBasePrivate *priv = get_priv (GST_CUDA_FILTERS_BASE (trans));
+  priv->stream.downstream_video_meta = gst_query_find_allocation_meta (query,
+      GST_VIDEO_META_API_TYPE, nullptr);
   if (priv->gpu.is_open ()) {
     switch (gst_cuda_filters_decide_pool (GST_ELEMENT (trans), query,
             priv->gpu, priv->stream.cuda_caps)) {

@@ -131,6 +131,31 @@ map_flags (GstMapFlags access, bool device)
   return (GstMapFlags) (access | (device ? cuda_map_flag () : 0));
 }
 
+/* A buffer filtered in place keeps the metas an output buffer would have
+ * been given (GstBaseTransform's copy_metadata): those the element's
+ * transform_meta would not copy go, so that a frame carries the same
+ * metas whichever way it was filtered. Its video meta, its memory's metas
+ * and its pool's stay: they describe the buffer itself. */
+void
+drop_untransformed_metas (GstBaseTransform * trans, GstBuffer * buf)
+{
+  gst_buffer_foreach_meta (buf, [](GstBuffer * b, GstMeta ** meta,
+          gpointer data) -> gboolean {
+        auto *t = static_cast<GstBaseTransform *> (data);
+        GstBaseTransformClass *klass = GST_BASE_TRANSFORM_GET_CLASS (t);
+        const GType api = (*meta)->info->api;
+        if (api == GST_VIDEO_META_API_TYPE ||
+            GST_META_FLAG_IS_SET (*meta, GST_META_FLAG_POOLED) ||
+            GST_META_FLAG_IS_SET (*meta, GST_META_FLAG_LOCKED) ||
+            gst_meta_api_type_has_tag (api,
+                g_quark_from_static_string (GST_META_TAG_MEMORY_STR)))
+          return TRUE;
+        if (klass->transform_meta && !klass->transform_meta (t, b, *meta, b))
+          *meta = nullptr;
+        return TRUE;
+      }, trans);
+}
+
 /* An output buffer for @in, from the element's prepare_output_buffer: OK
  * comes with a buffer. A pool that gives none and says OK would lose the
  * frame without a word, so that is an error. */
@@ -218,7 +243,7 @@ private:
   bool may_filter_in_place (GstBuffer * in) const {
     if constexpr (kPlanes)
       return s_.on_gpu () && s_.gpu->may_filter_in_place (in, s_.info,
-          s_.cuda_caps);
+          s_.cuda_caps, s_.downstream_video_meta);
     else
       return false;
   }
@@ -290,6 +315,7 @@ FrameFlow<Engine>::transform_in_place (GstBuffer * buf)
     GST_LOG_OBJECT (s_.trans, "frame on the host, filtered in place");
     s_.note_host_paths ({GstCudaFiltersHostPath::kPinned,
           GstCudaFiltersHostPath::kNone});
+    drop_untransformed_metas (s_.trans, buf);
 
     GstCudaFiltersFrame frame;
     if (!gst_cuda_filters_map_frame (element, frame, s_.info, buf,

@@ -39,6 +39,9 @@ struct GstCudaFiltersStream
   GstVideoInfo info = {};
   /* video/x-raw(memory:CUDAMemory) negotiated: frames stay on the GPU. */
   bool cuda_caps = false;
+  /* Downstream reads GstVideoMeta (its allocation query; streaming
+   * thread): a buffer filtered in place may keep upstream's layout. */
+  bool downstream_video_meta = false;
   /* Open where the element runs on the GPU. */
   GstCudaFiltersGpu *gpu = nullptr;
   GstCudaFiltersStats stats;

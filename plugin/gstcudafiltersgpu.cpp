@@ -428,18 +428,38 @@ GstCudaFiltersGpu::filter_host (cudafilters::GpuPlaneFilter & filter,
       levels);
 }
 
+/* Whether @buf holds its frame as @info lays it out: no video meta, or one
+ * with @info's offsets and strides. */
+static bool
+laid_out_as (GstBuffer * buf, const GstVideoInfo & info)
+{
+  const GstVideoMeta *meta = gst_buffer_get_video_meta (buf);
+  if (!meta)
+    return true;
+  for (guint p = 0; p < GST_VIDEO_INFO_N_PLANES (&info); ++p)
+    if (meta->offset[p] != GST_VIDEO_INFO_PLANE_OFFSET (&info, p) ||
+        meta->stride[p] != GST_VIDEO_INFO_PLANE_STRIDE (&info, p))
+      return false;
+  return true;
+}
+
 bool
 GstCudaFiltersGpu::may_filter_in_place (GstBuffer * in,
-    const GstVideoInfo & info, bool cuda_caps) const
+    const GstVideoInfo & info, bool cuda_caps,
+    bool video_meta_downstream) const
 {
   if (!state_ || cuda_caps || GST_VIDEO_INFO_N_PLANES (&info) < 2)
     return false;
   if (!gst_buffer_is_writable (in) || !gst_buffer_is_all_memory_writable (in))
     return false;
-  for (guint i = 0; i < gst_buffer_n_memory (in); ++i)
-    if (is_cuda_memory (gst_buffer_peek_memory (in, i)))
+  for (guint i = 0; i < gst_buffer_n_memory (in); ++i) {
+    GstMemory *mem = gst_buffer_peek_memory (in, i);
+    /* Read-only memory mapped for writing becomes a copy. */
+    if (is_cuda_memory (mem) || GST_MEMORY_IS_READONLY (mem))
       return false;
-  return true;
+  }
+  /* Downstream that does not read video meta reads the default layout. */
+  return video_meta_downstream || laid_out_as (in, info);
 }
 
 void

@@ -135,12 +135,13 @@ public:
       cudafilters::FrameLevels * levels);
   /* Whether a one-plane filter may filter the frame of @in (frames of
    * @info, in @cuda_caps) in place: a frame with planes to carry, in
-   * system memory that is not CUDA memory, in a buffer the element may
-   * write (no one else holds it or its memory). It does where the memory
-   * is page-locked too: its carried planes then stay where they are, with
-   * no copy. */
+   * system memory that is not CUDA memory nor read-only, in a buffer the
+   * element may write (no one else holds it or its memory), laid out as
+   * @info lays it out unless @video_meta_downstream (downstream reads the
+   * buffer's GstVideoMeta). It does where the memory is page-locked too:
+   * its carried planes then stay where they are, with no copy. */
   bool may_filter_in_place (GstBuffer * in, const GstVideoInfo & info,
-      bool cuda_caps) const;
+      bool cuda_caps, bool video_meta_downstream) const;
   /* One-plane filters, a host frame in place: its first plane copied to
    * the device, filtered and copied back; the other planes untouched. */
   void filter_host_in_place (cudafilters::GpuPlaneFilter & filter,

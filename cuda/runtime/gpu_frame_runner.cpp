@@ -272,7 +272,8 @@ bool GpuFrameRunner::Impl::queue_carried_dma(const CarriedPlanes &carried, bool 
 
 void GpuFrameRunner::Impl::copy_carried_on_host(const CarriedPlanes &carried) const {
   for (size_t i = 0; i < carried.size(); ++i) {
-    if (carry_by_dma_[i]) continue;
+    // A plane carried onto itself is where it belongs.
+    if (carry_by_dma_[i] || carried[i].src.data == carried[i].dst.data) continue;
     const ConstPlane &in = carried[i].src;
     copy_rows(in.data, in.stride, carried[i].dst.data, carried[i].dst.stride, in.row_bytes(),
               static_cast<size_t>(in.height));
@@ -297,7 +298,8 @@ void GpuFrameRunner::process_host(GpuPlaneFilter &filter, ConstPlane src, Plane 
   const bool in_place = overlap(src, dst);
   if (m.poison_outputs_) {
     if (!in_place) poison_host_plane(dst);
-    for (const CarriedPlane &c : carried) poison_host_plane(c.dst);
+    for (const CarriedPlane &c : carried)
+      if (!overlap(c.src, c.dst)) poison_host_plane(c.dst);
   }
   reserve(src.width, src.height, src.samples.bytes);
   m.switch_to(m.stream_.get());
@@ -319,6 +321,9 @@ void GpuFrameRunner::process_host(GpuPlaneFilter &filter, ConstPlane src, Plane 
     if (carried_by_dma) settle(m.carry_stream_->get());
     throw;
   }
+  // With no luma to download, no download's event covers the carried
+  // planes' DMAs: they are waited for themselves.
+  if (carried_by_dma && (dst.width <= 0 || dst.height <= 0)) wait_for(m.carry_done_.get());
   if (levels) *levels = m.levels_->result();
 }
 

@@ -300,6 +300,28 @@ GST_START_TEST (test_carried_planes_outlast_the_luma)
       check_equalized (src, ConstPlane (y_out, stride, w, h), "luma");
     }
   }
+  /* An empty luma: no download waits for the carried planes. A runner may
+   * refuse such a frame (a filter refuses empty planes); if it takes it,
+   * the carried planes are written when it returns. */
+  GpuFrameRunner runner;
+  HistEqGpu eq;
+  memset (c_out.data (), 0x5a, 2 * chroma);
+  CarriedPlanes carried;
+  for (int p = 0; p < 2; ++p)
+    carried.push_back ({ConstPlane (c_in.data () + p * chroma, cstride, cw,
+                ch), Plane (c_out.data () + p * chroma, cstride, cw, ch)});
+  std::vector<uint8_t> none (16);
+  bool taken = true;
+  try {
+    runner.process_host (eq, ConstPlane (none.data (), 16, 0, 0),
+        Plane (none.data () + 8, 16, 0, 0), carried);
+  } catch (const std::exception & e) {
+    taken = false;
+  }
+  if (taken)
+    fail_unless (memcmp (c_out.data (), c_in.data (), 2 * chroma) == 0,
+        "empty luma: the carried planes were not all written when the frame "
+        "returned");
 }
 GST_END_TEST;
 

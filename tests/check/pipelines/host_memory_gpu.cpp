@@ -227,10 +227,13 @@ GST_END_TEST;
  * pool buffer pushed on), is filtered in place once its memory is
  * page-locked (its second sight): the buffer that leaves is the one that
  * came, its luma filtered as the CPU backend does and its other planes as
- * they were. At its first sight (pageable), or in a buffer someone else
- * holds, or whose memory another buffer shares, a frame is filtered into
- * a buffer of the element's, and its own is left as it was. Gray frames,
- * with nothing to carry, are not filtered in place. */
+ * they were, and its metas those an output buffer would get (a crop meta,
+ * which GstBaseTransform does not copy, goes either way). At its first
+ * sight (pageable), or in a buffer someone else holds, or whose memory
+ * another buffer shares, a frame is filtered into a buffer of the
+ * element's, and its own is left as it was. So is a padded frame where
+ * downstream does not read video meta. Gray frames, with nothing to
+ * carry, are not filtered in place. */
 GST_START_TEST (test_writable_frames_filtered_in_place)
 {
   const GstVideoFormat formats[] = { GST_VIDEO_FORMAT_NV12,
@@ -238,61 +241,72 @@ GST_START_TEST (test_writable_frames_filtered_in_place)
   const char *filters[] = { "cudahisteq", "cudasharpen amount=1.2",
     "cudaclahe" };
   constexpr int w = 162, h = 122, n = 3;
-  for (const char *filter : filters)
-    for (GstVideoFormat fmt : formats) {
-      const std::string what = std::string (filter) + ", " +
-          gst_video_format_to_string (fmt);
-      const bool carries = fmt != GST_VIDEO_FORMAT_GRAY8;
-      std::mt19937 rng (977 + (int) fmt);
-      std::vector<PlanarFrame> frames, want;
-      for (int i = 0; i < n; ++i) {
-        frames.push_back (random_frame (rng, fmt, w, h, 10 + 20 * i,
-                180 + 20 * i));
-        want.push_back (push_pull_frame ((std::string (filter) +
-                    " backend=cpu").c_str (), frames.back ()));
-      }
-      GstHarness *hn = new_harness (std::string (filter) + " backend=cuda");
-      gst_harness_set_src_caps_str (hn, video_caps (fmt, w, h).c_str ());
-      GstBufferPool *pool = padded_video_pool (frames[0].info, n);
-      /* Rounds 0 (first sight), 1 and 3: writable buffers; 2: one held by
-       * the test too; 4: one whose memory a copy shares (last: the pool
-       * drops a buffer that comes back with its memory shared). */
-      for (int round = 0; round < 5; ++round)
+  for (int meta_downstream = 1; meta_downstream >= 0; --meta_downstream)
+    for (const char *filter : filters)
+      for (GstVideoFormat fmt : formats) {
+        const std::string what = std::string (filter) + ", " +
+            gst_video_format_to_string (fmt) + (meta_downstream ?
+            ", downstream reads video meta" : ", downstream without video meta");
+        const bool carries = fmt != GST_VIDEO_FORMAT_GRAY8;
+        std::mt19937 rng (977 + (int) fmt);
+        std::vector<PlanarFrame> frames, want;
         for (int i = 0; i < n; ++i) {
-          GstBuffer *in = NULL;
-          fail_unless (gst_buffer_pool_acquire_buffer (pool, &in, NULL) ==
-              GST_FLOW_OK);
-          write_frame (in, frames[i]);
-          GstBuffer *held = NULL;
-          if (round == 2)
-            held = gst_buffer_ref (in);
-          else if (round == 4)
-            held = gst_buffer_copy (in);
-          const GstBuffer *sent = in;
-          GstBuffer *out = gst_harness_push_and_pull (hn, in);
-          fail_unless (out != NULL);
-          const std::string at = what + ", round " + std::to_string (round);
-          assert_frames_equal (frame_from_buffer (out, frames[i].info),
-              want[i], at);
-          const bool in_place = carries && (round == 1 || round == 3);
-          fail_unless (out == sent ? in_place : !in_place, "%s: %s",
-              at.c_str (), in_place ? "not filtered in place" :
-              "filtered in place");
-          if (in_place)
-            fail_unless (all_page_locked (out), "%s: memory seen twice is "
-                "not page-locked", at.c_str ());
-          if (held) {
-            /* The source's frame is untouched. */
-            assert_frames_equal (frame_from_buffer (held, frames[i].info),
-                frames[i], at + ", the frame held");
-            gst_buffer_unref (held);
-          }
-          gst_buffer_unref (out);
+          frames.push_back (random_frame (rng, fmt, w, h, 10 + 20 * i,
+                  180 + 20 * i));
+          want.push_back (push_pull_frame ((std::string (filter) +
+                      " backend=cpu").c_str (), frames.back ()));
         }
-      gst_harness_teardown (hn);
-      gst_buffer_pool_set_active (pool, FALSE);
-      gst_object_unref (pool);
-    }
+        GstHarness *hn = new_harness (std::string (filter) + " backend=cuda");
+        if (meta_downstream)
+          gst_harness_add_propose_allocation_meta (hn, GST_VIDEO_META_API_TYPE,
+              NULL);
+        gst_harness_set_src_caps_str (hn, video_caps (fmt, w, h).c_str ());
+        GstBufferPool *pool = padded_video_pool (frames[0].info, n);
+        /* Rounds 0 (first sight), 1 and 3: writable buffers; 2: one held
+         * by the test too; 4: one whose memory a copy shares (last: the
+         * pool drops a buffer that comes back with its memory shared). */
+        for (int round = 0; round < 5; ++round)
+          for (int i = 0; i < n; ++i) {
+            GstBuffer *in = NULL;
+            fail_unless (gst_buffer_pool_acquire_buffer (pool, &in, NULL) ==
+                GST_FLOW_OK);
+            write_frame (in, frames[i]);
+            GstVideoCropMeta *crop = gst_buffer_add_video_crop_meta (in);
+            crop->x = 2;
+            crop->width = 100;
+            GstBuffer *held = NULL;
+            if (round == 2)
+              held = gst_buffer_ref (in);
+            else if (round == 4)
+              held = gst_buffer_copy (in);
+            const GstBuffer *sent = in;
+            GstBuffer *out = gst_harness_push_and_pull (hn, in);
+            fail_unless (out != NULL);
+            const std::string at = what + ", round " + std::to_string (round);
+            assert_frames_equal (frame_from_buffer (out, frames[i].info),
+                want[i], at);
+            const bool in_place = carries && meta_downstream &&
+                (round == 1 || round == 3);
+            fail_unless (out == sent ? in_place : !in_place, "%s: %s",
+                at.c_str (), in_place ? "not filtered in place" :
+                "filtered in place");
+            if (in_place)
+              fail_unless (all_page_locked (out), "%s: memory seen twice is "
+                  "not page-locked", at.c_str ());
+            fail_unless (gst_buffer_get_video_crop_meta (out) == NULL,
+                "%s: the crop meta left with the frame", at.c_str ());
+            if (held) {
+              /* The source's frame is untouched. */
+              assert_frames_equal (frame_from_buffer (held, frames[i].info),
+                  frames[i], at + ", the frame held");
+              gst_buffer_unref (held);
+            }
+            gst_buffer_unref (out);
+          }
+        gst_harness_teardown (hn);
+        gst_buffer_pool_set_active (pool, FALSE);
+        gst_object_unref (pool);
+      }
 }
 GST_END_TEST;
 
