@@ -143,12 +143,13 @@ drop_untransformed_metas (GstBaseTransform * trans, GstBuffer * buf)
           gpointer data) -> gboolean {
         auto *t = static_cast<GstBaseTransform *> (data);
         GstBaseTransformClass *klass = GST_BASE_TRANSFORM_GET_CLASS (t);
+        static const GQuark memory_tag =
+            g_quark_from_static_string (GST_META_TAG_MEMORY_STR);
         const GType api = (*meta)->info->api;
         if (api == GST_VIDEO_META_API_TYPE ||
             GST_META_FLAG_IS_SET (*meta, GST_META_FLAG_POOLED) ||
             GST_META_FLAG_IS_SET (*meta, GST_META_FLAG_LOCKED) ||
-            gst_meta_api_type_has_tag (api,
-                g_quark_from_static_string (GST_META_TAG_MEMORY_STR)))
+            gst_meta_api_type_has_tag (api, memory_tag))
           return TRUE;
         if (klass->transform_meta && !klass->transform_meta (t, b, *meta, b))
           *meta = nullptr;
@@ -254,6 +255,12 @@ private:
       std::optional<GstCudaFiltersHostPath> in_path);
   /* @buf's memory is page-locked, and leased by the caller. */
   GstFlowReturn transform_in_place (GstBuffer * buf);
+  /* The frame of @inbuf, mapped: the history restarted at a DISCONT, the
+   * settings collected, @work run (an error becomes an element error), then
+   * the statistics message where @want. */
+  template <typename Work> GstFlowReturn run_frame (GstBuffer * inbuf,
+      const cudafilters::FrameLevels & levels,
+      const cudafilters::FrameLevels * want, const Work & work);
   void filter (const GstCudaFiltersPlacement & at,
       const GstCudaFiltersFrame & in, GstCudaFiltersFrame & out,
       GstBuffer * inbuf, GstBuffer * outbuf, cudafilters::FrameLevels * want);
@@ -290,12 +297,22 @@ FrameFlow<Engine>::transform (GstBuffer * inbuf, GstBuffer * outbuf,
           map_flags (GST_MAP_WRITE, at.out_device)))
     return GST_FLOW_ERROR;
 
+  return run_frame (inbuf, levels, want, [&] {
+        filter (at, in, out, inbuf, outbuf, want);
+      });
+}
+
+template <typename Engine> template <typename Work> GstFlowReturn
+FrameFlow<Engine>::run_frame (GstBuffer * inbuf,
+    const cudafilters::FrameLevels & levels,
+    const cudafilters::FrameLevels * want, const Work & work)
+{
   if (GST_BUFFER_FLAG_IS_SET (inbuf, GST_BUFFER_FLAG_DISCONT))
     s_.restart_history = true;
 
   GstFlowReturn ret = guarded (s_, [&] {
         configure (s_, engine_);
-        filter (at, in, out, inbuf, outbuf, want);
+        work ();
       });
   if (ret == GST_FLOW_OK && want)
     GstCudaFiltersStats::post (s_.trans, inbuf, levels);
@@ -322,16 +339,9 @@ FrameFlow<Engine>::transform_in_place (GstBuffer * buf)
             (GstMapFlags) (GST_MAP_READ | GST_MAP_WRITE)))
       return GST_FLOW_ERROR;
 
-    if (GST_BUFFER_FLAG_IS_SET (buf, GST_BUFFER_FLAG_DISCONT))
-      s_.restart_history = true;
-
-    GstFlowReturn ret = guarded (s_, [&] {
-          configure (s_, engine_);
+    return run_frame (buf, levels, want, [&] {
           s_.gpu->filter_host_in_place (engine_.gpu (), frame, want);
         });
-    if (ret == GST_FLOW_OK && want)
-      GstCudaFiltersStats::post (s_.trans, buf, levels);
-    return ret;
   }
 }
 

@@ -49,20 +49,6 @@ class HostFrameInFlight {
 
 bool is_page_locked(ConstPlane plane) { return locate(plane).page_locked; }
 
-namespace {
-
-// Whether two host planes share a byte (the bytes between their first and
-// last).
-bool overlap(ConstPlane a, ConstPlane b) {
-  if (a.width <= 0 || a.height <= 0 || b.width <= 0 || b.height <= 0) return false;
-  auto last = [](ConstPlane p) {
-    return p.data + static_cast<size_t>(p.height - 1) * p.stride + p.row_bytes() - 1;
-  };
-  return a.data <= last(b) && b.data <= last(a);
-}
-
-}  // namespace
-
 struct GpuFrameRunner::Impl {
   explicit Impl(HostPath host_path);
 
@@ -295,11 +281,11 @@ void GpuFrameRunner::process_host(GpuPlaneFilter &filter, ConstPlane src, Plane 
   Impl &m = *impl_;
   // A frame filtered in place is its own source: it is copied to the
   // device before anything writes it, never streamed.
-  const bool in_place = overlap(src, dst);
+  const bool in_place = planes_overlap(src, dst);
   if (m.poison_outputs_) {
     if (!in_place) poison_host_plane(dst);
     for (const CarriedPlane &c : carried)
-      if (!overlap(c.src, c.dst)) poison_host_plane(c.dst);
+      if (!planes_overlap(c.src, c.dst)) poison_host_plane(c.dst);
   }
   reserve(src.width, src.height, src.samples.bytes);
   m.switch_to(m.stream_.get());

@@ -185,6 +185,11 @@ void copy_rows(const uint8_t *src, size_t src_stride, uint8_t *dst, size_t dst_s
     std::memcpy(dst + y * dst_stride, src + y * src_stride, width_bytes);
 }
 
+bool planes_overlap(ConstPlane a, ConstPlane b) {
+  if (empty(a) || empty(b)) return false;
+  return a.data <= last_byte(b) && b.data <= last_byte(a);
+}
+
 HostResidence locate(ConstPlane plane) {
   HostResidence where;
   if (plane.data == nullptr || empty(plane)) return where;

@@ -15,10 +15,8 @@
 #include <vector>
 
 #ifdef __linux__
-#include <sched.h>
-#ifdef __linux__
 #include <pthread.h>
-#endif
+#include <sched.h>
 #endif
 
 namespace cudafilters {
