@@ -130,6 +130,18 @@ class Engine:
             plane.shape[1], plane.shape[0], ctypes.byref(s)))
         return s.value
 
+    def estimate_scales(self, plane, second=None):
+        """The CPU's two readings: (fine sigma, fine share kept, coarse sigma,
+        coarse share kept)."""
+        out = (ctypes.c_double * 4)()
+        plane = np.ascontiguousarray(plane)
+        second = None if second is None else np.ascontiguousarray(second)
+        self._check(self.lib.nt_estimate_scales(
+            ctypes.c_void_p(plane.ctypes.data),
+            ctypes.c_void_p(second.ctypes.data) if second is not None else None,
+            plane.shape[1], plane.shape[0], out))
+        return tuple(out)
+
 
 # ------------------------------------------------------------------ frames
 

@@ -174,15 +174,15 @@ __attribute__((visibility("default"))) int nt_denoise(int use_gpu, const NtParam
   });
 }
 
-// The noise estimate of a tightly packed 8-bit plane (and of a second one in
-// the same table unless `second` is null), on the CPU or the GPU.
+// The noise estimate of a tightly packed 8-bit plane, or of two chroma
+// planes together (unless `second` is null), on the CPU or the GPU.
 __attribute__((visibility("default"))) int nt_estimate(int use_gpu, const uint8_t *plane,
                                                        const uint8_t *second, int width,
                                                        int height, double *sigma) {
   return guarded([&] {
     const ConstPlane a(plane, size_t(width), width, height), b(second, size_t(width), width, height);
     if (!use_gpu) {
-      NoiseTable t;
+      NoiseTable t(second ? NoisePlanes::chroma : NoisePlanes::luma);
       t.add(a);
       if (second) t.add(b);
       *sigma = t.sigma();
@@ -193,14 +193,35 @@ __attribute__((visibility("default"))) int nt_estimate(int use_gpu, const uint8_
     const size_t bytes = size_t(width) * height;
     DeviceArray<uint8_t> da(bytes), db(second ? bytes : 1);
     CUDAFILTERS_CHECK(cudaMemcpyAsync(da.get(), plane, bytes, cudaMemcpyHostToDevice, s));
-    e.estimator.add(0, ConstPlane(da.get(), size_t(width), width, height), 1, s);
+    // Two planes are chroma: table 1.
+    const int table = second ? 1 : 0;
+    e.estimator.add(table, ConstPlane(da.get(), size_t(width), width, height), 1, s);
     if (second) {
       CUDAFILTERS_CHECK(cudaMemcpyAsync(db.get(), second, bytes, cudaMemcpyHostToDevice, s));
-      e.estimator.add(0, ConstPlane(db.get(), size_t(width), width, height), 1, s);
+      e.estimator.add(table, ConstPlane(db.get(), size_t(width), width, height), 1, s);
     }
-    e.estimator.estimate(1, s);
-    CUDAFILTERS_CHECK(cudaMemcpyAsync(sigma, e.estimator.sigmas(), sizeof(double), cudaMemcpyDeviceToHost, s));
+    e.estimator.estimate(table + 1, s);
+    CUDAFILTERS_CHECK(cudaMemcpyAsync(sigma, e.estimator.sigmas() + table, sizeof(double),
+                                      cudaMemcpyDeviceToHost, s));
     e.stream.synchronize();
+  });
+}
+
+// The two scales' readings of the same table (chroma with `second`), on the CPU: out[0..3] = fine
+// sigma, fine share kept, coarse sigma, coarse share kept
+// (noise_estimate.h), for the study of docs/noise-estimation.md.
+__attribute__((visibility("default"))) int nt_estimate_scales(const uint8_t *plane,
+                                                              const uint8_t *second, int width,
+                                                              int height, double *out) {
+  return guarded([&] {
+    NoiseTable t(second ? NoisePlanes::chroma : NoisePlanes::luma);
+    t.add(ConstPlane(plane, size_t(width), width, height));
+    if (second) t.add(ConstPlane(second, size_t(width), width, height));
+    const NoiseScalesReading r = t.readings();
+    out[0] = r.fine.sigma;
+    out[1] = r.fine.kept;
+    out[2] = r.coarse.sigma;
+    out[3] = r.coarse.kept;
   });
 }
 

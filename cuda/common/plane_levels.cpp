@@ -55,7 +55,7 @@ void measure_levels_cpu(ConstPlane in, ConstPlane out, FrameLevels &levels,
   std::copy(bands.begin(), bands.end(), levels.noise_curve);
   levels.noise_sigma_chroma = -1.0;
   if (in_frame && in_frame->has_chroma()) {
-    NoiseTable chroma;
+    NoiseTable chroma(NoisePlanes::chroma);
     chroma.add(in_frame->u, in_frame->chroma_step);
     chroma.add(in_frame->v, in_frame->chroma_step);
     levels.noise_sigma_chroma = chroma.sigma();

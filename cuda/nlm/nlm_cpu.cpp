@@ -455,7 +455,7 @@ NlmParams NlmCpu::Impl::resolve_strength(const FramePlanes &frame, bool chroma) 
   const double luma = follow_noise(luma_noise, estimate_noise_sigma(frame.luma), past);
   double chroma_sigma = 0.0;
   if (chroma) {
-    NoiseTable table;
+    NoiseTable table(NoisePlanes::chroma);
     table.add(frame.u, frame.chroma_step);
     table.add(frame.v, frame.chroma_step);
     chroma_sigma = follow_noise(chroma_noise, table.sigma(), past);

@@ -540,9 +540,9 @@ struct AutoArgs {
 // One block of kNoiseReadThreads: the frame's estimates from their tables,
 // then one thread follows them and sets the coefficients.
 __global__ void __launch_bounds__(kNoiseReadThreads) nlm_auto_kernel(AutoArgs a) {
-  const double luma_estimate = read_noise_table(a.tables.tables[0], a.tables.bits[0]);
+  const double luma_estimate = read_noise_table(a.tables.tables[0], a.tables.bits[0], NoisePlanes::luma);
   const double chroma_estimate =
-      a.chroma ? read_noise_table(a.tables.tables[1], a.tables.bits[1]) : 0.0;
+      a.chroma ? read_noise_table(a.tables.tables[1], a.tables.bits[1], NoisePlanes::chroma) : 0.0;
   if (threadIdx.x != 0) return;
   AutoState &s = *a.state;
   if (a.restart) {

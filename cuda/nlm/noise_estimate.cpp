@@ -26,46 +26,81 @@ void levels_of_row(ConstPlane plane, int step, int y, std::vector<int32_t> &out)
     levels_of_row<uint8_t>(plane, step, y, out);
 }
 
-// Calls pixel(bin, |L|, sum of the 3x3 neighbourhood) for every interior
-// pixel of `plane` in the rows noise_row_step samples, in the planes'
-// levels; returns how many. The depth is checked by the caller.
+// The plane's rows as levels, converted once each: a pixel reads rows up to
+// kNoiseCoarseSpacing above and below its own, and the rows read move down
+// the plane.
+class RowLevels {
+ public:
+  explicit RowLevels(ConstPlane plane, int step) : plane_(plane), step_(step) {}
+
+  const int32_t *row(int y) {
+    for (int k = 0; k < kHeld; ++k)
+      if (held_[k] == y) return rows_[k].data();
+    int oldest = 0;
+    for (int k = 1; k < kHeld; ++k)
+      if (held_[k] < held_[oldest]) oldest = k;
+    levels_of_row(plane_, step_, y, rows_[oldest]);
+    held_[oldest] = y;
+    return rows_[oldest].data();
+  }
+
+ private:
+  static constexpr int kHeld = 2 * kNoiseCoarseSpacing + 1;
+  ConstPlane plane_;
+  int step_;
+  std::vector<int32_t> rows_[kHeld];
+  int held_[kHeld] = {-1, -1, -1, -1, -1, -1, -1};
+};
+
+// What one pixel adds: its bin and |L| at each scale (coarse_bin ~0u where
+// the plane has no coarse samples for it), and the sum of its 3x3
+// neighbourhood.
+struct NoiseSample {
+  uint32_t fine_bin, fine_lap, coarse_bin, coarse_lap, sum9;
+};
+
+// Calls pixel(NoiseSample) for every interior pixel of `plane` in the rows
+// noise_row_step samples, in the planes' levels. The depth is checked by
+// the caller.
 template <typename Pixel>
-uint64_t for_each_noise_pixel(ConstPlane plane, int step, int bits, const Pixel &pixel) {
-  if (plane.width < 3 || plane.height < 3) return 0;
-  // A gradient of G levels falls in bin G / 2^(bits - 8): one 8-bit level.
+void for_each_noise_pixel(ConstPlane plane, int step, int bits, const Pixel &pixel) {
+  if (plane.width < 3 || plane.height < 3) return;
   const int down = std::max(bits - 8, 0), up = std::max(8 - bits, 0);
   const int row_step = noise_row_step(plane.width, plane.height);
   const int sampled = noise_rows_sampled(plane.height, row_step);
-  // rows[k] holds plane row held[k]: rows read one after the other (a step
-  // of 1) reuse two of the three, so each row is converted once.
-  std::vector<int32_t> rows[3];
-  int held[3] = {-1, -1, -1};
-  auto row = [&](int y) -> const int32_t * {
-    for (int k = 0; k < 3; ++k)
-      if (held[k] == y) return rows[k].data();
-    int oldest = 0;
-    for (int k = 1; k < 3; ++k)
-      if (held[k] < held[oldest]) oldest = k;
-    levels_of_row(plane, step, y, rows[oldest]);
-    held[oldest] = y;
-    return rows[oldest].data();
-  };
+  constexpr int s = kNoiseCoarseSpacing;
+  RowLevels rows(plane, step);
   for (int j = 0; j < sampled; ++j) {
-    const int y = j * row_step;
-    const int32_t *a = row(y), *b = row(y + 1), *c = row(y + 2);
+    const int y = j * row_step + 1;
+    const int32_t *a = rows.row(y - 1), *b = rows.row(y), *c = rows.row(y + 1);
+    const bool coarse_rows = y >= s && y + s < plane.height;
+    const int32_t *ca = coarse_rows ? rows.row(y - s) : nullptr;
+    const int32_t *cc = coarse_rows ? rows.row(y + s) : nullptr;
     for (int x = 1; x + 1 < plane.width; ++x) {
-      const int32_t lap = (a[x - 1] - 2 * a[x] + a[x + 1]) - 2 * (b[x - 1] - 2 * b[x] + b[x + 1]) +
-                          (c[x - 1] - 2 * c[x] + c[x + 1]);
-      const int32_t gx = (a[x + 1] - a[x - 1]) + 2 * (b[x + 1] - b[x - 1]) + (c[x + 1] - c[x - 1]);
-      const int32_t gy = (c[x - 1] - a[x - 1]) + 2 * (c[x] - a[x]) + (c[x + 1] - a[x + 1]);
-      const uint32_t g = static_cast<uint32_t>(std::abs(gx) + std::abs(gy));
-      const uint32_t sum9 = static_cast<uint32_t>(a[x - 1] + a[x] + a[x + 1] + b[x - 1] + b[x] +
-                                                  b[x + 1] + c[x - 1] + c[x] + c[x + 1]);
-      pixel(std::min<uint32_t>((g >> down) << up, kNoiseBins - 1),
-            static_cast<uint32_t>(std::abs(lap)), sum9);
+      const NoiseMasks fine = noise_masks({a[x - 1], a[x], a[x + 1]}, {b[x - 1], b[x], b[x + 1]},
+                                          {c[x - 1], c[x], c[x + 1]});
+      NoiseSample p{noise_bin(fine.grad, down, up), fine.abs_lap, ~0u, 0,
+                    uint32_t(a[x - 1] + a[x] + a[x + 1] + b[x - 1] + b[x] + b[x + 1] + c[x - 1] +
+                             c[x] + c[x + 1])};
+      if (coarse_rows && noise_coarse_inside(x, y, plane.width, plane.height)) {
+        const NoiseMasks coarse = noise_masks({ca[x - s], ca[x], ca[x + s]},
+                                              {b[x - s], b[x], b[x + s]},
+                                              {cc[x - s], cc[x], cc[x + s]});
+        p.coarse_bin = noise_bin(noise_coarse_gradient(coarse.grad, fine.grad), down, up);
+        p.coarse_lap = coarse.abs_lap;
+      }
+      pixel(p);
     }
   }
-  return static_cast<uint64_t>(plane.width - 2) * sampled;
+}
+
+void add_sample(NoiseBins *scales, const NoiseSample &p) {
+  scales[0].count[p.fine_bin] += 1;
+  scales[0].abs_laplacian[p.fine_bin] += p.fine_lap;
+  if (p.coarse_bin != ~0u) {
+    scales[1].count[p.coarse_bin] += 1;
+    scales[1].abs_laplacian[p.coarse_bin] += p.coarse_lap;
+  }
 }
 
 // Checks a plane and its step for a table of depth `bits` (0: none yet).
@@ -76,38 +111,40 @@ void check_noise_plane(ConstPlane plane, int step, int bits) {
     throw std::invalid_argument("noise estimate: planes of different depths in one table");
 }
 
-// The estimate of one table, from its bins.
-double sigma_of_bins(const uint64_t *count, const uint64_t *abs_laplacian, int bits) {
+}  // namespace
+
+NoiseReading NoiseBins::reading(int bits) const {
   std::array<uint64_t, kNoiseBins + 1> below_n{}, below_l{};
   for (int j = 0; j < kNoiseBins; ++j) {
     below_n[j + 1] = below_n[j] + count[j];
     below_l[j + 1] = below_l[j] + abs_laplacian[j];
   }
-  return noise_sigma_of_prefix(below_n.data(), below_l.data(), bits);
+  return noise_reading_of_prefix(below_n.data(), below_l.data(), bits);
 }
 
-}  // namespace
+uint64_t NoiseBins::pixels() const {
+  uint64_t n = 0;
+  for (uint64_t c : count) n += c;
+  return n;
+}
 
 void NoiseTable::clear() {
-  count_.fill(0);
-  abs_laplacian_.fill(0);
-  pixels_ = 0;
+  for (NoiseBins &b : scales_) b = NoiseBins{};
   bits_ = 0;
 }
 
 void NoiseTable::add(ConstPlane plane, int step) {
   check_noise_plane(plane, step, bits_);
   bits_ = plane.samples.bits;
-  pixels_ += for_each_noise_pixel(plane, step, bits_, [&](uint32_t bin, uint32_t abs_lap, uint32_t) {
-    count_[bin] += 1;
-    abs_laplacian_[bin] += abs_lap;
-  });
+  for_each_noise_pixel(plane, step, bits_, [&](const NoiseSample &p) { add_sample(scales_, p); });
 }
 
-double NoiseTable::sigma() const { return sigma_of_bins(count_.data(), abs_laplacian_.data(), bits_); }
+NoiseScalesReading NoiseTable::readings() const {
+  return NoiseScalesReading{scales_[0].reading(bits_), scales_[1].reading(bits_), planes_};
+}
 
-double estimate_noise_sigma(ConstPlane plane, int step) {
-  NoiseTable table;
+double estimate_noise_sigma(ConstPlane plane, int step, NoisePlanes planes) {
+  NoiseTable table(planes);
   table.add(plane, step);
   return table.sigma();
 }
@@ -115,38 +152,36 @@ double estimate_noise_sigma(ConstPlane plane, int step) {
 void NoiseCurveTable::add(ConstPlane plane, int step) {
   check_noise_plane(plane, step, bits_);
   bits_ = plane.samples.bits;
-  for_each_noise_pixel(plane, step, bits_, [&](uint32_t bin, uint32_t abs_lap, uint32_t sum9) {
-    const size_t at = size_t(noise_band(sum9, bits_)) * kBins + bin;
-    count_[at] += 1;
-    abs_laplacian_[at] += abs_lap;
+  for_each_noise_pixel(plane, step, bits_, [&](const NoiseSample &p) {
+    add_sample(&bins_[size_t(noise_band(p.sum9, bits_)) * kNoiseScales], p);
   });
 }
 
 uint64_t NoiseCurveTable::pixels(int band) const {
   if (band < 0 || band >= kNoiseBands) throw std::out_of_range("noise curve: no such band");
-  const auto first = count_.begin() + static_cast<std::ptrdiff_t>(band) * kBins;
-  uint64_t n = 0;
-  for (auto c = first; c != first + kBins; ++c) n += *c;
-  return n;
+  return bins_[size_t(band) * kNoiseScales].pixels();
 }
 
 double NoiseCurveTable::plane_sigma() const {
-  std::array<uint64_t, kBins> count{}, abs_laplacian{};
+  NoiseBins all[kNoiseScales];
   for (size_t b = 0; b < size_t(kNoiseBands); ++b)
-    for (size_t j = 0; j < size_t(kBins); ++j) {
-      count[j] += count_[b * kBins + j];
-      abs_laplacian[j] += abs_laplacian_[b * kBins + j];
-    }
-  return sigma_of_bins(count.data(), abs_laplacian.data(), bits_);
+    for (size_t s = 0; s < size_t(kNoiseScales); ++s)
+      for (size_t j = 0; j < size_t(kNoiseBins); ++j) {
+        all[s].count[j] += bins_[b * kNoiseScales + s].count[j];
+        all[s].abs_laplacian[j] += bins_[b * kNoiseScales + s].abs_laplacian[j];
+      }
+  return noise_sigma_of_readings(all[0].reading(bits_), all[1].reading(bits_), NoisePlanes::luma);
 }
 
 std::array<double, kNoiseBands> NoiseCurveTable::sigmas() const {
   std::array<double, kNoiseBands> s{};
-  for (int b = 0; b < kNoiseBands; ++b)
-    s[b] = pixels(b) < kNoiseBandMinPixels
+  for (int b = 0; b < kNoiseBands; ++b) {
+    const NoiseBins *band = &bins_[size_t(b) * kNoiseScales];
+    s[b] = band[0].pixels() < kNoiseBandMinPixels
                ? -1.0
-               : sigma_of_bins(&count_[size_t(b) * kBins], &abs_laplacian_[size_t(b) * kBins],
-                               bits_);
+               : noise_sigma_of_readings(band[0].reading(bits_), band[1].reading(bits_),
+                                         NoisePlanes::luma);
+  }
   return s;
 }
 

@@ -13,12 +13,25 @@
 // docs/noise-estimation.md chose it against six other estimators on real
 // photos ("flat-lap-q90"; bench/noise_estimation.py is its reference).
 //
-// One pass over the plane fills a table, the pixel count and the sum of |L|
-// per gradient bin (1024 bins, one 8-bit level each, the last taking every
-// larger gradient), in integers of the plane's own levels; the estimate is
-// read from the table's prefix sums alone, by noise_sigma_of_prefix, which
-// the CPU and the GPU both run. The GPU fills the same table with the same
-// integers, so both give the same estimate, bit for bit.
+// A camera's noise is not white: demosaicing mixes each pixel's noise into
+// its neighbours' (their correlation is about 0.4), and a 3x3 Laplacian sees
+// a third to a half of it. NLM's patch distances see all of it (two noisy
+// copies of a patch differ by 2 sigma^2 a pixel however the noise is
+// correlated). So the estimate is read at two scales: the fine one above,
+// and a coarse one whose Laplacian and Sobel masks take samples 3 pixels
+// apart, where a camera's noise is no longer correlated (its pixels also
+// flat at the fine scale, |G| at most 12 sigma). Texture grows from the fine
+// to the coarse scale too, so the coarse reading is taken only when it
+// exceeds the fine one by more than texture on white noise does
+// (noise_sigma_of_scales; docs/noise-estimation.md "Correlated noise").
+//
+// One pass over the plane fills a table per scale, the pixel count and the
+// sum of |L| per gradient bin (1024 bins, one 8-bit level each, the last
+// taking every larger gradient), in integers of the plane's own levels; the
+// estimate is read from the tables' prefix sums alone, by
+// noise_sigma_of_scales, which the CPU and the GPU both run. The GPU fills
+// the same tables with the same integers, so both give the same estimate,
+// bit for bit.
 #pragma once
 
 #include <cudafilters/plane.h>
@@ -36,6 +49,9 @@
 namespace cudafilters {
 
 constexpr int kNoiseBins = 1024;
+// The fine scale (3x3) and the coarse one (samples kNoiseCoarseSpacing apart).
+constexpr int kNoiseScales = 2;
+constexpr int kNoiseCoarseSpacing = 3;
 
 // Planes of more than this many interior pixels are read every k-th row,
 // k the smallest that keeps the rows read at most this many pixels: the
@@ -44,8 +60,10 @@ constexpr int kNoiseBins = 1024;
 // 1080p one does.
 constexpr uint64_t kNoiseSamplePixels = uint64_t(1) << 20;
 
-// The row step for a plane of width x height samples: rows 1, 1 + k, 1 + 2k,
-// ... below the last row are read (each with its two neighbours).
+// The row step for a plane of width x height samples: the pixels of rows 1,
+// 1 + k, 1 + 2k, ... above the last row are read (each with its two
+// neighbours at the fine scale, and with the rows kNoiseCoarseSpacing above
+// and below at the coarse one where the plane has them).
 CUDAFILTERS_HD int noise_row_step(int width, int height) {
   if (width < 3 || height < 3) return 1;
   const uint64_t interior = uint64_t(width - 2) * uint64_t(height - 2);
@@ -56,6 +74,44 @@ CUDAFILTERS_HD int noise_row_step(int width, int height) {
 // How many rows a plane of `height` rows reads at that step.
 CUDAFILTERS_HD int noise_rows_sampled(int height, int row_step) {
   return height < 3 ? 0 : (height - 3) / row_step + 1;
+}
+
+// Whether the pixel at (x, y) of a width x height plane has the coarse
+// scale's samples.
+CUDAFILTERS_HD bool noise_coarse_inside(int x, int y, int width, int height) {
+  return x >= kNoiseCoarseSpacing && y >= kNoiseCoarseSpacing && x + kNoiseCoarseSpacing < width &&
+         y + kNoiseCoarseSpacing < height;
+}
+
+// |L| and the Sobel gradient |Gx| + |Gy| of nine samples, rows a, b, c
+// from the top, each from the left.
+struct NoiseMasks {
+  uint32_t abs_lap;
+  uint32_t grad;
+};
+
+CUDAFILTERS_HD NoiseMasks noise_masks(const int32_t (&a)[3], const int32_t (&b)[3],
+                                      const int32_t (&c)[3]) {
+  const int32_t lap = (a[0] - 2 * a[1] + a[2]) - 2 * (b[0] - 2 * b[1] + b[2]) + (c[0] - 2 * c[1] + c[2]);
+  const int32_t gx = (a[2] - a[0]) + 2 * (b[2] - b[0]) + (c[2] - c[0]);
+  const int32_t gy = (c[0] - a[0]) + 2 * (c[1] - a[1]) + (c[2] - a[2]);
+  return NoiseMasks{uint32_t(lap < 0 ? -lap : lap),
+                    uint32_t((gx < 0 ? -gx : gx) + (gy < 0 ? -gy : gy))};
+}
+
+// The bin of a gradient of g levels of a b-bit plane: one 8-bit level each
+// (down = b - 8 or up = 8 - b), the last open.
+CUDAFILTERS_HD uint32_t noise_bin(uint32_t g, int down, int up) {
+  const uint32_t bin = (g >> down) << up;
+  return bin < uint32_t(kNoiseBins - 1) ? bin : uint32_t(kNoiseBins - 1);
+}
+
+// The coarse scale's selection: its own gradient, and the fine gradient at
+// most 12 sigma (g1 - g1 / 5 is 0.8 g1, which the threshold of 9.55 sigma
+// holds to 11.9 sigma).
+CUDAFILTERS_HD uint32_t noise_coarse_gradient(uint32_t coarse_grad, uint32_t fine_grad) {
+  const uint32_t f = fine_grad - fine_grad / 5;
+  return coarse_grad > f ? coarse_grad : f;
 }
 
 namespace noise_detail {
@@ -87,16 +143,51 @@ CUDAFILTERS_HD double level_unit(int bits) {
 
 }  // namespace noise_detail
 
-// The estimate in 8-bit units from the table's prefix sums: below_n[j] and
-// below_l[j] are the pixel count and the sum of |L| (in the plane's levels)
-// of bins 0..j-1, for j = 0..kNoiseBins; `bits` the planes' depth. 0 for an
-// empty table. Every double operation is rounded on its own, so the CPU and
-// the GPU compute the same value.
-CUDAFILTERS_HD double noise_sigma_of_prefix(const uint64_t *below_n, const uint64_t *below_l,
-                                            int bits) {
+// What a table holds: chroma carries little texture, and its noise, averaged
+// over 2x2 photosites in 4:2:0, is less correlated than luma's.
+enum class NoisePlanes { luma, chroma };
+
+// How much of the coarse reading the estimate takes, by its ratio to the
+// fine one: none up to `white` (luma: texture on white noise reads at most
+// about 1.47 times coarser than finer, hubble_deep_field at sigma 3;
+// chroma: 1.35), all of it from `correlated` (a camera's luma noise reads
+// 1.7 to 6 times coarser, H.264 taking the most of its fine part; its
+// chroma about 1.5 times) up to kCorrelatedMaxRatio, none again from
+// kTextureRatio on (a pattern at the coarse scale's own period, such as
+// stripes 6 pixels wide, reads 10 times and more); in proportion between. A
+// coarse reading from fewer than kMinCoarseKept of its pixels is texture
+// too. docs/noise-estimation.md "Correlated noise" measured them on the
+// calibration photos.
+struct NoiseRatios {
+  double white;
+  double correlated;
+};
+
+CUDAFILTERS_HD NoiseRatios noise_ratios(NoisePlanes planes) {
+  return planes == NoisePlanes::chroma ? NoiseRatios{1.3, 1.45} : NoiseRatios{1.5, 1.7};
+}
+
+constexpr double kCorrelatedMaxRatio = 6.0;
+constexpr double kTextureRatio = 10.0;
+constexpr double kMinCoarseKept = 0.05;
+
+// One scale's reading: the estimate, and the share of the table's pixels
+// its flat selection kept.
+struct NoiseReading {
+  double sigma = 0.0;
+  double kept = 0.0;
+};
+
+// One scale's reading in 8-bit units from its table's prefix sums: below_n[j]
+// and below_l[j] are the pixel count and the sum of |L| (in the plane's
+// levels) of bins 0..j-1, for j = 0..kNoiseBins; `bits` the planes' depth.
+// 0 for an empty table. Every double operation is rounded on its own, so
+// the CPU and the GPU compute the same value.
+CUDAFILTERS_HD NoiseReading noise_reading_of_prefix(const uint64_t *below_n,
+                                                    const uint64_t *below_l, int bits) {
   using namespace noise_detail;
   const uint64_t pixels = below_n[kNoiseBins];
-  if (pixels == 0) return 0.0;
+  if (pixels == 0) return NoiseReading{};
   const double unit = level_unit(bits);
   const double all = to_double(pixels);
   const double min_kept = max_d(floor_d(dmul_rn(kMinKept, all)), 1.0);
@@ -121,24 +212,58 @@ CUDAFILTERS_HD double noise_sigma_of_prefix(const uint64_t *below_n, const uint6
     const double f = c != 0.0 ? ddiv_rn(dsub_rn(n, to_double(below_n[j])), c) : 0.0;
     return dadd_rn(lsum_below(j), dmul_rn(f, lsum(j)));
   };
-  // The estimate over the pixels of gradient at most t (8-bit units).
+  // The reading over the pixels of gradient at most t (8-bit units).
   auto below = [&](double t) {
     const int j = t < double(kNoiseBins - 1) ? int(t) : kNoiseBins - 1;
     const double f = min_d(dsub_rn(t, double(j)), 1.0);
     const double n = dadd_rn(to_double(below_n[j]), dmul_rn(f, count(j)));
-    if (n < min_kept) return ddiv_rn(dmul_rn(kImmerkaerScale, sum_of_lowest(min_kept)), min_kept);
-    return ddiv_rn(dmul_rn(kImmerkaerScale, dadd_rn(lsum_below(j), dmul_rn(f, lsum(j)))), n);
+    if (n < min_kept)
+      return NoiseReading{ddiv_rn(dmul_rn(kImmerkaerScale, sum_of_lowest(min_kept)), min_kept),
+                          ddiv_rn(min_kept, all)};
+    return NoiseReading{
+        ddiv_rn(dmul_rn(kImmerkaerScale, dadd_rn(lsum_below(j), dmul_rn(f, lsum(j)))), n),
+        ddiv_rn(n, all)};
   };
   // From the 90% of lowest gradient, to the fixed point.
   const double start = dmul_rn(0.9, all);
-  double sigma = ddiv_rn(dmul_rn(kImmerkaerScale, sum_of_lowest(start)), start);
+  NoiseReading r{ddiv_rn(dmul_rn(kImmerkaerScale, sum_of_lowest(start)), start), 0.9};
   for (int i = 0; i < 50; ++i) {
-    const double next = below(dmul_rn(kFlatGradient, sigma));
-    const double moved = next > sigma ? dsub_rn(next, sigma) : dsub_rn(sigma, next);
-    if (moved <= dmul_rn(1e-4, max_d(sigma, 1e-6))) return next;
-    sigma = next;
+    const NoiseReading next = below(dmul_rn(kFlatGradient, r.sigma));
+    const double moved = next.sigma > r.sigma ? dsub_rn(next.sigma, r.sigma)
+                                              : dsub_rn(r.sigma, next.sigma);
+    r = next;
+    if (moved <= dmul_rn(1e-4, max_d(r.sigma, 1e-6))) break;
   }
-  return sigma;
+  return r;
+}
+
+// The prefix sums of one scale's table (as noise_reading_of_prefix takes them).
+struct NoisePrefix {
+  const uint64_t *below_n;
+  const uint64_t *below_l;
+};
+
+// The estimate from the two scales' readings (fine, coarse).
+CUDAFILTERS_HD double noise_sigma_of_readings(NoiseReading fine, NoiseReading coarse,
+                                              NoisePlanes planes) {
+  if (fine.sigma <= 0.0 || coarse.sigma <= 0.0 || coarse.kept < kMinCoarseKept) return fine.sigma;
+  const NoiseRatios r = noise_ratios(planes);
+  const double ratio = ddiv_rn(coarse.sigma, fine.sigma);
+  if (ratio <= r.white || ratio >= kTextureRatio) return fine.sigma;
+  if (ratio >= r.correlated && ratio <= kCorrelatedMaxRatio) return coarse.sigma;
+  const double w =
+      ratio < r.correlated
+          ? ddiv_rn(dsub_rn(ratio, r.white), dsub_rn(r.correlated, r.white))
+          : ddiv_rn(dsub_rn(kTextureRatio, ratio), dsub_rn(kTextureRatio, kCorrelatedMaxRatio));
+  return dadd_rn(fine.sigma, dmul_rn(w, dsub_rn(coarse.sigma, fine.sigma)));
+}
+
+// The estimate in 8-bit units from both scales' tables.
+CUDAFILTERS_HD double noise_sigma_of_scales(NoisePrefix fine, NoisePrefix coarse, int bits,
+                                            NoisePlanes planes) {
+  return noise_sigma_of_readings(noise_reading_of_prefix(fine.below_n, fine.below_l, bits),
+                                 noise_reading_of_prefix(coarse.below_n, coarse.below_l, bits),
+                                 planes);
 }
 
 // The noise level function: the same estimate in kNoiseBands bands of
@@ -175,39 +300,59 @@ CUDAFILTERS_HD double follow_noise(NoiseAverage &avg, double estimate, double pa
 
 #ifndef __CUDACC__
 
+// One scale's bins: pixel count and sum of |L| (in the plane's levels) per
+// gradient bin.
+struct NoiseBins {
+  std::array<uint64_t, kNoiseBins> count{};
+  std::array<uint64_t, kNoiseBins> abs_laplacian{};
+
+  NoiseReading reading(int bits) const;
+  uint64_t pixels() const;
+};
+
+// Both scales' readings of one set of bins, and the estimate from them.
+struct NoiseScalesReading {
+  NoiseReading fine, coarse;
+  NoisePlanes planes;
+  double sigma() const { return noise_sigma_of_readings(fine, coarse, planes); }
+};
+
 class NoiseTable {
  public:
   static constexpr int kBins = kNoiseBins;
 
+  explicit NoiseTable(NoisePlanes planes = NoisePlanes::luma) : planes_(planes) {}
+
   // Adds the interior pixels of `plane` (host memory, any layout): every
   // pixel with a whole 3x3 neighbourhood, in the rows noise_row_step
   // samples, pixels `step` samples apart (2 for one channel of interleaved
-  // chroma). Planes of different depths do not
-  // mix (std::invalid_argument).
+  // chroma), to the fine scale's bins, and those with the coarse scale's
+  // samples (noise_coarse_inside) to its bins too. Planes of different
+  // depths do not mix (std::invalid_argument).
   void add(ConstPlane plane, int step = 1);
   void clear();
 
   // The estimate in 8-bit units; 0 without interior pixels.
-  double sigma() const;
+  double sigma() const { return readings().sigma(); }
+  NoiseScalesReading readings() const;
 
-  uint64_t pixels() const { return pixels_; }
+  uint64_t pixels() const { return scales_[0].pixels(); }
 
  private:
-  std::array<uint64_t, kBins> count_{};
-  std::array<uint64_t, kBins> abs_laplacian_{};  // in the plane's levels
-  uint64_t pixels_ = 0;
+  NoiseBins scales_[kNoiseScales];  // fine, coarse
+  NoisePlanes planes_;
   int bits_ = 0;  // of the planes added; 0 before the first
 };
 
 // The estimate of one plane (a NoiseTable of it alone).
-double estimate_noise_sigma(ConstPlane plane, int step = 1);
+double estimate_noise_sigma(ConstPlane plane, int step = 1,
+                            NoisePlanes planes = NoisePlanes::luma);
 
-// A table per band of brightness (kNoiseBands), filled from the same pixels
-// as NoiseTable: the noise level function of the planes added.
+// Both scales' bins per band of brightness (kNoiseBands), filled from the
+// same pixels as NoiseTable: the noise level function of the luma planes
+// added.
 class NoiseCurveTable {
  public:
-  static constexpr int kBins = kNoiseBins;
-
   // As NoiseTable::add.
   void add(ConstPlane plane, int step = 1);
 
@@ -219,10 +364,9 @@ class NoiseCurveTable {
   uint64_t pixels(int band) const;
 
  private:
-  // Band b's bins at b * kBins (128 KB together: on the heap, not on a
-  // streaming thread's stack).
-  std::vector<uint64_t> count_ = std::vector<uint64_t>(size_t(kNoiseBands) * kBins);
-  std::vector<uint64_t> abs_laplacian_ = std::vector<uint64_t>(size_t(kNoiseBands) * kBins);
+  // Band b's scale s at bins_[b * kNoiseScales + s] (256 KB together: on
+  // the heap, not on a streaming thread's stack).
+  std::vector<NoiseBins> bins_ = std::vector<NoiseBins>(size_t(kNoiseBands) * kNoiseScales);
   int bits_ = 0;
 };
 
@@ -230,8 +374,14 @@ class NoiseCurveTable {
 
 struct NoiseTableGpu;
 
-// The same estimate on the GPU, for up to kMaxTables tables at once (luma,
-// and the two chroma channels together): add() names a device plane,
+// What NoiseEstimatorGpu's table `table` holds.
+CUDAFILTERS_HD NoisePlanes noise_table_planes(int table) {
+  return table == 1 ? NoisePlanes::chroma : NoisePlanes::luma;
+}
+
+// The same estimate on the GPU, for up to kMaxTables tables at once (table
+// 0 luma, table 1 the two chroma channels together, each read as such:
+// noise_table_planes): add() names a device plane,
 // estimate() reads the planes added (in one pass: up to four per launch)
 // and every table into sigmas() (device doubles, one per table), and clears
 // the tables for the next frame. Everything runs on the stream given to
@@ -278,10 +428,10 @@ class NoiseEstimatorGpu {
 // host; the plane must stay valid until the stream has run it.
 class NoiseCurveGpu {
  public:
-  // Allocates in the current context. The bands' tables take 12 KB of
-  // shared memory each: all eight are counted in one pass where a block may
-  // have 96 KB, else four in each of two passes; `bands_per_pass` (8 or 4)
-  // chooses, for tests.
+  // Allocates in the current context. A band's tables take 24 KB of shared
+  // memory: all eight bands are counted in one pass where a block may have
+  // 192 KB, else four or two a pass; `bands_per_pass` (8, 4 or 2) chooses,
+  // for tests.
   explicit NoiseCurveGpu(int bands_per_pass = 0);
   ~NoiseCurveGpu();
   NoiseCurveGpu(NoiseCurveGpu &&) noexcept;

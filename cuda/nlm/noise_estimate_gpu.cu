@@ -91,195 +91,161 @@ __device__ __forceinline__ uint32_t warp_sum(uint32_t v) {
 #endif
 }
 
-// The block's table in shared memory: 32-bit counts and sums of |L|. An
-// 8-bit plane's |L| (at most 4080) sums in one word over the block's
-// pixels; deeper planes' in two, its low 8 bits and the rest. 64-bit
-// atomics on shared memory are loops of compare-and-swap, two to three times
-// slower here.
-template <int BINS>
+// A block's tables in shared memory: 32-bit counts and sums of |L| per slot
+// (a slot: a band's scale's bin). An 8-bit plane's |L| (at most 4080) sums
+// in one word over the block's pixels; deeper planes' in two, its low 8
+// bits and the rest. 64-bit atomics on shared memory are loops of
+// compare-and-swap, two to three times slower here.
+template <int SLOTS>
 struct BlockTableOf {
-  uint32_t count[BINS];
-  uint32_t sum_lo[BINS];
-  uint32_t sum_hi[BINS];
+  uint32_t count[SLOTS];
+  uint32_t sum_lo[SLOTS];
+  uint32_t sum_hi[SLOTS];
 
   template <bool DEEP>
-  __device__ void add(uint32_t bin, uint32_t n, uint32_t abs_lap) {
-    atomicAdd(&count[bin], n);
+  __device__ void add(uint32_t slot, uint32_t n, uint32_t abs_lap) {
+    atomicAdd(&count[slot], n);
     if (!DEEP) {
-      atomicAdd(&sum_lo[bin], abs_lap);
+      atomicAdd(&sum_lo[slot], abs_lap);
       return;
     }
-    atomicAdd(&sum_lo[bin], abs_lap & 0xFFu);
-    if (abs_lap >> 8) atomicAdd(&sum_hi[bin], abs_lap >> 8);
+    atomicAdd(&sum_lo[slot], abs_lap & 0xFFu);
+    if (abs_lap >> 8) atomicAdd(&sum_hi[slot], abs_lap >> 8);
   }
-  __device__ unsigned long long sum(int bin) const {
-    return ((unsigned long long)sum_hi[bin] << 8) + sum_lo[bin];
+  __device__ unsigned long long sum(int slot) const {
+    return ((unsigned long long)sum_hi[slot] << 8) + sum_lo[slot];
+  }
+  __device__ void clear() {
+    for (int b = threadIdx.x; b < SLOTS; b += blockDim.x) count[b] = sum_lo[b] = sum_hi[b] = 0;
   }
 };
-using BlockTable = BlockTableOf<kNoiseBins>;
-// The noise level function's: a table per band of brightness for BANDS
-// bands, band first + b's bins at b * kNoiseBins (12 KB a band, in dynamic
-// shared memory): all eight bands in one pass where a block may have 96 KB,
-// else four in each of two passes (48 KB, which every GPU gives a block).
+constexpr int kScaleSlots = kNoiseScales * kNoiseBins;
+using BlockTable = BlockTableOf<kScaleSlots>;
+// The noise level function's: both scales' bins per band of brightness for
+// BANDS bands, band first + b's scale s at (b * kNoiseScales + s) *
+// kNoiseBins (24 KB a band, in dynamic shared memory): eight bands a pass
+// where a block may have 192 KB, else four or two.
 template <int BANDS>
-using BlockCurve = BlockTableOf<kNoiseBins * BANDS>;
+using BlockCurve = BlockTableOf<kScaleSlots * BANDS>;
 
-// Adds one pixel to the block's table. A warp whose pixels all fall in one
-// bin (flat areas: a black border, a clear sky) adds once; otherwise each
-// lane adds its own (grouping equal bins with __match_any_sync made the pass
-// three times slower). bin ~0u: no pixel (past the plane's right edge).
+// Adds one pixel to a slot of the block's tables. A warp whose pixels all
+// fall in one slot (flat areas: a black border, a clear sky) adds once;
+// otherwise each lane adds its own (grouping equal slots with
+// __match_any_sync made the pass three times slower). ~0u: no pixel.
 template <bool DEEP, typename BlockTableT>
-__device__ __forceinline__ void add_pixel(BlockTableT &t, uint32_t bin, uint32_t abs_lap) {
-  const uint32_t first = __shfl_sync(0xFFFFFFFFu, bin, 0);
-  if (__all_sync(0xFFFFFFFFu, bin == first)) {
+__device__ __forceinline__ void add_pixel(BlockTableT &t, uint32_t slot, uint32_t abs_lap) {
+  const uint32_t first = __shfl_sync(0xFFFFFFFFu, slot, 0);
+  if (__all_sync(0xFFFFFFFFu, slot == first)) {
     // |L| <= 16 (2^16 - 1) at 16 bits: 32 lanes sum below 2^26.
     const uint32_t lanes_sum = warp_sum(abs_lap);
     if (first != 0xFFFFFFFFu && (threadIdx.x & 31) == 0) t.template add<DEEP>(first, 32u, lanes_sum);
-  } else if (bin != 0xFFFFFFFFu) {
-    t.template add<DEEP>(bin, 1u, abs_lap);
+  } else if (slot != 0xFFFFFFFFu) {
+    t.template add<DEEP>(slot, 1u, abs_lap);
   }
 }
 
-// One pass over the sampled rows: each thread takes one column of its
-// group's rows and adds each pixel to its gradient bin in the block's
-// table. The rows of several pixels are loaded together (coalesced across
-// the warp), so that a thread waits for memory once per chunk of rows, not
-// once per row. Exact: integers throughout, so the table is the CPU's.
-constexpr int kChunk = 8;
-
-// L, the gradient bin and the sum of the 3x3 neighbourhood of the pixel
-// whose rows are a, b, c.
-__device__ __forceinline__ void laplacian_and_bin(const PlaneArgs &p, const int (&a)[3],
-                                                  const int (&b)[3], const int (&c)[3],
-                                                  uint32_t &bin, uint32_t &abs_lap,
-                                                  uint32_t &sum9) {
-  const int lap = (a[0] - 2 * a[1] + a[2]) - 2 * (b[0] - 2 * b[1] + b[2]) + (c[0] - 2 * c[1] + c[2]);
-  const int gx = (a[2] - a[0]) + 2 * (b[2] - b[0]) + (c[2] - c[0]);
-  const int gy = (c[0] - a[0]) + 2 * (c[1] - a[1]) + (c[2] - a[2]);
-  const uint32_t g = uint32_t(abs(gx) + abs(gy));
-  bin = min((g >> p.down) << p.up, uint32_t(kNoiseBins - 1));
-  abs_lap = uint32_t(abs(lap));
-  sum9 = uint32_t(a[0] + a[1] + a[2] + b[0] + b[1] + b[2] + c[0] + c[1] + c[2]);
-}
-
-// Where a pixel of gradient bin `bin` and 3x3 sum `sum9` is counted: the
-// plane's estimate counts it by its bin alone.
-struct ByGradient {
-  __device__ uint32_t operator()(uint32_t bin, uint32_t) const { return bin; }
+// The samples one pixel reads: its 3x3 neighbourhood, and the coarse
+// scale's eight more (kNoiseCoarseSpacing away; the centre is shared).
+struct PixelSamples {
+  int32_t fine[3][3];
+  int32_t coarse[3][3];
+  bool has_coarse;
 };
 
-// Rows read one after the other (planes of at most kNoiseSamplePixels): the
-// 3x3 neighbourhood slides down the column, three new samples a pixel.
-template <typename Word, typename BlockTableT, typename Slot>
-__device__ void add_rows(const PlaneArgs &p, int x, bool column, int i0, int i1, BlockTableT &t,
-                         Slot slot) {
-  auto load = [&](int y, int(&v)[3]) {
-    const uint8_t *row = p.data + size_t(y) * p.stride;
-    v[0] = level_at<Word>(row, p, x - 1);
-    v[1] = level_at<Word>(row, p, x);
-    v[2] = level_at<Word>(row, p, x + 1);
-  };
-  int a[3] = {0, 0, 0}, b[3] = {0, 0, 0};
-  if (column && i0 < i1) {
-    load(i0, a);
-    load(i0 + 1, b);
+template <typename Word>
+__device__ __forceinline__ void load_pixel(const PlaneArgs &p, int x, int y, PixelSamples &v) {
+  constexpr int s = kNoiseCoarseSpacing;
+#pragma unroll
+  for (int r = 0; r < 3; ++r) {
+    const uint8_t *row = p.data + size_t(y - 1 + r) * p.stride;
+#pragma unroll
+    for (int c = 0; c < 3; ++c) v.fine[r][c] = level_at<Word>(row, p, x - 1 + c);
   }
-  for (int i = i0; i < i1; i += kChunk) {
-    int c[kChunk][3];
+  v.has_coarse = noise_coarse_inside(x, y, p.width, p.height);
+  if (!v.has_coarse) return;
 #pragma unroll
-    for (int k = 0; k < kChunk; ++k) {
-      c[k][0] = c[k][1] = c[k][2] = 0;
-      if (column && i + k < i1) load(i + k + 2, c[k]);
-    }
+  for (int r = 0; r < 3; ++r) {
+    const uint8_t *row = p.data + size_t(y + (r - 1) * s) * p.stride;
 #pragma unroll
-    for (int k = 0; k < kChunk; ++k) {
-      if (i + k >= i1) break;
-      uint32_t bin = 0xFFFFFFFFu, abs_lap = 0, sum9 = 0;
-      if (column) {
-        laplacian_and_bin(p, a, b, c[k], bin, abs_lap, sum9);
-        bin = slot(bin, sum9);
-      }
-      add_pixel<sizeof(Word) == 2>(t, bin, abs_lap);
-#pragma unroll
-      for (int r = 0; r < 3; ++r) {
-        a[r] = b[r];
-        b[r] = c[k][r];
-      }
-    }
+    for (int c = 0; c < 3; ++c)
+      v.coarse[r][c] = r == 1 && c == 1 ? v.fine[1][1] : level_at<Word>(row, p, x + (c - 1) * s);
   }
 }
 
-// Rows read every row_step (larger planes): each with its two neighbours.
-template <typename Word, typename BlockTableT, typename Slot>
-__device__ void add_sampled_rows(const PlaneArgs &p, int x, bool column, int i0, int i1,
-                                 BlockTableT &t, Slot slot) {
-  constexpr int kSampleChunk = kChunk / 2;
-  for (int i = i0; i < i1; i += kSampleChunk) {
-    int v[kSampleChunk][3][3];
-#pragma unroll
-    for (int k = 0; k < kSampleChunk; ++k)
-#pragma unroll
-      for (int r = 0; r < 3; ++r) {
-        v[k][r][0] = v[k][r][1] = v[k][r][2] = 0;
-        if (column && i + k < i1) {
-          const uint8_t *row = p.data + size_t((i + k) * p.row_step + r) * p.stride;
-          v[k][r][0] = level_at<Word>(row, p, x - 1);
-          v[k][r][1] = level_at<Word>(row, p, x);
-          v[k][r][2] = level_at<Word>(row, p, x + 1);
-        }
-      }
-#pragma unroll
-    for (int k = 0; k < kSampleChunk; ++k) {
-      if (i + k >= i1) break;
-      uint32_t bin = 0xFFFFFFFFu, abs_lap = 0, sum9 = 0;
-      if (column) {
-        laplacian_and_bin(p, v[k][0], v[k][1], v[k][2], bin, abs_lap, sum9);
-        bin = slot(bin, sum9);
-      }
-      add_pixel<sizeof(Word) == 2>(t, bin, abs_lap);
-    }
+// Where a pixel's scale-s bin goes in the block's tables: the plane's
+// estimate counts it by scale and bin alone.
+struct ByGradient {
+  __device__ uint32_t operator()(int scale, uint32_t bin, uint32_t) const {
+    return uint32_t(scale) * kNoiseBins + bin;
   }
-}
+};
 
-template <typename Word, typename BlockTableT, typename Slot = ByGradient>
+// One pass over the sampled rows: each thread takes one column of its
+// group's rows and adds each pixel to its bins in the block's tables. The
+// samples of several pixels are loaded together, so that a thread waits
+// for memory once per chunk of rows, not once per row. Exact: integers
+// throughout, so the tables are the CPU's.
+constexpr int kChunk = 4;
+
+template <typename Word, typename BlockTableT, typename Slot>
 __device__ void add_band(const PlaneArgs &p, int block, BlockTableT &t, Slot slot = {}) {
   const int x = 1 + (block % p.blocks_x) * kTableColumns + int(threadIdx.x) % kTableColumns;
   const bool column = x + 1 < p.width;
   // Sampled rows [i0, i1) of this thread's group; the same for the warp.
   const int i0 = (block / p.blocks_x) * kTableRows + int(threadIdx.x) / kTableColumns * kGroupRows;
   const int i1 = min(i0 + kGroupRows, p.rows);
-  if (p.row_step == 1)
-    add_rows<Word>(p, x, column, i0, i1, t, slot);
-  else
-    add_sampled_rows<Word>(p, x, column, i0, i1, t, slot);
+  constexpr bool kDeep = sizeof(Word) == 2;
+  for (int i = i0; i < i1; i += kChunk) {
+    PixelSamples v[kChunk];
+#pragma unroll
+    for (int k = 0; k < kChunk; ++k)
+      if (column && i + k < i1) load_pixel<Word>(p, x, (i + k) * p.row_step + 1, v[k]);
+#pragma unroll
+    for (int k = 0; k < kChunk; ++k) {
+      if (i + k >= i1) break;
+      uint32_t fine_slot = ~0u, fine_lap = 0, coarse_slot = ~0u, coarse_lap = 0;
+      if (column) {
+        const NoiseMasks fine = noise_masks(v[k].fine[0], v[k].fine[1], v[k].fine[2]);
+        const int32_t(&f)[3][3] = v[k].fine;
+        const uint32_t sum9 = uint32_t(f[0][0] + f[0][1] + f[0][2] + f[1][0] + f[1][1] + f[1][2] +
+                                       f[2][0] + f[2][1] + f[2][2]);
+        fine_slot = slot(0, noise_bin(fine.grad, p.down, p.up), sum9);
+        fine_lap = fine.abs_lap;
+        if (v[k].has_coarse) {
+          const NoiseMasks coarse = noise_masks(v[k].coarse[0], v[k].coarse[1], v[k].coarse[2]);
+          coarse_slot = slot(1, noise_bin(noise_coarse_gradient(coarse.grad, fine.grad), p.down, p.up),
+                             sum9);
+          coarse_lap = coarse.abs_lap;
+        }
+      }
+      add_pixel<kDeep>(t, fine_slot, fine_lap);
+      add_pixel<kDeep>(t, coarse_slot, coarse_lap);
+    }
+  }
 }
 
 __global__ void __launch_bounds__(kTableThreads) noise_table_kernel(PassArgs a) {
   __shared__ BlockTable t;
-  for (int b = threadIdx.x; b < kNoiseBins; b += blockDim.x) {
-    t.count[b] = 0;
-    t.sum_lo[b] = 0;
-    t.sum_hi[b] = 0;
-  }
+  t.clear();
   __syncthreads();
   int i = 0;
   while (i + 1 < a.count && int(blockIdx.x) >= a.planes[i + 1].first_block) ++i;
   const PlaneArgs &p = a.planes[i];
   const int block = int(blockIdx.x) - p.first_block;
   if (p.deep)
-    add_band<uint16_t>(p, block, t);
+    add_band<uint16_t>(p, block, t, ByGradient{});
   else
-    add_band<uint8_t>(p, block, t);
+    add_band<uint8_t>(p, block, t, ByGradient{});
   __syncthreads();
   Table &out = a.tables[p.table];
-  for (int b = threadIdx.x; b < kNoiseBins; b += blockDim.x)
+  for (int b = threadIdx.x; b < kScaleSlots; b += blockDim.x)
     if (t.count[b]) {
-      atomicAdd(&out.count[b], (unsigned long long)t.count[b]);
-      atomicAdd(&out.abs_laplacian[b], t.sum(b));
+      atomicAdd(&out.count[b / kNoiseBins][b % kNoiseBins], (unsigned long long)t.count[b]);
+      atomicAdd(&out.abs_laplacian[b / kNoiseBins][b % kNoiseBins], t.sum(b));
     }
 }
 
-// The noise level function of one plane: its pixels counted in the table
+// The noise level function of one plane: its pixels counted in the tables
 // of their band (noise_band), the bands first .. first + BANDS - 1 in one
 // pass.
 struct CurveArgs {
@@ -295,9 +261,10 @@ template <int BANDS>
 struct ByBand {
   int bits;
   int first;
-  __device__ uint32_t operator()(uint32_t bin, uint32_t sum9) const {
+  __device__ uint32_t operator()(int scale, uint32_t bin, uint32_t sum9) const {
     const int band = noise_band(sum9, bits) - first;
-    return band >= 0 && band < BANDS ? uint32_t(band) * kNoiseBins + bin : 0xFFFFFFFFu;
+    return band >= 0 && band < BANDS ? uint32_t(band * kNoiseScales + scale) * kNoiseBins + bin
+                                     : 0xFFFFFFFFu;
   }
 };
 
@@ -305,12 +272,8 @@ template <int BANDS>
 __global__ void __launch_bounds__(kTableThreads) noise_curve_kernel(CurveArgs a) {
   extern __shared__ uint32_t curve_words[];
   BlockCurve<BANDS> &t = *reinterpret_cast<BlockCurve<BANDS> *>(curve_words);
-  constexpr int kSlots = kNoiseBins * BANDS;
-  for (int b = threadIdx.x; b < kSlots; b += blockDim.x) {
-    t.count[b] = 0;
-    t.sum_lo[b] = 0;
-    t.sum_hi[b] = 0;
-  }
+  constexpr int kSlots = kScaleSlots * BANDS;
+  t.clear();
   __syncthreads();
   const ByBand<BANDS> slot{a.bits, a.first};
   if (a.plane.deep)
@@ -320,16 +283,17 @@ __global__ void __launch_bounds__(kTableThreads) noise_curve_kernel(CurveArgs a)
   __syncthreads();
   for (int b = threadIdx.x; b < kSlots; b += blockDim.x)
     if (t.count[b]) {
-      Table &out = a.tables[a.first + b / kNoiseBins];
-      atomicAdd(&out.count[b % kNoiseBins], (unsigned long long)t.count[b]);
-      atomicAdd(&out.abs_laplacian[b % kNoiseBins], t.sum(b));
+      Table &out = a.tables[a.first + b / kScaleSlots];
+      const int scale = (b / kNoiseBins) % kNoiseScales, bin = b % kNoiseBins;
+      atomicAdd(&out.count[scale][bin], (unsigned long long)t.count[b]);
+      atomicAdd(&out.abs_laplacian[scale][bin], t.sum(b));
     }
 }
 
 // One block per band.
 __global__ void __launch_bounds__(kNoiseReadThreads)
     noise_curve_tail_kernel(Table *tables, int bits, double *sigmas) {
-  const double sigma = read_noise_table(tables[blockIdx.x], bits, kNoiseBandMinPixels);
+  const double sigma = read_noise_table(tables[blockIdx.x], bits, NoisePlanes::luma, kNoiseBandMinPixels);
   if (threadIdx.x == 0) sigmas[blockIdx.x] = sigma;
 }
 
@@ -341,7 +305,7 @@ struct TailArgs {
 
 // One block per table.
 __global__ void __launch_bounds__(kNoiseReadThreads) noise_tail_kernel(TailArgs a) {
-  const double sigma = read_noise_table(a.tables[blockIdx.x], a.bits[blockIdx.x]);
+  const double sigma = read_noise_table(a.tables[blockIdx.x], a.bits[blockIdx.x], noise_table_planes(int(blockIdx.x)));
   if (threadIdx.x == 0) a.sigmas[blockIdx.x] = sigma;
 }
 
@@ -418,20 +382,47 @@ struct NoiseCurveGpu::Impl {
   ClearOnFirstUse clear;
 };
 
+namespace {
+
+// The curve pass of `bands` bands, with the shared memory it needs.
+struct CurvePass {
+  void (*kernel)(CurveArgs);
+  size_t shared;
+};
+
+CurvePass curve_pass(int bands) {
+  switch (bands) {
+    case 8:
+      return {noise_curve_kernel<8>, sizeof(BlockCurve<8>)};
+    case 4:
+      return {noise_curve_kernel<4>, sizeof(BlockCurve<4>)};
+    default:
+      return {noise_curve_kernel<2>, sizeof(BlockCurve<2>)};
+  }
+}
+
+}  // namespace
+
 NoiseCurveGpu::NoiseCurveGpu(int bands_per_pass) : impl_(std::make_unique<Impl>()) {
-  if (bands_per_pass != 0 && bands_per_pass != kNoiseBands && bands_per_pass != kNoiseBands / 2)
-    throw std::invalid_argument("noise curve: 8 or 4 bands a pass");
+  if (bands_per_pass != 0 && bands_per_pass != 8 && bands_per_pass != 4 && bands_per_pass != 2)
+    throw std::invalid_argument("noise curve: 8, 4 or 2 bands a pass");
+  static_assert(kNoiseBands == 8, "the curve passes split eight bands");
   int device = 0, optin = 0;
   CUDAFILTERS_CHECK(cudaGetDevice(&device));
   CUDAFILTERS_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
   Impl &m = *impl_;
-  m.bands_per_pass = bands_per_pass != 0 ? bands_per_pass
-                     : size_t(optin) >= sizeof(BlockCurve<kNoiseBands>) ? kNoiseBands
-                                                                        : kNoiseBands / 2;
-  if (m.bands_per_pass == kNoiseBands)
-    CUDAFILTERS_CHECK(cudaFuncSetAttribute(noise_curve_kernel<kNoiseBands>,
-                                           cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                           int(sizeof(BlockCurve<kNoiseBands>))));
+  m.bands_per_pass = bands_per_pass;
+  if (m.bands_per_pass == 0)
+    for (int bands : {8, 4, 2})
+      if (curve_pass(bands).shared <= size_t(optin) || bands == 2) {
+        m.bands_per_pass = bands;
+        break;
+      }
+  const CurvePass pass = curve_pass(m.bands_per_pass);
+  if (pass.shared > size_t(optin))
+    throw std::invalid_argument("noise curve: too many bands a pass for this GPU");
+  CUDAFILTERS_CHECK(cudaFuncSetAttribute(pass.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         int(pass.shared)));
 }
 
 NoiseCurveGpu::~NoiseCurveGpu() = default;
@@ -447,13 +438,9 @@ void NoiseCurveGpu::estimate(ConstPlane plane, int step, cudaStream_t stream) {
   if (plane.width >= 3 && plane.height >= 3) {
     int blocks = 0;
     CurveArgs a{plane_args(plane, step, 0, 0, &blocks), bits, 0, m.tables.get()};
+    const CurvePass pass = curve_pass(m.bands_per_pass);
     for (a.first = 0; a.first < kNoiseBands; a.first += m.bands_per_pass) {
-      if (m.bands_per_pass == kNoiseBands)
-        noise_curve_kernel<kNoiseBands>
-            <<<blocks, kTableThreads, sizeof(BlockCurve<kNoiseBands>), stream>>>(a);
-      else
-        noise_curve_kernel<kNoiseBands / 2>
-            <<<blocks, kTableThreads, sizeof(BlockCurve<kNoiseBands / 2>), stream>>>(a);
+      pass.kernel<<<blocks, kTableThreads, pass.shared, stream>>>(a);
       check_launch("noise_curve_kernel");
     }
   }

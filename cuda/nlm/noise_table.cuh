@@ -10,10 +10,11 @@
 
 namespace cudafilters {
 
-// Pixel counts and sums of |L| per gradient bin, in the plane's levels.
+// Pixel counts and sums of |L| per gradient bin, in the plane's levels, of
+// each scale (fine, coarse).
 struct NoiseTableGpu {
-  unsigned long long count[kNoiseBins];
-  unsigned long long abs_laplacian[kNoiseBins];
+  unsigned long long count[kNoiseScales][kNoiseBins];
+  unsigned long long abs_laplacian[kNoiseScales][kNoiseBins];
 };
 
 // Blocks that read a table have this many threads, one per bin.
@@ -24,29 +25,35 @@ constexpr int kNoiseReadThreads = kNoiseBins;
 // the CPU does and returns it (the other threads return 0); -1 for a table
 // of fewer than `min_pixels` pixels. The table is cleared for the next
 // frame on the way.
-__device__ __forceinline__ double read_noise_table(NoiseTableGpu &t, int bits,
+__device__ __forceinline__ double read_noise_table(NoiseTableGpu &t, int bits, NoisePlanes planes,
                                                    uint64_t min_pixels = 0) {
   using Scan = cub::BlockScan<unsigned long long, kNoiseReadThreads>;
   __shared__ typename Scan::TempStorage scan;
-  __shared__ uint64_t below_n[kNoiseBins + 1], below_l[kNoiseBins + 1];
+  __shared__ uint64_t below_n[kNoiseScales][kNoiseBins + 1], below_l[kNoiseScales][kNoiseBins + 1];
   const int b = threadIdx.x;
-  const unsigned long long n = t.count[b], l = t.abs_laplacian[b];
-  t.count[b] = 0;
-  t.abs_laplacian[b] = 0;
-  unsigned long long pn, pl;
-  Scan(scan).ExclusiveSum(n, pn);
-  __syncthreads();
-  Scan(scan).ExclusiveSum(l, pl);
-  below_n[b] = pn;
-  below_l[b] = pl;
-  if (b == kNoiseBins - 1) {
-    below_n[kNoiseBins] = pn + n;
-    below_l[kNoiseBins] = pl + l;
+  for (int s = 0; s < kNoiseScales; ++s) {
+    const unsigned long long n = t.count[s][b], l = t.abs_laplacian[s][b];
+    t.count[s][b] = 0;
+    t.abs_laplacian[s][b] = 0;
+    unsigned long long pn, pl;
+    Scan(scan).ExclusiveSum(n, pn);
+    __syncthreads();
+    Scan(scan).ExclusiveSum(l, pl);
+    __syncthreads();
+    below_n[s][b] = pn;
+    below_l[s][b] = pl;
+    if (b == kNoiseBins - 1) {
+      below_n[s][kNoiseBins] = pn + n;
+      below_l[s][kNoiseBins] = pl + l;
+    }
   }
   __syncthreads();
-  const double sigma = b != 0                             ? 0.0
-                       : below_n[kNoiseBins] < min_pixels ? -1.0
-                                                          : noise_sigma_of_prefix(below_n, below_l, bits);
+  const double sigma =
+      b != 0                                ? 0.0
+      : below_n[0][kNoiseBins] < min_pixels ? -1.0
+                                            : noise_sigma_of_scales({below_n[0], below_l[0]},
+                                                                    {below_n[1], below_l[1]}, bits,
+                                                                    planes);
   // The shared arrays are reused by the next call.
   __syncthreads();
   return sigma;

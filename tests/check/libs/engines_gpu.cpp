@@ -29,6 +29,7 @@
 #include <functional>
 #include <initializer_list>
 
+#include "camera_noise.h"
 #include "cooperative_launch.h"
 #include "histeq_gpu_launch.h"
 #include "noise_estimate.h"
@@ -1007,19 +1008,24 @@ GST_END_TEST;
 
 /* Rows of `samples` samples in `layout`'s words, `stride` bytes apart: the
  * image clean(x, y) in 8-bit units plus Gaussian noise of `sigma` 8-bit
- * levels, rounded and clamped to the layout's levels. */
+ * levels, rounded and clamped to the layout's levels. The noise is white,
+ * or with `correlation` > 0 correlated as a camera's
+ * (test::correlated_noise's c). */
 template <typename Clean>
 static std::vector<uint8_t>
 noisy_plane (int samples, int h, size_t stride, const SampleLayout & layout, double sigma,
-    std::mt19937 & rng, Clean clean)
+    std::mt19937 & rng, Clean clean, double correlation = 0)
 {
   std::normal_distribution<double> noise (0.0, sigma > 0 ? sigma : 1.0);
+  const std::vector<double> field = correlation > 0 && sigma > 0 ?
+      test::correlated_noise (samples, h, sigma, correlation, rng) : std::vector<double> ();
   const int top = (1 << layout.bits) - 1;
   std::vector<uint8_t> host (stride * h);
   for (int y = 0; y < h; ++y)
     for (int x = 0; x < samples; ++x) {
       const double c = clean (x, y) * (top / 255.0);
-      const double n = sigma > 0 ? noise (rng) : 0.0;
+      const double n = sigma <= 0 ? 0.0 : field.empty () ? noise (rng) :
+          field[size_t (y) * samples + x];
       const int v = std::clamp (int (std::lround (c + n * (top / 255.0))), 0, top);
       if (layout.bytes == 1)
         host[y * stride + x] = uint8_t (v);
@@ -1030,15 +1036,16 @@ noisy_plane (int samples, int h, size_t stride, const SampleLayout & layout, dou
 }
 
 /* The noise estimate on the GPU against the CPU's, bit for bit (the same
- * integer table, the same double arithmetic): sizes from none to 1080p,
- * odd ones, 8-bit and 10-, 12- and 16-bit words, one channel of
- * interleaved pairs (step 2), two tables at once and tables cleared from
- * one frame to the next. Smooth planes with noise of several strengths. */
+ * integer tables, the same double arithmetic): sizes from none to 1080p,
+ * odd ones and ones under the coarse scale's 7x7, 8-bit and 10-, 12- and
+ * 16-bit words, one channel of interleaved pairs (step 2), two tables at
+ * once (luma, chroma) and tables cleared from one frame to the next.
+ * Smooth planes with white and correlated noise of several strengths. */
 GST_START_TEST (test_noise_estimate_matches_cpu)
 {
   std::mt19937 rng (39);
   NoiseEstimatorGpu gpu;
-  const int sizes[][2] = { {1, 1}, {2, 7}, {3, 3}, {37, 23}, {257, 131},
+  const int sizes[][2] = { {1, 1}, {2, 7}, {3, 3}, {6, 9}, {7, 7}, {37, 23}, {257, 131},
     {1920, 1080}, {1283, 721} };
   struct Layout { int bytes, bits, shift; };
   const Layout layouts[] = { {1, 8, 0}, {2, 10, 6}, {2, 12, 0}, {2, 16, 0} };
@@ -1046,21 +1053,23 @@ GST_START_TEST (test_noise_estimate_matches_cpu)
   for (const auto & sz : sizes)
     for (const Layout & l : layouts)
       for (int step : {1, 2})
-        for (double sigma : {0.0, 2.0, 12.0, 60.0}) {
+        for (double sigma : {0.0, 2.0, 12.0, 60.0})
+        for (double correlation : {0.0, 4.0}) {
           const int w = sz[0], h = sz[1];
           const SampleLayout layout{l.bytes, l.bits, l.shift};
           const size_t stride = size_t (w) * step * l.bytes + 24;
           const std::vector<uint8_t> host = noisy_plane (w * step, h, stride, layout, sigma,
-              rng, [](int x, int y) { return 128 + 60 * std::sin (x / 50.0) + 0.05 * y; });
+              rng, [](int x, int y) { return 128 + 60 * std::sin (x / 50.0) + 0.05 * y; },
+              correlation);
           DeviceArray<uint8_t> dev (host.size ());
           CUDAFILTERS_CHECK (cudaMemcpy (dev.get (), host.data (), host.size (),
                   cudaMemcpyHostToDevice));
-          /* Table 0: the first channel; table 1: the second channel too
-           * where there are two, else the first again. */
+          /* Table 0 (luma): the first channel; table 1 (chroma): the second
+           * channel too where there are two, else the first again. */
           const ConstPlane first (host.data (), stride, w, h, layout);
           const ConstPlane second (host.data () + (step == 2 ? l.bytes : 0), stride, w, h,
               layout);
-          NoiseTable both;
+          NoiseTable both (NoisePlanes::chroma);
           both.add (first, step);
           both.add (second, step);
           const double want[2] = { estimate_noise_sigma (first, step), both.sigma () };
@@ -1073,8 +1082,8 @@ GST_START_TEST (test_noise_estimate_matches_cpu)
                   cudaMemcpyDeviceToHost));
           for (int t = 0; t < 2; ++t)
             fail_unless (host_sigma[t] == want[t],
-                "%dx%d %d bits step %d sigma %.0f table %d: GPU %.17g, CPU %.17g",
-                w, h, l.bits, step, sigma, t, host_sigma[t], want[t]);
+                "%dx%d %d bits step %d sigma %.0f correlation %.0f table %d: GPU %.17g, "
+                "CPU %.17g", w, h, l.bits, step, sigma, correlation, t, host_sigma[t], want[t]);
           if ((w - 2) * (h - 2) >= 1000 && sigma >= 12.0)
             fail_unless (want[0] > 0.5 * sigma, "%dx%d: the estimate %.3f is far "
                 "below the noise, %.0f", w, h, want[0], sigma);
@@ -1147,12 +1156,13 @@ GST_END_TEST;
  * whose brightness spans every band (a ramp across, a sine down) with noise
  * of several strengths, 8 to 16 bits, one channel or one of two
  * interleaved, from 1x1 (every band empty: -1) to 1080p (rows sampled);
- * the eight bands in one pass and in two of four (GPUs that give a block
- * less shared memory). The device sigmas are poisoned first. */
+ * the eight bands in one pass, in two of four and in four of two (GPUs
+ * that give a block less shared memory). The device sigmas are poisoned
+ * first. */
 GST_START_TEST (test_noise_curve_matches_cpu)
 {
   std::mt19937 rng (41);
-  NoiseCurveGpu one_pass (8), two_passes (4);
+  NoiseCurveGpu one_pass (8), two_passes (4), four_passes (2);
   const int sizes[][2] = { {1, 1}, {3, 3}, {37, 23}, {257, 131}, {1920, 1080} };
   struct Layout { int bytes, bits, shift; };
   const Layout layouts[] = { {1, 8, 0}, {2, 10, 6}, {2, 16, 0} };
@@ -1174,7 +1184,7 @@ GST_START_TEST (test_noise_curve_matches_cpu)
           table.add (ConstPlane (host.data (), stride, w, h, layout), step);
           const std::array<double, kNoiseBands> want = table.sigmas ();
           int known = 0;
-          for (NoiseCurveGpu * gpu : {&one_pass, &two_passes}) {
+          for (NoiseCurveGpu * gpu : {&one_pass, &two_passes, &four_passes}) {
             CUDAFILTERS_CHECK (cudaMemset (const_cast<double *> (gpu->sigmas ()), 0xFF,
                     kNoiseBands * sizeof (double)));
             gpu->estimate (ConstPlane (dev.get (), stride, w, h, layout), step, 0);
@@ -1185,7 +1195,8 @@ GST_START_TEST (test_noise_curve_matches_cpu)
             for (int b = 0; b < kNoiseBands; ++b) {
               fail_unless (got[b] == want[b], "%dx%d %d bits step %d sigma %.0f band %d, "
                   "%s: GPU %.17g, CPU %.17g", w, h, l.bits, step, sigma, b,
-                  gpu == &one_pass ? "one pass" : "two passes", got[b], want[b]);
+                  gpu == &one_pass ? "one pass" : gpu == &two_passes ? "two passes" :
+                  "four passes", got[b], want[b]);
               known += want[b] >= 0;
             }
           }
