@@ -23,16 +23,19 @@ enum
   PROP_DEVICE_ID,
   PROP_POST_MESSAGES,
   PROP_MESSAGE_INTERVAL,
+  PROP_CUDA_WAIT,
 };
 
 #define DEFAULT_BACKEND GST_CUDA_FILTERS_BACKEND_AUTO
 #define DEFAULT_DEVICE_ID -1
+#define DEFAULT_CUDA_WAIT GST_CUDA_FILTERS_CUDA_WAIT_BLOCKING
 
 struct GstCudaFiltersBasePrivate
 {
   /* Settings, under the object lock (with stream.stats_settings). */
   GstCudaFiltersBackend backend = DEFAULT_BACKEND;
   gint device_id = DEFAULT_DEVICE_ID;
+  GstCudaFiltersCudaWait cuda_wait = DEFAULT_CUDA_WAIT;
   /* Where the element runs, from start to stop (under the object lock):
    * caps in CUDA memory come first only where the GPU opened. */
   enum class Runs { kNotStarted, kOnGpu, kOnCpu } runs = Runs::kNotStarted;
@@ -100,6 +103,7 @@ gst_cuda_filters_base_start (GstBaseTransform * trans)
   GST_OBJECT_LOCK (self);
   const GstCudaFiltersBackend backend = priv->backend;
   const gint device_id = priv->device_id;
+  const GstCudaFiltersCudaWait cuda_wait = priv->cuda_wait;
   GST_OBJECT_UNLOCK (self);
 
   /* Under the lock the settings are read and later changes pushed with:
@@ -120,13 +124,13 @@ gst_cuda_filters_base_start (GstBaseTransform * trans)
   if (backend == GST_CUDA_FILTERS_BACKEND_CPU) {
     GST_INFO_OBJECT (self, "running on the CPU (backend=cpu)");
   } else if (priv->gpu.open (GST_ELEMENT (self), device_id, *priv->engine,
-          priv->stream.info, why, replaced)) {
+          priv->stream.info, cuda_wait, why, replaced)) {
     GST_INFO_OBJECT (self, "running on the GPU");
     if (!replaced.empty ())
       GST_ELEMENT_WARNING (self, RESOURCE, FAILED,
-          ("The CUDA context shared with other elements is unusable after an "
-              "earlier fault: this element continues in a new one."),
-          ("%s", replaced.c_str ()));
+          ("The CUDA context is not as asked: an earlier fault made the shared "
+              "one unusable (this element continues in a new one), or its "
+              "scheduling could not be changed."), ("%s", replaced.c_str ()));
   } else if (backend == GST_CUDA_FILTERS_BACKEND_CUDA) {
     GST_ELEMENT_ERROR (self, RESOURCE, NOT_FOUND,
         ("No usable CUDA device (backend=cuda)."), ("%s", why.c_str ()));
@@ -501,6 +505,9 @@ gst_cuda_filters_base_set_property (GObject * object, guint prop_id,
     case PROP_MESSAGE_INTERVAL:
       priv->stream.stats_settings.interval = g_value_get_uint64 (value);
       break;
+    case PROP_CUDA_WAIT:
+      priv->cuda_wait = (GstCudaFiltersCudaWait) g_value_get_enum (value);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -527,6 +534,9 @@ gst_cuda_filters_base_get_property (GObject * object, guint prop_id,
       break;
     case PROP_MESSAGE_INTERVAL:
       g_value_set_uint64 (value, priv->stream.stats_settings.interval);
+      break;
+    case PROP_CUDA_WAIT:
+      g_value_set_enum (value, priv->cuda_wait);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -582,6 +592,17 @@ gst_cuda_filters_base_class_init (GstCudaFiltersBaseClass * klass)
           (GParamFlags) (G_PARAM_READWRITE | GST_PARAM_MUTABLE_PLAYING |
               G_PARAM_STATIC_STRINGS)));
 
+  g_object_class_install_property (gobject_class, PROP_CUDA_WAIT,
+      g_param_spec_enum ("cuda-wait", "CUDA wait",
+          "How threads wait for the GPU in the element's CUDA context, which "
+          "decoders and other elements share: blocking (the context schedules "
+          "blocking synchronisation while the element runs, so that waiting "
+          "threads sleep rather than spin; its flags are given back at stop) "
+          "or keep (the context's scheduling is left as it is)",
+          GST_TYPE_CUDA_FILTERS_CUDA_WAIT, DEFAULT_CUDA_WAIT,
+          (GParamFlags) (G_PARAM_READWRITE | GST_PARAM_MUTABLE_READY |
+              G_PARAM_STATIC_STRINGS)));
+
   element_class->set_context =
       GST_DEBUG_FUNCPTR (gst_cuda_filters_base_set_context);
 
@@ -613,6 +634,7 @@ gst_cuda_filters_base_class_init (GstCudaFiltersBaseClass * klass)
 
   gst_type_mark_as_plugin_api (GST_TYPE_CUDA_FILTERS_BASE, (GstPluginAPIFlags) 0);
   gst_type_mark_as_plugin_api (GST_TYPE_CUDA_FILTERS_BACKEND, (GstPluginAPIFlags) 0);
+  gst_type_mark_as_plugin_api (GST_TYPE_CUDA_FILTERS_CUDA_WAIT, (GstPluginAPIFlags) 0);
 }
 
 static void

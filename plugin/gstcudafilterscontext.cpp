@@ -9,11 +9,161 @@
 #include <gst/cuda/gstcudaloader.h>
 #include <gst/cuda/gstcudautils.h>
 #endif
+#include <cuda.h>
+#include <cudaTypedefs.h>
 #include <cuda_runtime.h>
 
+#include <map>
 #include <utility>
 
+GST_DEBUG_CATEGORY_EXTERN (gst_cuda_filters_base_debug);
+#define GST_CAT_DEFAULT gst_cuda_filters_base_debug
+
 bool GstCudaFiltersContext::driver_loaded_ = false;
+
+GType
+gst_cuda_filters_cuda_wait_get_type (void)
+{
+  static GType type = 0;
+  static const GEnumValue values[] = {
+    {GST_CUDA_FILTERS_CUDA_WAIT_BLOCKING,
+        "Threads waiting for the GPU in the element's CUDA context sleep until "
+          "its interrupt: the context schedules blocking synchronisation while "
+          "the element uses it", "blocking"},
+    {GST_CUDA_FILTERS_CUDA_WAIT_KEEP,
+        "The CUDA context's scheduling is left as it is", "keep"},
+    {0, nullptr, nullptr},
+  };
+
+  if (g_once_init_enter (&type)) {
+    GType t = g_enum_register_static ("GstCudaFiltersCudaWait", values);
+    g_once_init_leave (&type, t);
+  }
+  return type;
+}
+
+namespace {
+
+/* The driver calls that read and set a context's flags, through the
+ * runtime (the plugin does not link the driver library); null where the
+ * driver lacks them. */
+struct ContextFlagCalls
+{
+  PFN_cuCtxGetCurrent_v4000 get_current = nullptr;
+  PFN_cuCtxGetFlags_v7000 get_flags = nullptr;
+  PFN_cuCtxSetFlags_v12010 set_flags = nullptr;
+};
+
+template < typename Fn > bool
+driver_call (const char *name, unsigned version, Fn & fn)
+{
+  void *p = nullptr;
+  cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
+#if CUDART_VERSION >= 12050
+  const cudaError_t err = cudaGetDriverEntryPointByVersion (name, &p, version,
+      cudaEnableDefault, &found);
+#else
+  (void) version;
+  const cudaError_t err = cudaGetDriverEntryPoint (name, &p, cudaEnableDefault,
+      &found);
+#endif
+  if (err != cudaSuccess || found != cudaDriverEntryPointSuccess || !p) {
+    (void) cudaGetLastError ();
+    return false;
+  }
+  fn = reinterpret_cast < Fn > (p);
+  return true;
+}
+
+const ContextFlagCalls *
+context_flag_calls ()
+{
+  static const ContextFlagCalls calls =[] {
+    ContextFlagCalls c;
+    if (!driver_call ("cuCtxGetCurrent", 4000, c.get_current) ||
+        !driver_call ("cuCtxGetFlags", 7000, c.get_flags) ||
+        !driver_call ("cuCtxSetFlags", 12010, c.set_flags))
+      c = ContextFlagCalls {};
+    return c;
+  }();
+  return calls.set_flags ? &calls : nullptr;
+}
+
+/* The contexts held: their flags before the first hold, the flags the
+ * first hold left, and how many holds. */
+struct HeldContext
+{
+  unsigned int before;
+  unsigned int set;
+  int holds;
+};
+
+std::mutex held_lock;
+std::map < CUcontext, HeldContext > held_contexts;
+
+}  // namespace
+
+std::unique_ptr<GstCudaFiltersBlockingWaits>
+GstCudaFiltersBlockingWaits::hold (std::string & why)
+{
+  const ContextFlagCalls *calls = context_flag_calls ();
+  if (!calls) {
+    why = "the CUDA driver cannot change a context's scheduling "
+        "(cuCtxSetFlags needs CUDA 12.1 or newer)";
+    return nullptr;
+  }
+  CUcontext context = nullptr;
+  if (calls->get_current (&context) != CUDA_SUCCESS || !context) {
+    why = "no CUDA context is current";
+    return nullptr;
+  }
+  std::lock_guard<std::mutex> lock (held_lock);
+  auto it = held_contexts.find (context);
+  if (it == held_contexts.end ()) {
+    unsigned int flags = 0;
+    if (calls->get_flags (&flags) != CUDA_SUCCESS) {
+      why = "cuCtxGetFlags failed";
+      return nullptr;
+    }
+    const unsigned int blocking = (flags & ~unsigned (CU_CTX_SCHED_MASK)) |
+        CU_CTX_SCHED_BLOCKING_SYNC;
+    if (blocking != flags) {
+      const CUresult res = calls->set_flags (blocking);
+      if (res != CUDA_SUCCESS) {
+        why = "cuCtxSetFlags failed (CUresult " + std::to_string (int (res)) + ")";
+        return nullptr;
+      }
+      GST_INFO ("CUDA context %p: scheduling switched from flags 0x%x to "
+          "blocking synchronisation (0x%x)", (void *) context, flags, blocking);
+    }
+    it = held_contexts.emplace (context, HeldContext {flags, blocking, 0}).first;
+  }
+  ++it->second.holds;
+  return std::unique_ptr<GstCudaFiltersBlockingWaits> (
+      new GstCudaFiltersBlockingWaits (context));
+}
+
+GstCudaFiltersBlockingWaits::~GstCudaFiltersBlockingWaits ()
+{
+  const ContextFlagCalls *calls = context_flag_calls ();
+  CUcontext context = static_cast < CUcontext > (context_);
+  std::lock_guard<std::mutex> lock (held_lock);
+  auto it = held_contexts.find (context);
+  if (it == held_contexts.end () || --it->second.holds > 0)
+    return;
+  const HeldContext held = it->second;
+  held_contexts.erase (it);
+  CUcontext current = nullptr;
+  unsigned int flags = 0;
+  /* Flags changed by someone else since are theirs to keep. */
+  if (held.before == held.set || calls->get_current (&current) != CUDA_SUCCESS ||
+      current != context || calls->get_flags (&flags) != CUDA_SUCCESS ||
+      flags != held.set)
+    return;
+  if (calls->set_flags (held.before) == CUDA_SUCCESS)
+    GST_INFO ("CUDA context %p: scheduling flags 0x%x given back", (void *) context,
+        held.before);
+}
 
 GstCudaFiltersContext::~GstCudaFiltersContext ()
 {

@@ -22,6 +22,7 @@
 #include <gst/cuda/gstcudacontext.h>
 #endif
 
+#include <memory>
 #include <mutex>
 #include <string>
 
@@ -81,6 +82,44 @@ private:
 #else
   gint device_ = -1;
 #endif
+};
+
+/* How a thread that waits for the GPU in the element's CUDA context waits:
+ * the cuda-wait property. The context is shared (decoders, other elements,
+ * the application), so its scheduling is theirs too. */
+typedef enum
+{
+  /* The context schedules blocking synchronisation
+   * (CU_CTX_SCHED_BLOCKING_SYNC) while an element that asks for it uses it:
+   * a thread that waits sleeps until the GPU's interrupt. */
+  GST_CUDA_FILTERS_CUDA_WAIT_BLOCKING,
+  /* The context's scheduling is left as it is: one that GStreamer creates
+   * spins while a thread waits, where it has fewer contexts than cores. */
+  GST_CUDA_FILTERS_CUDA_WAIT_KEEP,
+} GstCudaFiltersCudaWait;
+
+GType gst_cuda_filters_cuda_wait_get_type (void);
+#define GST_TYPE_CUDA_FILTERS_CUDA_WAIT (gst_cuda_filters_cuda_wait_get_type ())
+
+/* Blocking synchronisation in the current CUDA context for as long as a
+ * hold on it lives. Holds on one context count: the first switches its
+ * scheduling (unless it blocks already), the last gives it back the flags
+ * it had, unless someone changed them meanwhile. Made and destroyed with
+ * that context current. */
+class GstCudaFiltersBlockingWaits
+{
+public:
+  /* A hold on the current context; null, with why, where its scheduling
+   * cannot be changed (a driver older than CUDA 12.1's). */
+  static std::unique_ptr<GstCudaFiltersBlockingWaits> hold (std::string & why);
+  ~GstCudaFiltersBlockingWaits ();
+  GstCudaFiltersBlockingWaits (const GstCudaFiltersBlockingWaits &) = delete;
+  GstCudaFiltersBlockingWaits & operator= (const GstCudaFiltersBlockingWaits &) =
+      delete;
+
+private:
+  explicit GstCudaFiltersBlockingWaits (void *context) : context_ (context) {}
+  void *context_;  /* the CUcontext held */
 };
 
 /* Makes a context current for the lifetime of the scope. */

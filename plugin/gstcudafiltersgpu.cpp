@@ -47,6 +47,8 @@ struct GstCudaFiltersGpu::State
 {
   explicit State (const GstCudaFiltersContext & context) : streams (context) {}
 
+  /* The context's scheduling (cuda-wait=blocking), given back last. */
+  std::unique_ptr<GstCudaFiltersBlockingWaits> blocking_waits;
   /* Declared before the runners, which are destroyed first. */
   GstCudaFiltersStreams streams;
   cudafilters::GpuFrameRunner runner;
@@ -101,8 +103,9 @@ GstCudaFiltersGpu::streams ()
 bool
 GstCudaFiltersGpu::open (GstElement * element, gint device_id,
     GstCudaFiltersEngine & engine, const GstVideoInfo & info,
-    std::string & why, std::string & warning)
+    GstCudaFiltersCudaWait wait, std::string & why, std::string & warning)
 {
+  wait_ = wait;
   /* Not close (): a context set on the element before it starts
    * (set_context) is the one to share, or to replace if it is lost. */
   release_state ();
@@ -127,12 +130,17 @@ GstCudaFiltersGpu::open (GstElement * element, gint device_id,
     warning = fault;
   }
 
-  return create_state (engine, info, why);
+  std::string not_blocking;
+  if (!create_state (engine, info, why, not_blocking))
+    return false;
+  if (!not_blocking.empty ())
+    warning += (warning.empty ()? "" : "; ") + not_blocking;
+  return true;
 }
 
 bool
 GstCudaFiltersGpu::create_state (GstCudaFiltersEngine & engine,
-    const GstVideoInfo & info, std::string & why)
+    const GstVideoInfo & info, std::string & why, std::string & warning)
 {
   GstCudaFiltersScopedContext scope (context_);
   if (!scope.pushed ()) {
@@ -142,6 +150,12 @@ GstCudaFiltersGpu::create_state (GstCudaFiltersEngine & engine,
   }
   try {
     auto state = std::make_unique<State> (context_);
+    if (wait_ == GST_CUDA_FILTERS_CUDA_WAIT_BLOCKING) {
+      std::string not_held;
+      state->blocking_waits = GstCudaFiltersBlockingWaits::hold (not_held);
+      if (!state->blocking_waits)
+        warning = "cuda-wait=blocking could not be applied: " + not_held;
+    }
     if (auto *windows = dynamic_cast<GstCudaFiltersWindowEngine *> (&engine)) {
       state->window_runner = std::make_unique<cudafilters::GpuWindowRunner> ();
       state->window_runner->reset (windows->radius ());
@@ -258,7 +272,12 @@ GstCudaFiltersGpu::adopt (GstCudaContext * theirs, const GstVideoInfo & info,
   GstCudaFiltersEngine & engine = *engine_;
   close ();
   context_.adopt (theirs);
-  return create_state (engine, info, why);
+  std::string not_blocking;
+  if (!create_state (engine, info, why, not_blocking))
+    return false;
+  if (!not_blocking.empty ())
+    GST_WARNING ("%s", not_blocking.c_str ());
+  return true;
 }
 #endif
 

@@ -76,10 +76,12 @@ public:
    * lost to a fault; streams, runner, the engine's GPU side, and memory for
    * frames of @info where caps are set already. On failure leaves nothing
    * behind and says why. @warning says why a lost shared context was
-   * replaced. A context set on the element before (set_context) is used. */
+   * replaced, or why @wait could not be applied. A context set on the
+   * element before (set_context) is used. @wait holds for every context
+   * the element runs in until close. */
   bool open (GstElement * element, gint device_id,
       GstCudaFiltersEngine & engine, const GstVideoInfo & info,
-      std::string & why, std::string & warning);
+      GstCudaFiltersCudaWait wait, std::string & why, std::string & warning);
   /* Frees everything in the context and drops it. */
   void close ();
   bool is_open () const { return state_ != nullptr; }
@@ -186,11 +188,13 @@ private:
   /* Frees the streams, runners and the engine's GPU side; keeps the
    * context. */
   void release_state ();
-  /* Streams, runners and the engine's GPU side in the open context. */
+  /* Streams, runners and the engine's GPU side in the open context, and its
+   * scheduling as wait_ asks; @warning says why that could not be. */
   bool create_state (GstCudaFiltersEngine & engine, const GstVideoInfo & info,
-      std::string & why);
+      std::string & why, std::string & warning);
 
   Options options_;
+  GstCudaFiltersCudaWait wait_ = GST_CUDA_FILTERS_CUDA_WAIT_BLOCKING;
   GstCudaFiltersContext context_;
   std::unique_ptr<State> state_;
   GstCudaFiltersEngine *engine_ = nullptr;

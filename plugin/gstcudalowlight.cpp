@@ -85,6 +85,7 @@
 
 #include "gstcudalowlight.h"
 #include "gstcudafiltersbase.h"
+#include "gstcudafilterscontext.h"
 
 #include <initializer_list>
 
@@ -103,6 +104,7 @@ enum
   PROP_SHARPEN,
   PROP_BACKEND,
   PROP_DEVICE_ID,
+  PROP_CUDA_WAIT,
 };
 
 /* cudanlm's auto-strength-scale, whose default is the engine's. */
@@ -383,6 +385,7 @@ gst_cuda_low_light_set_property (GObject * object, guint prop_id,
       break;
     case PROP_BACKEND:
     case PROP_DEVICE_ID:
+    case PROP_CUDA_WAIT:
       for (GstElement * stage : {self->nlm, self->clahe, self->sharpen})
         g_object_set_property (G_OBJECT (stage), pspec->name, value);
       break;
@@ -422,6 +425,7 @@ gst_cuda_low_light_get_property (GObject * object, guint prop_id,
       break;
     case PROP_BACKEND:
     case PROP_DEVICE_ID:
+    case PROP_CUDA_WAIT:
       g_object_get_property (G_OBJECT (self->nlm), pspec->name, value);
       break;
     default:
@@ -541,6 +545,14 @@ gst_cuda_low_light_class_init (GstCudaLowLightClass * klass)
   g_object_class_install_property (gobject_class, PROP_DEVICE_ID,
       g_param_spec_int ("cuda-device-id", "Cuda Device ID",
           "The GPU the three stages use (-1 = auto)", -1, G_MAXINT, -1,
+          in_ready));
+  g_object_class_install_property (gobject_class, PROP_CUDA_WAIT,
+      g_param_spec_enum ("cuda-wait", "CUDA wait",
+          "How threads wait for the GPU in the stages' CUDA context, which "
+          "decoders and other elements share: blocking (blocking "
+          "synchronisation while the stages run; the context's flags are "
+          "given back at stop) or keep (left as it is)",
+          GST_TYPE_CUDA_FILTERS_CUDA_WAIT, GST_CUDA_FILTERS_CUDA_WAIT_BLOCKING,
           in_ready));
 
   gst_element_class_set_static_metadata (element_class,

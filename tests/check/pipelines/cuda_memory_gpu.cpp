@@ -17,6 +17,9 @@
 #include <gst/cuda/gstcudautils.h>
 #include <gst/cuda/cuda-gst.h>
 
+#include <cuda.h>
+#include <cudaTypedefs.h>
+
 #include <condition_variable>
 #include <cstring>
 #include <memory>
@@ -562,6 +565,102 @@ harness_in_context (const std::string & launch, GstCudaContext * ctx,
   return h;
 }
 
+/* A driver call, through the runtime (the tests do not link the driver). */
+template < typename Fn > static Fn
+driver_call (const char *name, unsigned version)
+{
+  void *p = NULL;
+  cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
+#if CUDART_VERSION >= 12050
+  const cudaError_t err = cudaGetDriverEntryPointByVersion (name, &p, version,
+      cudaEnableDefault, &found);
+#else
+  (void) version;
+  const cudaError_t err = cudaGetDriverEntryPoint (name, &p, cudaEnableDefault, &found);
+#endif
+  fail_unless (err == cudaSuccess && found == cudaDriverEntryPointSuccess && p != NULL,
+      "no driver entry point %s", name);
+  return reinterpret_cast < Fn > (p);
+}
+
+/* The flags of `ctx` (cuCtxGetFlags), or sets them (cuCtxSetFlags). */
+static unsigned int
+context_flags (GstCudaContext * ctx)
+{
+  static auto get = driver_call < PFN_cuCtxGetFlags_v7000 > ("cuCtxGetFlags", 7000);
+  unsigned int flags = 0;
+  fail_unless (gst_cuda_context_push (ctx));
+  fail_unless (get (&flags) == CUDA_SUCCESS);
+  gst_cuda_context_pop (NULL);
+  return flags;
+}
+
+static void
+set_context_flags (GstCudaContext * ctx, unsigned int flags)
+{
+  static auto set = driver_call < PFN_cuCtxSetFlags_v12010 > ("cuCtxSetFlags", 12010);
+  fail_unless (gst_cuda_context_push (ctx));
+  fail_unless (set (flags) == CUDA_SUCCESS);
+  gst_cuda_context_pop (NULL);
+}
+
+/* cuda-wait: the context the elements run in (the application's, shared
+ * with them) schedules blocking synchronisation while one of them runs,
+ * and has its own flags back once the last has stopped; cuda-wait=keep
+ * leaves them alone. A context the application made spin spins again
+ * after. */
+GST_START_TEST (test_cuda_wait_blocks_while_elements_run)
+{
+  std::mt19937 rng (63);
+  const int w = 64, hgt = 48;
+  GstVideoInfo info;
+  gst_video_info_set_format (&info, GST_VIDEO_FORMAT_NV12, w, hgt);
+  GstCudaContext *ctx = gst_cuda_context_new (0);
+  fail_unless (ctx != NULL);
+  const unsigned int before = context_flags (ctx);
+  auto scheduling = [&]() { return context_flags (ctx) & CU_CTX_SCHED_MASK; };
+  fail_unless ((before & CU_CTX_SCHED_MASK) != CU_CTX_SCHED_BLOCKING_SYNC,
+      "a new context blocks already (flags 0x%x)", before);
+  auto run = [&](GstHarness * h) {
+    CudaFramePool pool (ctx, info);
+    GstBuffer *out = gst_harness_push_and_pull (h, pool.frame (frame_with_luma (rng,
+                GST_VIDEO_FORMAT_NV12, random_image (rng, w, hgt))));
+    fail_unless (out != NULL);
+    gst_buffer_unref (out);
+  };
+
+  GstHarness *a = harness_in_context ("cudahisteq backend=cuda", ctx, info);
+  run (a);
+  fail_unless (scheduling () == CU_CTX_SCHED_BLOCKING_SYNC,
+      "running, the element left the context's flags at 0x%x", context_flags (ctx));
+  GstHarness *b = harness_in_context ("cudasharpen backend=cuda", ctx, info);
+  run (b);
+  gst_harness_teardown (a);
+  fail_unless (scheduling () == CU_CTX_SCHED_BLOCKING_SYNC,
+      "one element stopped, the other runs: flags 0x%x", context_flags (ctx));
+  gst_harness_teardown (b);
+  fail_unless (context_flags (ctx) == before, "both stopped: flags 0x%x, before 0x%x",
+      context_flags (ctx), before);
+
+  GstHarness *k = harness_in_context ("cudahisteq backend=cuda cuda-wait=keep", ctx, info);
+  run (k);
+  fail_unless (context_flags (ctx) == before, "cuda-wait=keep changed the flags to 0x%x",
+      context_flags (ctx));
+  gst_harness_teardown (k);
+
+  const unsigned int spinning = (before & ~unsigned (CU_CTX_SCHED_MASK)) | CU_CTX_SCHED_SPIN;
+  set_context_flags (ctx, spinning);
+  a = harness_in_context ("cudanlm backend=cuda patch-size=3 search-size=5", ctx, info);
+  run (a);
+  fail_unless (scheduling () == CU_CTX_SCHED_BLOCKING_SYNC);
+  gst_harness_teardown (a);
+  fail_unless (context_flags (ctx) == spinning, "the application's spinning context "
+      "came back with flags 0x%x", context_flags (ctx));
+  set_context_flags (ctx, before);
+  gst_object_unref (ctx);
+}
+GST_END_TEST;
+
 #ifdef HAVE_CUDA_MEMORY_STREAMS
 static const char *kPlaneFiltersAndNlm[] = {
   "cudahisteq backend=cuda",
@@ -941,6 +1040,7 @@ cuda_memory_gpu_suite (void)
   tcase_add_test (tc, test_nlm_sequences_in_cuda_memory);
   tcase_add_test (tc, test_memory_of_another_device_is_copied);
   tcase_add_test (tc, test_context_query_keeps_context_during_adoption);
+  tcase_add_test (tc, test_cuda_wait_blocks_while_elements_run);
 #ifdef HAVE_CUDA_MEMORY_STREAMS
   tcase_add_test (tc, test_output_writes_wait_for_readers);
   /* Last: the fault leaves a context lost. */
