@@ -8,8 +8,16 @@
 //           memory, uploaded and downloaded by the element.
 //
 //   multistream_bench --clip FILE [--streams 1,4,16,32] [--memory cuda,system]
-//                     [--only decode,histeq,clahe,nlm,sharpen] [--devices 0[,1..]]
-//                     [--contexts shared|own] [--loops L] [--frames N] [--json FILE]
+//                     [--only decode,histeq,clahe,nlm,sharpen,lowlight]
+//                     [--devices 0[,1..]] [--contexts shared|own] [--loops L]
+//                     [--frames N] [--cuda-wait blocking,keep] [--queue]
+//                     [--json FILE]
+//
+// --cuda-wait runs every row once per value of the elements' cuda-wait
+// property (default: blocking, the elements' default): keep leaves the
+// shared context's scheduling as GStreamer made it; unset leaves the
+// property alone (a plugin that has none). --queue puts a queue before the
+// element, as a pipeline with a thread per stage has.
 //
 // bench/make_clip.sh makes the clip (1080p H.264, 300 frames); each decoded
 // stream plays it L times (default 4) without a gap, and each system-memory
@@ -19,6 +27,11 @@
 // device share one GstCudaContext, as an application that hands its context
 // to every pipeline does; with own, each pipeline makes its own, as separate
 // gst-launch processes do.
+//
+// Each row also gives the time from a buffer entering the element to its
+// leaving it (p50 and p99 over every buffer of every stream, warm-up left
+// out): with GStreamer 1.22 the element pushes a frame in CUDA memory once
+// its GPU work is done, so that time includes it.
 //
 // The rate counts the frames that reach every fakesink while all N
 // pipelines are running: from the moment the last one has passed its
@@ -74,6 +87,7 @@ const Element kElements[] = {
     {"clahe", "cudaclahe", [] { return std::make_unique<cudafilters::ClaheGpu>(); }},
     {"nlm", "cudanlm", [] { return std::make_unique<cudafilters::NlmGpu>(); }},
     {"sharpen", "cudasharpen", [] { return std::make_unique<cudafilters::SharpenGpu>(); }},
+    {"lowlight", "cudalowlight", nullptr},
 };
 
 struct MultiOptions {
@@ -85,6 +99,8 @@ struct MultiOptions {
   bool shared_contexts = true;
   int frames = 1200;  // per system-memory stream
   int loops = 4;      // passes over the clip per decoded stream
+  std::vector<std::string> cuda_waits = {"blocking"};
+  bool queue = false;
   FILE *json = nullptr;
 };
 
@@ -192,7 +208,17 @@ class Pipeline {
     gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_BUFFER, &Pipeline::on_buffer, this, nullptr);
     gst_object_unref(pad);
     gst_object_unref(sink);
+    if (GstElement *filter = gst_bin_get_by_name(GST_BIN(pipeline_), "filter")) {
+      GstPad *in = gst_element_get_static_pad(filter, "sink");
+      GstPad *out = gst_element_get_static_pad(filter, "src");
+      gst_pad_add_probe(in, GST_PAD_PROBE_TYPE_BUFFER, &Pipeline::on_filter_in, this, nullptr);
+      gst_pad_add_probe(out, GST_PAD_PROBE_TYPE_BUFFER, &Pipeline::on_filter_out, this, nullptr);
+      gst_object_unref(in);
+      gst_object_unref(out);
+      gst_object_unref(filter);
+    }
     stamps_.reserve(16384);
+    latencies_.reserve(16384);
   }
   ~Pipeline() {
     if (watcher_.joinable()) watcher_.join();
@@ -226,6 +252,8 @@ class Pipeline {
     if (!problem_.empty()) throw std::runtime_error(launch_ + ": " + problem_);
   }
   const std::vector<double> &stamps() const { return stamps_; }
+  // Seconds from a buffer entering the filter to its leaving it, in order.
+  const std::vector<double> &latencies() const { return latencies_; }
 
  private:
   bool seek(GstSeekFlags flags) {
@@ -264,9 +292,22 @@ class Pipeline {
     static_cast<Pipeline *>(self)->stamps_.push_back(now_s());
     return GST_PAD_PROBE_OK;
   }
+  // The filter's streaming thread enters a buffer and pushes it on before
+  // it takes the next (the same thread): one entry time at a time.
+  static GstPadProbeReturn on_filter_in(GstPad *, GstPadProbeInfo *, gpointer self) {
+    static_cast<Pipeline *>(self)->entered_ = now_s();
+    return GST_PAD_PROBE_OK;
+  }
+  static GstPadProbeReturn on_filter_out(GstPad *, GstPadProbeInfo *, gpointer self) {
+    auto *p = static_cast<Pipeline *>(self);
+    if (p->entered_ > 0) p->latencies_.push_back(now_s() - p->entered_);
+    return GST_PAD_PROBE_OK;
+  }
   std::string launch_;
   GstElement *pipeline_ = nullptr;
   std::vector<double> stamps_;  // written by the streaming thread only
+  std::vector<double> latencies_;  // written by the filter's streaming thread
+  double entered_ = 0;
   std::thread watcher_;
   int loops_left_ = 1;
   std::string problem_;
@@ -279,6 +320,8 @@ struct Throughput {
   // in all and by thread name.
   double cpu_us_per_frame = 0;
   std::vector<std::pair<std::string, double>> cpu_us_by_thread;
+  // Buffer in to buffer out through the filter, microseconds.
+  double latency_p50_us = 0, latency_p99_us = 0;
 };
 
 // Frames per second while all pipelines ran at once (see the top comment).
@@ -331,10 +374,12 @@ std::vector<GstBuffer *> system_frames() {
 }
 
 std::string launch_for(const std::string &memory, const Element &e, int device,
-                       const std::string &clip) {
-  std::string filter;
+                       const std::string &clip, const std::string &cuda_wait, bool queue) {
+  std::string filter = queue ? "queue ! " : "";
   if (e.factory)
-    filter = std::string(e.factory) + " backend=cuda cuda-device-id=" + std::to_string(device) + " ! ";
+    filter += std::string(e.factory) + " name=filter backend=cuda cuda-device-id=" +
+              std::to_string(device) + (cuda_wait != "unset" ? " cuda-wait=" + cuda_wait : "") +
+              " ! ";
   if (memory == "cuda")
     return "filesrc location=\"" + clip + "\" ! qtdemux ! h264parse ! " + decoder_for(device) +
            " ! video/x-raw(memory:CUDAMemory) ! " + filter + "fakesink name=sink sync=false";
@@ -358,12 +403,13 @@ void feed(Pipeline &p, const std::vector<GstBuffer *> &frames_in, int frames) {
 
 Throughput run_streams(const MultiOptions &opt, const std::string &memory, const Element &e,
                        int n, const std::vector<GstCudaContext *> &contexts,
-                       const std::vector<GstBuffer *> &frames_in) {
+                       const std::vector<GstBuffer *> &frames_in, const std::string &cuda_wait) {
   std::vector<std::unique_ptr<Pipeline>> pipes;
   for (int i = 0; i < n; ++i) {
     const size_t d = size_t(i) % opt.devices.size();
-    pipes.push_back(std::make_unique<Pipeline>(launch_for(memory, e, opt.devices[d], opt.clip),
-                                               opt.shared_contexts ? contexts[d] : nullptr));
+    pipes.push_back(std::make_unique<Pipeline>(
+        launch_for(memory, e, opt.devices[d], opt.clip, cuda_wait, opt.queue),
+        opt.shared_contexts ? contexts[d] : nullptr));
     if (memory == "system") feed(*pipes.back(), frames_in, opt.frames);
   }
   // All start together, once each has its decoder and engine set up.
@@ -381,6 +427,16 @@ Throughput run_streams(const MultiOptions &opt, const std::string &memory, const
     t.cpu_us_per_frame = 1e6 * cpu / double(frames);
     for (const auto &[name, seconds] : by_thread)
       t.cpu_us_by_thread.emplace_back(name, 1e6 * seconds / double(frames));
+  }
+  std::vector<double> lat;
+  for (const auto &p : pipes) {
+    const auto &l = p->latencies();
+    lat.insert(lat.end(), l.begin() + std::min<size_t>(30, l.size() / 5), l.end());
+  }
+  if (!lat.empty()) {
+    std::sort(lat.begin(), lat.end());
+    t.latency_p50_us = 1e6 * lat[lat.size() / 2];
+    t.latency_p99_us = 1e6 * lat[std::min(lat.size() - 1, lat.size() * 99 / 100)];
   }
   return t;
 }
@@ -460,25 +516,34 @@ void run_all(const MultiOptions &opt) {
                   c.gpu_us, 1e6 / c.gpu_us);
     for (const std::string &memory : opt.memory) {
       if (memory == "system" && !e.factory) continue;
-      for (int n : opt.streams) {
-        const Throughput t = run_streams(opt, memory, e, n, contexts, frames_in);
-        std::printf("  %-6s %-8s N=%-3d GPUs=%zu  %8.1f fps  (%6.1f per stream, slowest %6.1f)"
+      for (int n : opt.streams)
+        for (const std::string &wait : opt.cuda_waits) {
+        if (!e.factory && wait != opt.cuda_waits.front()) continue;  // no element, no wait
+        const Throughput t = run_streams(opt, memory, e, n, contexts, frames_in, wait);
+        std::printf("  %-6s %-8s N=%-3d GPUs=%zu %-8s %8.1f fps  (%6.1f per stream, slowest %6.1f)"
                     "  CPU %5.2f cores  window %5.2f s%s\n",
-                    memory.c_str(), e.name, n, opt.devices.size(), t.fps, t.fps / n, t.slowest_fps,
-                    t.cpu_cores, t.window_s, t.overlapped ? "" : "  (pipelines did not overlap)");
+                    memory.c_str(), e.name, n, opt.devices.size(), e.factory ? wait.c_str() : "-",
+                    t.fps, t.fps / n, t.slowest_fps, t.cpu_cores, t.window_s,
+                    t.overlapped ? "" : "  (pipelines did not overlap)");
         std::printf("         CPU %.1f us per frame; by thread:", t.cpu_us_per_frame);
         for (const auto &[name, us] : t.cpu_us_by_thread)
           if (us >= 0.5) std::printf("  %s %.1f", name.c_str(), us);
+        if (t.latency_p50_us > 0)
+          std::printf("\n         in to out: p50 %.0f us, p99 %.0f us", t.latency_p50_us,
+                      t.latency_p99_us);
         std::printf("\n");
         if (opt.json)
           std::fprintf(opt.json,
                        "{\"bench\":\"multistream\",\"memory\":\"%s\",\"element\":\"%s\",\"streams\":%d,"
-                       "\"gpus\":%zu,\"contexts\":\"%s\",\"fps\":%.1f,\"slowest_fps\":%.2f,"
+                       "\"gpus\":%zu,\"contexts\":\"%s\",\"cuda_wait\":\"%s\",\"queue\":%s,"
+                       "\"fps\":%.1f,\"slowest_fps\":%.2f,"
                        "\"cpu_cores\":%.2f,\"cpu_us_per_frame\":%.2f,\"window_s\":%.3f,\"overlapped\":%s,"
-                       "\"gpu_us\":%.2f}\n",
+                       "\"gpu_us\":%.2f,\"latency_p50_us\":%.1f,\"latency_p99_us\":%.1f}\n",
                        memory.c_str(), e.name, n, opt.devices.size(),
-                       opt.shared_contexts ? "shared" : "own", t.fps, t.slowest_fps, t.cpu_cores,
-                       t.cpu_us_per_frame, t.window_s, t.overlapped ? "true" : "false", c.gpu_us);
+                       opt.shared_contexts ? "shared" : "own", e.factory ? wait.c_str() : "",
+                       opt.queue ? "true" : "false", t.fps, t.slowest_fps, t.cpu_cores,
+                       t.cpu_us_per_frame, t.window_s, t.overlapped ? "true" : "false", c.gpu_us,
+                       t.latency_p50_us, t.latency_p99_us);
       }
     }
   }
@@ -502,6 +567,8 @@ int main(int argc, char **argv) {
     else if (!std::strcmp(argv[i], "--contexts")) opt.shared_contexts = next() != "own";
     else if (!std::strcmp(argv[i], "--frames")) opt.frames = std::atoi(next().c_str());
     else if (!std::strcmp(argv[i], "--loops")) opt.loops = std::max(1, std::atoi(next().c_str()));
+    else if (!std::strcmp(argv[i], "--cuda-wait")) opt.cuda_waits = split(next());
+    else if (!std::strcmp(argv[i], "--queue")) opt.queue = true;
     else if (!std::strcmp(argv[i], "--json")) opt.json = std::fopen(next().c_str(), "w");
   }
   const bool needs_clip =
