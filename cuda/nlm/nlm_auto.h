@@ -18,7 +18,10 @@ namespace cudafilters {
 // beyond them): the factor that kept the calibration photos closest to
 // their best settings at each noise level (bench/nlm_auto_strength.py,
 // docs/cudanlm.md "Automatic strength"). Temporal windows, which find more
-// similar patches, take their own, lower factors.
+// similar patches, take their own, lower factors; on a camera's correlated
+// noise (luma_correlated 1, noise_estimate.h's NoiseEstimate) their best
+// were a higher strength and a lower allowance (bench/camera_set.py's
+// calibration photos), taken in proportion to luma_correlated.
 struct NlmStrengths {
   float h;
   float noise_sigma;
@@ -34,6 +37,13 @@ struct Knot {
 
 constexpr double kChromaStrengthPerSigma = 0.6;
 constexpr double kAllowancePerSigma = 1.0;
+// Temporal windows on correlated noise.
+constexpr double kCorrelatedTemporalStrength = 0.75;
+constexpr double kCorrelatedTemporalAllowance = 0.85;
+
+CUDAFILTERS_HD double towards(double from, double to, double share) {
+  return dadd_rn(from, dmul_rn(share, dsub_rn(to, from)));
+}
 
 template <int N>
 CUDAFILTERS_HD double factor_at(const Knot (&knots)[N], double sigma) {
@@ -58,17 +68,23 @@ CUDAFILTERS_HD float clamp_strength(double h) {
 }  // namespace nlm_auto_detail
 
 CUDAFILTERS_HD NlmStrengths nlm_auto_strengths(double luma_sigma, double chroma_sigma, float scale,
-                                                int temporal_radius, bool chroma) {
+                                                int temporal_radius, bool chroma,
+                                                double luma_correlated = 0.0) {
   using namespace nlm_auto_detail;
   // (Local tables: namespace-scope arrays are not visible to device code.)
   const Knot spatial[] = {{3.5, 0.75}, {5.5, 0.9},  {10.5, 0.8}, {15.0, 0.7},
                           {20.0, 0.65}, {29.0, 0.6}, {38.0, 0.55}};
   const Knot temporal[] = {{10.5, 0.6}, {20.0, 0.55}};
-  const double per_sigma = temporal_radius > 0 ? factor_at(temporal, luma_sigma)
-                                               : factor_at(spatial, luma_sigma);
+  const bool window = temporal_radius > 0;
+  const double per_sigma =
+      window ? towards(factor_at(temporal, luma_sigma), kCorrelatedTemporalStrength, luma_correlated)
+             : factor_at(spatial, luma_sigma);
+  const double allowance = window ? towards(kAllowancePerSigma, kCorrelatedTemporalAllowance,
+                                            luma_correlated)
+                                  : kAllowancePerSigma;
   NlmStrengths s;
   s.h = clamp_strength(dmul_rn(dmul_rn(per_sigma, luma_sigma), double(scale)));
-  const double ns = dmul_rn(kAllowancePerSigma, luma_sigma);
+  const double ns = dmul_rn(allowance, luma_sigma);
   s.noise_sigma = float(ns < 255.0 ? ns : 255.0);
   s.chroma_h = chroma ? clamp_strength(dmul_rn(dmul_rn(kChromaStrengthPerSigma, chroma_sigma),
                                                double(scale)))

@@ -446,13 +446,15 @@ struct NlmCpu::Impl {
   NlmParams resolve_strength(const FramePlanes &frame, bool chroma);
 
   NlmParams params;
-  NoiseAverage luma_noise, chroma_noise;
+  NoiseAverage luma_noise, chroma_noise, luma_correlated;
 };
 
 NlmParams NlmCpu::Impl::resolve_strength(const FramePlanes &frame, bool chroma) {
   if (!params.auto_strength) return params;
   const double past = params.noise_smoothing;
-  const double luma = follow_noise(luma_noise, estimate_noise_sigma(frame.luma), past);
+  const NoiseEstimate estimate = estimate_noise(frame.luma);
+  const double luma = follow_noise(luma_noise, estimate.sigma, past);
+  const double correlated = follow_noise(luma_correlated, estimate.correlated, past);
   double chroma_sigma = 0.0;
   if (chroma) {
     NoiseTable table(NoisePlanes::chroma);
@@ -460,7 +462,7 @@ NlmParams NlmCpu::Impl::resolve_strength(const FramePlanes &frame, bool chroma) 
     table.add(frame.v, frame.chroma_step);
     chroma_sigma = follow_noise(chroma_noise, table.sigma(), past);
   }
-  return nlm_auto_params(params, luma, chroma_sigma);
+  return nlm_auto_params(params, luma, chroma_sigma, correlated);
 }
 
 NlmCpu::NlmCpu() : impl_(std::make_unique<Impl>()) {}
@@ -473,6 +475,7 @@ void NlmCpu::set_params(const NlmParams &p) { impl_->params = p; }
 void NlmCpu::reset_history() {
   impl_->luma_noise = NoiseAverage{};
   impl_->chroma_noise = NoiseAverage{};
+  impl_->luma_correlated = NoiseAverage{};
 }
 
 void NlmCpu::process(ConstPlane src, Plane dst) {

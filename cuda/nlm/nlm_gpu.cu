@@ -522,6 +522,7 @@ __global__ void nlm_set_coeffs_kernel(float *coeffs, WeightCoeffs c) {
 struct AutoState {
   NoiseAverage luma;
   NoiseAverage chroma;
+  NoiseAverage luma_correlated;
 };
 
 struct AutoArgs {
@@ -540,18 +541,20 @@ struct AutoArgs {
 // One block of kNoiseReadThreads: the frame's estimates from their tables,
 // then one thread follows them and sets the coefficients.
 __global__ void __launch_bounds__(kNoiseReadThreads) nlm_auto_kernel(AutoArgs a) {
-  const double luma_estimate = read_noise_table(a.tables.tables[0], a.tables.bits[0], NoisePlanes::luma);
+  const NoiseEstimate luma_estimate =
+      read_noise_table(a.tables.tables[0], a.tables.bits[0], NoisePlanes::luma);
   const double chroma_estimate =
-      a.chroma ? read_noise_table(a.tables.tables[1], a.tables.bits[1], NoisePlanes::chroma) : 0.0;
+      a.chroma ? read_noise_table(a.tables.tables[1], a.tables.bits[1], NoisePlanes::chroma).sigma
+               : 0.0;
   if (threadIdx.x != 0) return;
   AutoState &s = *a.state;
-  if (a.restart) {
-    s.luma = NoiseAverage{};
-    s.chroma = NoiseAverage{};
-  }
-  const double luma = follow_noise(s.luma, luma_estimate, a.past_weight);
+  if (a.restart) *a.state = AutoState{};
+  const double luma = follow_noise(s.luma, luma_estimate.sigma, a.past_weight);
+  const double correlated =
+      follow_noise(s.luma_correlated, luma_estimate.correlated, a.past_weight);
   const double chroma = a.chroma ? follow_noise(s.chroma, chroma_estimate, a.past_weight) : 0.0;
-  const NlmStrengths st = nlm_auto_strengths(luma, chroma, a.scale, a.temporal_radius, a.chroma);
+  const NlmStrengths st =
+      nlm_auto_strengths(luma, chroma, a.scale, a.temporal_radius, a.chroma, correlated);
   const NlmWeightCoeffs l =
       nlm_coeffs_of(st.h, st.noise_sigma, double(st.h), 1.0, a.gaussian, a.patch_size);
   a.coeffs[0] = __fdiv_rn(l.a, kProductScale);

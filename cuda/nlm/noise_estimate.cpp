@@ -143,10 +143,10 @@ NoiseScalesReading NoiseTable::readings() const {
   return NoiseScalesReading{scales_[0].reading(bits_), scales_[1].reading(bits_), planes_};
 }
 
-double estimate_noise_sigma(ConstPlane plane, int step, NoisePlanes planes) {
+NoiseEstimate estimate_noise(ConstPlane plane, int step, NoisePlanes planes) {
   NoiseTable table(planes);
   table.add(plane, step);
-  return table.sigma();
+  return table.readings().estimate();
 }
 
 void NoiseCurveTable::add(ConstPlane plane, int step) {

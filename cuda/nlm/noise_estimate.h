@@ -243,27 +243,41 @@ struct NoisePrefix {
   const uint64_t *below_l;
 };
 
+// The estimate, and how much of it is the coarse reading: 0 for noise
+// read as white, 1 for noise read as correlated (a camera's). NLM weighs
+// correlated noise with its own factors (nlm_auto.h).
+struct NoiseEstimate {
+  double sigma = 0.0;
+  double correlated = 0.0;
+};
+
 // The estimate from the two scales' readings (fine, coarse).
-CUDAFILTERS_HD double noise_sigma_of_readings(NoiseReading fine, NoiseReading coarse,
-                                              NoisePlanes planes) {
-  if (fine.sigma <= 0.0 || coarse.sigma <= 0.0 || coarse.kept < kMinCoarseKept) return fine.sigma;
+CUDAFILTERS_HD NoiseEstimate noise_estimate_of_readings(NoiseReading fine, NoiseReading coarse,
+                                                        NoisePlanes planes) {
+  if (fine.sigma <= 0.0 || coarse.sigma <= 0.0 || coarse.kept < kMinCoarseKept)
+    return NoiseEstimate{fine.sigma, 0.0};
   const NoiseRatios r = noise_ratios(planes);
   const double ratio = ddiv_rn(coarse.sigma, fine.sigma);
-  if (ratio <= r.white || ratio >= kTextureRatio) return fine.sigma;
-  if (ratio >= r.correlated && ratio <= kCorrelatedMaxRatio) return coarse.sigma;
+  if (ratio <= r.white || ratio >= kTextureRatio) return NoiseEstimate{fine.sigma, 0.0};
+  if (ratio >= r.correlated && ratio <= kCorrelatedMaxRatio) return NoiseEstimate{coarse.sigma, 1.0};
   const double w =
       ratio < r.correlated
           ? ddiv_rn(dsub_rn(ratio, r.white), dsub_rn(r.correlated, r.white))
           : ddiv_rn(dsub_rn(kTextureRatio, ratio), dsub_rn(kTextureRatio, kCorrelatedMaxRatio));
-  return dadd_rn(fine.sigma, dmul_rn(w, dsub_rn(coarse.sigma, fine.sigma)));
+  return NoiseEstimate{dadd_rn(fine.sigma, dmul_rn(w, dsub_rn(coarse.sigma, fine.sigma))), w};
+}
+
+CUDAFILTERS_HD double noise_sigma_of_readings(NoiseReading fine, NoiseReading coarse,
+                                              NoisePlanes planes) {
+  return noise_estimate_of_readings(fine, coarse, planes).sigma;
 }
 
 // The estimate in 8-bit units from both scales' tables.
-CUDAFILTERS_HD double noise_sigma_of_scales(NoisePrefix fine, NoisePrefix coarse, int bits,
-                                            NoisePlanes planes) {
-  return noise_sigma_of_readings(noise_reading_of_prefix(fine.below_n, fine.below_l, bits),
-                                 noise_reading_of_prefix(coarse.below_n, coarse.below_l, bits),
-                                 planes);
+CUDAFILTERS_HD NoiseEstimate noise_estimate_of_scales(NoisePrefix fine, NoisePrefix coarse,
+                                                      int bits, NoisePlanes planes) {
+  return noise_estimate_of_readings(noise_reading_of_prefix(fine.below_n, fine.below_l, bits),
+                                    noise_reading_of_prefix(coarse.below_n, coarse.below_l, bits),
+                                    planes);
 }
 
 // The noise level function: the same estimate in kNoiseBands bands of
@@ -314,7 +328,8 @@ struct NoiseBins {
 struct NoiseScalesReading {
   NoiseReading fine, coarse;
   NoisePlanes planes;
-  double sigma() const { return noise_sigma_of_readings(fine, coarse, planes); }
+  NoiseEstimate estimate() const { return noise_estimate_of_readings(fine, coarse, planes); }
+  double sigma() const { return estimate().sigma; }
 };
 
 class NoiseTable {
@@ -345,8 +360,12 @@ class NoiseTable {
 };
 
 // The estimate of one plane (a NoiseTable of it alone).
-double estimate_noise_sigma(ConstPlane plane, int step = 1,
-                            NoisePlanes planes = NoisePlanes::luma);
+NoiseEstimate estimate_noise(ConstPlane plane, int step = 1,
+                             NoisePlanes planes = NoisePlanes::luma);
+inline double estimate_noise_sigma(ConstPlane plane, int step = 1,
+                                   NoisePlanes planes = NoisePlanes::luma) {
+  return estimate_noise(plane, step, planes).sigma;
+}
 
 // Both scales' bins per band of brightness (kNoiseBands), filled from the
 // same pixels as NoiseTable: the noise level function of the luma planes

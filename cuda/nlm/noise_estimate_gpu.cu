@@ -293,7 +293,7 @@ __global__ void __launch_bounds__(kTableThreads) noise_curve_kernel(CurveArgs a)
 // One block per band.
 __global__ void __launch_bounds__(kNoiseReadThreads)
     noise_curve_tail_kernel(Table *tables, int bits, double *sigmas) {
-  const double sigma = read_noise_table(tables[blockIdx.x], bits, NoisePlanes::luma, kNoiseBandMinPixels);
+  const double sigma = read_noise_table(tables[blockIdx.x], bits, NoisePlanes::luma, kNoiseBandMinPixels).sigma;
   if (threadIdx.x == 0) sigmas[blockIdx.x] = sigma;
 }
 
@@ -305,7 +305,7 @@ struct TailArgs {
 
 // One block per table.
 __global__ void __launch_bounds__(kNoiseReadThreads) noise_tail_kernel(TailArgs a) {
-  const double sigma = read_noise_table(a.tables[blockIdx.x], a.bits[blockIdx.x], noise_table_planes(int(blockIdx.x)));
+  const double sigma = read_noise_table(a.tables[blockIdx.x], a.bits[blockIdx.x], noise_table_planes(int(blockIdx.x))).sigma;
   if (threadIdx.x == 0) a.sigmas[blockIdx.x] = sigma;
 }
 

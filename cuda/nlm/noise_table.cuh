@@ -22,11 +22,12 @@ constexpr int kNoiseReadThreads = kNoiseBins;
 
 // Called by every thread of a block of kNoiseReadThreads: the prefix sums of
 // `t` (exact, in integers), then thread 0 reads the estimate from them as
-// the CPU does and returns it (the other threads return 0); -1 for a table
-// of fewer than `min_pixels` pixels. The table is cleared for the next
-// frame on the way.
-__device__ __forceinline__ double read_noise_table(NoiseTableGpu &t, int bits, NoisePlanes planes,
-                                                   uint64_t min_pixels = 0) {
+// the CPU does and returns it (the other threads return zeros); sigma -1
+// for a table of fewer than `min_pixels` pixels. The table is cleared for
+// the next frame on the way.
+__device__ __forceinline__ NoiseEstimate read_noise_table(NoiseTableGpu &t, int bits,
+                                                          NoisePlanes planes,
+                                                          uint64_t min_pixels = 0) {
   using Scan = cub::BlockScan<unsigned long long, kNoiseReadThreads>;
   __shared__ typename Scan::TempStorage scan;
   __shared__ uint64_t below_n[kNoiseScales][kNoiseBins + 1], below_l[kNoiseScales][kNoiseBins + 1];
@@ -48,15 +49,15 @@ __device__ __forceinline__ double read_noise_table(NoiseTableGpu &t, int bits, N
     }
   }
   __syncthreads();
-  const double sigma =
-      b != 0                                ? 0.0
-      : below_n[0][kNoiseBins] < min_pixels ? -1.0
-                                            : noise_sigma_of_scales({below_n[0], below_l[0]},
-                                                                    {below_n[1], below_l[1]}, bits,
-                                                                    planes);
+  const NoiseEstimate e =
+      b != 0                                ? NoiseEstimate{}
+      : below_n[0][kNoiseBins] < min_pixels ? NoiseEstimate{-1.0, 0.0}
+                                            : noise_estimate_of_scales({below_n[0], below_l[0]},
+                                                                       {below_n[1], below_l[1]},
+                                                                       bits, planes);
   // The shared arrays are reused by the next call.
   __syncthreads();
-  return sigma;
+  return e;
 }
 
 }  // namespace cudafilters
