@@ -292,7 +292,7 @@ def luma_psnr(outs, clean):
 
 
 def evaluate_case(task):
-    set_dir, name, peak, variant, manifest = task
+    set_dir, name, peak, variant, manifest, auto_only = task
     e = _engine
     t0 = time.time()
     frames, clean = make_case(load_photo(set_dir, name), name, peak, variant,
@@ -302,12 +302,19 @@ def evaluate_case(task):
     r = {"photo": name, "peak": peak, "variant": variant, "calibration": name in CALIBRATION,
          "same_frames": manifest.get(key) == digest(frames) if manifest else None,
          "true_luma": truth(frames, clean, [0]), "true_chroma": truth(frames, clean, [1, 2]),
-         "estimate_luma": e.estimate(mid[0]), "estimate_chroma": e.estimate(mid[1], mid[2]),
+         "estimate_luma": e.estimate_frame(*mid)[0], "estimate_chroma": e.estimate(mid[1], mid[2]),
          "noisy": luma_psnr(frames, clean)}
     # Automatic strength as the element runs it: the frames in order, a new
     # history at the first.
     e.reset()
     r["auto"] = luma_psnr([e.denoise([f], automatic=True, chroma_h=-1) for f in frames], clean)
+    if auto_only:
+        if variant != "pan":
+            e.reset()
+            r["temporal_auto"] = psnr(e.denoise(frames, radius=1, automatic=True, chroma_h=-1)[:1],
+                                      [clean[FRAMES // 2][0]])
+        r["seconds"] = time.time() - t0
+        return r
     best = (-1.0, None)
     for h in STRENGTHS:
         for ns in NOISE_SIGMAS:
@@ -338,22 +345,25 @@ def evaluate(args):
         with open(path) as f:
             manifest = json.load(f)
     names = HELD_OUT if args.held_out else CALIBRATION + HELD_OUT
-    tasks = [(args.set, n, p, v, manifest) for n in names for p in args.peaks for v in args.variants]
+    tasks = [(args.set, n, p, v, manifest, args.auto_only) for n in names for p in args.peaks
+             for v in args.variants]
     with multiprocessing.Pool(args.jobs, initializer=_init, initargs=(args.lib, not args.cpu)) as pool:
         rows = []
         for r in pool.imap(evaluate_case, tasks, chunksize=1):
             rows.append(r)
             print(f"{r['photo']:17} {r['peak']:4} {r['variant']:8} true {r['true_luma']:6.2f} "
-                  f"est {r['estimate_luma']:6.2f} | auto {r['auto']:6.2f} best {r['best']:6.2f} "
-                  f"opencv {r['opencv']:6.2f}"
-                  + (f" | temporal {r['temporal_auto']:6.2f} multi {r['opencv_multi']:6.2f}"
-                     if "temporal_auto" in r else "") + f" [{r['seconds']:.1f} s]", flush=True)
+                  f"est {r['estimate_luma']:6.2f} | auto {r['auto']:6.2f}"
+                  + (f" best {r['best']:6.2f} opencv {r['opencv']:6.2f}" if "best" in r else "")
+                  + (f" | temporal {r['temporal_auto']:6.2f}" if "temporal_auto" in r else "")
+                  + (f" multi {r['opencv_multi']:6.2f}" if "opencv_multi" in r else "")
+                  + f" [{r['seconds']:.1f} s]", flush=True)
     with open(args.evaluate, "w") as f:
         json.dump({"rows": rows, "backend": "cpu" if args.cpu else "gpu",
                    "seconds": time.time() - t0}, f, indent=0)
     print(f"{len(rows)} cases in {time.time() - t0:.0f} s; frames as in the manifest: "
           f"{sum(bool(r['same_frames']) for r in rows)} of {len(rows)}")
-    report(rows)
+    if not args.auto_only:
+        report(rows)
 
 
 def report(rows, out=None):
@@ -400,15 +410,18 @@ def report(rows, out=None):
 # ------------------------------------------------------------------ frames
 
 def write_frames(args):
-    """One case's middle frame and its clean frame, luma, as PGM."""
+    """One case's middle frame and its clean frame as PGM: Y (size x size)
+    above U and V side by side (size / 2 square each), as one image."""
     photo = load_photo(args.set, args.photo)
     frames, clean = make_case(photo, args.photo, args.peaks[0], args.variants[0])
     os.makedirs(args.frames, exist_ok=True)
     tag = f"{args.photo}-{args.peaks[0]}-{args.variants[0]}"
-    crop = [fr[FRAMES // 2][0][:args.size, :args.size] for fr in (frames, clean)]
-    for what, y in zip(("delivered", "clean"), crop):
-        cv2.imwrite(os.path.join(args.frames, f"camera-{tag}-{what}.pgm"), y)
-    d = crop[0].astype(np.float64) - crop[1]
+    s, c = args.size, args.size // 2
+    for what, fr in (("delivered", frames), ("clean", clean)):
+        y, u, v = fr[FRAMES // 2]
+        cv2.imwrite(os.path.join(args.frames, f"camera-{tag}-{what}.pgm"),
+                    np.vstack([y[:s, :s], np.hstack([u[:c, :c], v[:c, :c]])]))
+    d = frames[FRAMES // 2][0][:s, :s].astype(np.float64) - clean[FRAMES // 2][0][:s, :s]
     print(f"{tag}: true luma noise of the crop {d.std():.3f}")
 
 
@@ -423,6 +436,8 @@ def main():
     ap.add_argument("--cpu", action="store_true")
     ap.add_argument("--jobs", type=int, default=8)
     ap.add_argument("--held-out", action="store_true", help="only the held-out photos")
+    ap.add_argument("--auto-only", action="store_true",
+                    help="only the estimates and automatic strength (another build's, say)")
     ap.add_argument("--peaks", type=int, nargs="+", default=PEAKS)
     ap.add_argument("--variants", nargs="+", default=VARIANTS)
     ap.add_argument("--photo", default="grace_hopper")

@@ -120,15 +120,28 @@ class Engine:
             ctypes.c_void_p(out[2].ctypes.data) if colour else None))
         return out
 
-    def estimate(self, plane, second=None, gpu=None):
-        s = ctypes.c_double()
-        plane = np.ascontiguousarray(plane)
-        second = None if second is None else np.ascontiguousarray(second)
+    def estimate_frame(self, y, u=None, v=None, gpu=None):
+        """The engines' noise estimates of a frame (luma, and its chroma
+        planes unless u is None): (luma's, chroma's; 0 without chroma)."""
+        out = (ctypes.c_double * 2)()
+        y = np.ascontiguousarray(y)
+        u = None if u is None else np.ascontiguousarray(u)
+        v = None if v is None else np.ascontiguousarray(v)
         self._check(self.lib.nt_estimate(
-            self.gpu if gpu is None else int(gpu), ctypes.c_void_p(plane.ctypes.data),
-            ctypes.c_void_p(second.ctypes.data) if second is not None else None,
-            plane.shape[1], plane.shape[0], ctypes.byref(s)))
-        return s.value
+            self.gpu if gpu is None else int(gpu), ctypes.c_void_p(y.ctypes.data), y.shape[1],
+            y.shape[0], ctypes.c_void_p(u.ctypes.data) if u is not None else None,
+            ctypes.c_void_p(v.ctypes.data) if v is not None else None,
+            u.shape[1] if u is not None else 0, u.shape[0] if u is not None else 0, out))
+        return out[0], out[1]
+
+    def estimate(self, plane, second=None, gpu=None):
+        """A gray frame's estimate (one plane), or with `second` the
+        estimate of two chroma planes together."""
+        if second is None:
+            return self.estimate_frame(plane, gpu=gpu)[0]
+        # Chroma's estimate does not depend on the luma: any luma will do.
+        luma = np.zeros((3, 3), np.uint8)
+        return self.estimate_frame(luma, plane, second, gpu=gpu)[1]
 
     def estimate_scales(self, plane, second=None):
         """The CPU's two readings: (fine sigma, fine share kept, coarse sigma,
@@ -202,8 +215,10 @@ def grid_case(args):
     frames, ref = case_frames(photo_dir, kind, name, sigma, 0)
     mid = frames[len(frames) // 2]
     radius = 1 if kind == "temporal" else 0
-    est_gpu = e.estimate(mid[0])
-    est_cpu = e.estimate(mid[0], gpu=False)
+    # The frame's estimate, as the engines make it (a colour frame's luma is
+    # read with its chroma).
+    est_gpu = e.estimate_frame(*mid)[0]
+    est_cpu = e.estimate_frame(*mid, gpu=False)[0]
     r = {"kind": kind, "photo": name, "sigma": sigma, "estimate": est_gpu,
          "estimate_cpu_matches": est_gpu == est_cpu, "calibration": name in CALIBRATION}
     if kind == "colour":

@@ -174,50 +174,60 @@ __attribute__((visibility("default"))) int nt_denoise(int use_gpu, const NtParam
   });
 }
 
-// The noise estimate of a tightly packed 8-bit plane, or of two chroma
-// planes together (unless `second` is null), on the CPU or the GPU.
-__attribute__((visibility("default"))) int nt_estimate(int use_gpu, const uint8_t *plane,
-                                                       const uint8_t *second, int width,
-                                                       int height, double *sigma) {
+// The noise estimates of a frame as the engines make them (frame_noise_of),
+// on the CPU or the GPU: a tightly packed 8-bit luma plane of width x
+// height and, unless u is null, its chroma planes (cw x ch each, U and V
+// together); out[0] luma's, out[1] chroma's (0 without chroma).
+__attribute__((visibility("default"))) int nt_estimate(int use_gpu, const uint8_t *y, int width,
+                                                       int height, const uint8_t *u,
+                                                       const uint8_t *v, int cw, int ch,
+                                                       double *out) {
   return guarded([&] {
-    const ConstPlane a(plane, size_t(width), width, height), b(second, size_t(width), width, height);
+    const bool chroma = u != nullptr;
     if (!use_gpu) {
-      NoiseTable t(second ? NoisePlanes::chroma : NoisePlanes::luma);
-      t.add(a);
-      if (second) t.add(b);
-      *sigma = t.sigma();
+      NoiseTable luma, uv;
+      luma.add(ConstPlane(y, size_t(width), width, height));
+      if (chroma) {
+        uv.add(ConstPlane(u, size_t(cw), cw, ch));
+        uv.add(ConstPlane(v, size_t(cw), cw, ch));
+      }
+      const FrameNoise f = frame_noise(luma, chroma ? &uv : nullptr);
+      out[0] = f.luma.sigma;
+      out[1] = f.chroma.sigma;
       return;
     }
     GpuEngines &e = gpu_engines();
     cudaStream_t s = e.stream.get();
-    const size_t bytes = size_t(width) * height;
-    DeviceArray<uint8_t> da(bytes), db(second ? bytes : 1);
-    CUDAFILTERS_CHECK(cudaMemcpyAsync(da.get(), plane, bytes, cudaMemcpyHostToDevice, s));
-    // Two planes are chroma: table 1.
-    const int table = second ? 1 : 0;
-    e.estimator.add(table, ConstPlane(da.get(), size_t(width), width, height), 1, s);
-    if (second) {
-      CUDAFILTERS_CHECK(cudaMemcpyAsync(db.get(), second, bytes, cudaMemcpyHostToDevice, s));
-      e.estimator.add(table, ConstPlane(db.get(), size_t(width), width, height), 1, s);
+    const size_t luma_bytes = size_t(width) * height, chroma_bytes = size_t(cw) * ch;
+    DeviceArray<uint8_t> dy(luma_bytes), du(chroma ? chroma_bytes : 1), dv(chroma ? chroma_bytes : 1);
+    CUDAFILTERS_CHECK(cudaMemcpyAsync(dy.get(), y, luma_bytes, cudaMemcpyHostToDevice, s));
+    e.estimator.add(0, ConstPlane(dy.get(), size_t(width), width, height), 1, s);
+    if (chroma) {
+      CUDAFILTERS_CHECK(cudaMemcpyAsync(du.get(), u, chroma_bytes, cudaMemcpyHostToDevice, s));
+      CUDAFILTERS_CHECK(cudaMemcpyAsync(dv.get(), v, chroma_bytes, cudaMemcpyHostToDevice, s));
+      e.estimator.add(1, ConstPlane(du.get(), size_t(cw), cw, ch), 1, s);
+      e.estimator.add(1, ConstPlane(dv.get(), size_t(cw), cw, ch), 1, s);
     }
-    e.estimator.estimate(table + 1, s);
-    CUDAFILTERS_CHECK(cudaMemcpyAsync(sigma, e.estimator.sigmas() + table, sizeof(double),
+    e.estimator.estimate(chroma ? 2 : 1, s);
+    CUDAFILTERS_CHECK(cudaMemcpyAsync(out, e.estimator.sigmas(), (chroma ? 2 : 1) * sizeof(double),
                                       cudaMemcpyDeviceToHost, s));
     e.stream.synchronize();
+    if (!chroma) out[1] = 0;
   });
 }
 
-// The two scales' readings of the same table (chroma with `second`), on the CPU: out[0..3] = fine
-// sigma, fine share kept, coarse sigma, coarse share kept
-// (noise_estimate.h), for the study of docs/noise-estimation.md.
+// The two scales' readings of one table of a plane (and of a second plane
+// of its size unless null), on the CPU: out[0..3] = fine sigma, fine share
+// kept, coarse sigma, coarse share kept (noise_estimate.h), for the study
+// of docs/noise-estimation.md.
 __attribute__((visibility("default"))) int nt_estimate_scales(const uint8_t *plane,
                                                               const uint8_t *second, int width,
                                                               int height, double *out) {
   return guarded([&] {
-    NoiseTable t(second ? NoisePlanes::chroma : NoisePlanes::luma);
+    NoiseTable t;
     t.add(ConstPlane(plane, size_t(width), width, height));
     if (second) t.add(ConstPlane(second, size_t(width), width, height));
-    const NoiseScalesReading r = t.readings();
+    const NoiseReadings r = t.readings();
     out[0] = r.fine.sigma;
     out[1] = r.fine.kept;
     out[2] = r.coarse.sigma;

@@ -50,16 +50,18 @@ void measure_levels_cpu(ConstPlane in, ConstPlane out, FrameLevels &levels,
   // The bands' tables together are the plane's: one walk for both.
   NoiseCurveTable curve;
   curve.add(in);
-  levels.noise_sigma = curve.plane_sigma();
-  const std::array<double, kNoiseBands> bands = curve.sigmas();
-  std::copy(bands.begin(), bands.end(), levels.noise_curve);
-  levels.noise_sigma_chroma = -1.0;
-  if (in_frame && in_frame->has_chroma()) {
-    NoiseTable chroma(NoisePlanes::chroma);
+  const bool has_chroma = in_frame && in_frame->has_chroma();
+  NoiseTable chroma;
+  if (has_chroma) {
     chroma.add(in_frame->u, in_frame->chroma_step);
     chroma.add(in_frame->v, in_frame->chroma_step);
-    levels.noise_sigma_chroma = chroma.sigma();
   }
+  const FrameNoise noise =
+      frame_noise_of(curve.readings(), has_chroma, has_chroma ? chroma.readings() : NoiseReadings{});
+  levels.noise_sigma = noise.luma.sigma;
+  levels.noise_sigma_chroma = has_chroma ? noise.chroma.sigma : -1.0;
+  const std::array<double, kNoiseBands> bands = curve.sigmas(noise.luma.correlated);
+  std::copy(bands.begin(), bands.end(), levels.noise_curve);
 }
 
 }  // namespace cudafilters

@@ -132,7 +132,7 @@ void LevelCounterGpu::enqueue(ConstPlane in, ConstPlane out, cudaStream_t stream
   CUDAFILTERS_CHECK(cudaMemcpyAsync(&m.levels_.get()->noise_sigma, m.noise_->sigmas(),
                                     (m.chroma_ ? 2 : 1) * sizeof(double),
                                     cudaMemcpyDeviceToDevice, stream));
-  m.curve_.estimate(in, 1, stream);
+  m.curve_.estimate(in, 1, stream, m.noise_->correlated());
   CUDAFILTERS_CHECK(cudaMemcpyAsync(m.levels_.get()->noise_curve, m.curve_.sigmas(),
                                     sizeof(FrameLevels::noise_curve), cudaMemcpyDeviceToDevice,
                                     stream));

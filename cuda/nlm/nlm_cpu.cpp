@@ -452,16 +452,19 @@ struct NlmCpu::Impl {
 NlmParams NlmCpu::Impl::resolve_strength(const FramePlanes &frame, bool chroma) {
   if (!params.auto_strength) return params;
   const double past = params.noise_smoothing;
-  const NoiseEstimate estimate = estimate_noise(frame.luma);
-  const double luma = follow_noise(luma_noise, estimate.sigma, past);
-  const double correlated = follow_noise(luma_correlated, estimate.correlated, past);
-  double chroma_sigma = 0.0;
-  if (chroma) {
-    NoiseTable table(NoisePlanes::chroma);
-    table.add(frame.u, frame.chroma_step);
-    table.add(frame.v, frame.chroma_step);
-    chroma_sigma = follow_noise(chroma_noise, table.sigma(), past);
+  // Chroma is read whether it is denoised or carried: it says whether the
+  // luma's noise is a camera's (frame_noise_of).
+  NoiseTable luma_table, chroma_table;
+  luma_table.add(frame.luma);
+  if (frame.has_chroma()) {
+    chroma_table.add(frame.u, frame.chroma_step);
+    chroma_table.add(frame.v, frame.chroma_step);
   }
+  const FrameNoise f = frame_noise(luma_table, frame.has_chroma() ? &chroma_table : nullptr);
+  const double luma = follow_noise(luma_noise, f.luma.sigma, past);
+  const double correlated = follow_noise(luma_correlated, f.luma.correlated, past);
+  double chroma_sigma = 0.0;
+  if (chroma) chroma_sigma = follow_noise(chroma_noise, f.chroma.sigma, past);
   return nlm_auto_params(params, luma, chroma_sigma, correlated);
 }
 

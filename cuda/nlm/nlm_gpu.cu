@@ -534,25 +534,24 @@ struct AutoArgs {
   int temporal_radius;
   int patch_size;
   bool gaussian;
-  bool chroma;
+  bool has_chroma;  // table 1 holds the frame's chroma
+  bool chroma;      // chroma is denoised
   bool restart;
 };
 
 // One block of kNoiseReadThreads: the frame's estimates from their tables,
 // then one thread follows them and sets the coefficients.
 __global__ void __launch_bounds__(kNoiseReadThreads) nlm_auto_kernel(AutoArgs a) {
-  const NoiseEstimate luma_estimate =
-      read_noise_table(a.tables.tables[0], a.tables.bits[0], NoisePlanes::luma);
-  const double chroma_estimate =
-      a.chroma ? read_noise_table(a.tables.tables[1], a.tables.bits[1], NoisePlanes::chroma).sigma
-               : 0.0;
+  const NoiseReadings luma_readings = read_noise_table(a.tables.tables[0], a.tables.bits[0]);
+  const NoiseReadings chroma_readings =
+      a.has_chroma ? read_noise_table(a.tables.tables[1], a.tables.bits[1]) : NoiseReadings{};
   if (threadIdx.x != 0) return;
+  const FrameNoise f = frame_noise_of(luma_readings, a.has_chroma, chroma_readings);
   AutoState &s = *a.state;
   if (a.restart) *a.state = AutoState{};
-  const double luma = follow_noise(s.luma, luma_estimate.sigma, a.past_weight);
-  const double correlated =
-      follow_noise(s.luma_correlated, luma_estimate.correlated, a.past_weight);
-  const double chroma = a.chroma ? follow_noise(s.chroma, chroma_estimate, a.past_weight) : 0.0;
+  const double luma = follow_noise(s.luma, f.luma.sigma, a.past_weight);
+  const double correlated = follow_noise(s.luma_correlated, f.luma.correlated, a.past_weight);
+  const double chroma = a.chroma ? follow_noise(s.chroma, f.chroma.sigma, a.past_weight) : 0.0;
   const NlmStrengths st =
       nlm_auto_strengths(luma, chroma, a.scale, a.temporal_radius, a.chroma, correlated);
   const NlmWeightCoeffs l =
@@ -651,15 +650,18 @@ void NlmGpu::Impl::enqueue_auto(const FramePlanes &frame, bool chroma, cudaStrea
     estimator_ = std::move(estimator);
     auto_state_ = std::move(state);
   }
+  // Chroma is read whether it is denoised or carried: it says whether the
+  // luma's noise is a camera's (frame_noise_of).
+  const bool has_chroma = frame.has_chroma();
   estimator_->add(0, frame.luma, 1, stream);
-  if (chroma) {
+  if (has_chroma) {
     estimator_->add(1, frame.u, frame.chroma_step, stream);
     estimator_->add(1, frame.v, frame.chroma_step, stream);
   }
   const NlmParams &p = params_;
   const AutoArgs a{estimator_->fill(stream), auto_state_.get(), coeffs_.get(),
                    double(p.noise_smoothing), p.auto_scale, p.temporal_radius, p.patch_size,
-                   p.gaussian, chroma, restart_};
+                   p.gaussian, has_chroma, chroma, restart_};
   nlm_auto_kernel<<<1, kNoiseReadThreads, 0, stream>>>(a);
   check_launch("nlm_auto_kernel");
   restart_ = false;

@@ -128,6 +128,14 @@ uint64_t NoiseBins::pixels() const {
   return n;
 }
 
+namespace {
+
+NoiseReadings readings_of(const NoiseBins *scales, int bits) {
+  return NoiseReadings{scales[0].reading(bits), scales[1].reading(bits), scales[0].pixels()};
+}
+
+}  // namespace
+
 void NoiseTable::clear() {
   for (NoiseBins &b : scales_) b = NoiseBins{};
   bits_ = 0;
@@ -139,14 +147,17 @@ void NoiseTable::add(ConstPlane plane, int step) {
   for_each_noise_pixel(plane, step, bits_, [&](const NoiseSample &p) { add_sample(scales_, p); });
 }
 
-NoiseScalesReading NoiseTable::readings() const {
-  return NoiseScalesReading{scales_[0].reading(bits_), scales_[1].reading(bits_), planes_};
+NoiseReadings NoiseTable::readings() const { return readings_of(scales_, bits_); }
+
+FrameNoise frame_noise(const NoiseTable &luma, const NoiseTable *chroma) {
+  return frame_noise_of(luma.readings(), chroma != nullptr,
+                        chroma ? chroma->readings() : NoiseReadings{});
 }
 
-NoiseEstimate estimate_noise(ConstPlane plane, int step, NoisePlanes planes) {
-  NoiseTable table(planes);
+double estimate_noise_sigma(ConstPlane plane, int step) {
+  NoiseTable table;
   table.add(plane, step);
-  return table.readings().estimate();
+  return frame_noise(table, nullptr).luma.sigma;
 }
 
 void NoiseCurveTable::add(ConstPlane plane, int step) {
@@ -162,7 +173,7 @@ uint64_t NoiseCurveTable::pixels(int band) const {
   return bins_[size_t(band) * kNoiseScales].pixels();
 }
 
-double NoiseCurveTable::plane_sigma() const {
+NoiseReadings NoiseCurveTable::readings() const {
   NoiseBins all[kNoiseScales];
   for (size_t b = 0; b < size_t(kNoiseBands); ++b)
     for (size_t s = 0; s < size_t(kNoiseScales); ++s)
@@ -170,17 +181,14 @@ double NoiseCurveTable::plane_sigma() const {
         all[s].count[j] += bins_[b * kNoiseScales + s].count[j];
         all[s].abs_laplacian[j] += bins_[b * kNoiseScales + s].abs_laplacian[j];
       }
-  return noise_sigma_of_readings(all[0].reading(bits_), all[1].reading(bits_), NoisePlanes::luma);
+  return readings_of(all, bits_);
 }
 
-std::array<double, kNoiseBands> NoiseCurveTable::sigmas() const {
+std::array<double, kNoiseBands> NoiseCurveTable::sigmas(double correlated) const {
   std::array<double, kNoiseBands> s{};
   for (int b = 0; b < kNoiseBands; ++b) {
-    const NoiseBins *band = &bins_[size_t(b) * kNoiseScales];
-    s[b] = band[0].pixels() < kNoiseBandMinPixels
-               ? -1.0
-               : noise_sigma_of_readings(band[0].reading(bits_), band[1].reading(bits_),
-                                         NoisePlanes::luma);
+    const NoiseReadings r = readings_of(&bins_[size_t(b) * kNoiseScales], bits_);
+    s[b] = r.pixels < kNoiseBandMinPixels ? -1.0 : noise_estimate_with(r, correlated).sigma;
   }
   return s;
 }

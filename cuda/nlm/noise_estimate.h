@@ -55,10 +55,10 @@ constexpr int kNoiseCoarseSpacing = 3;
 
 // Planes of more than this many interior pixels are read every k-th row,
 // k the smallest that keeps the rows read at most this many pixels: the
-// sampling spread of the estimate at 2^20 pixels (about 0.15%) is a hundred
-// times below what the noise bar allows, and a 4K plane then costs what a
-// 1080p one does.
-constexpr uint64_t kNoiseSamplePixels = uint64_t(1) << 20;
+// sampling spread of the estimate at 2^18 pixels (about 0.3%) is fifty
+// times below what the noise bar allows, and a 1080p or 4K plane then costs
+// what a 720x360 one does (the two scales' pass reads 17 samples a pixel).
+constexpr uint64_t kNoiseSamplePixels = uint64_t(1) << 18;
 
 // The row step for a plane of width x height samples: the pixels of rows 1,
 // 1 + k, 1 + 2k, ... above the last row are read (each with its two
@@ -143,29 +143,24 @@ CUDAFILTERS_HD double level_unit(int bits) {
 
 }  // namespace noise_detail
 
-// What a table holds: chroma carries little texture, and its noise, averaged
-// over 2x2 photosites in 4:2:0, is less correlated than luma's.
-enum class NoisePlanes { luma, chroma };
-
-// How much of the coarse reading the estimate takes, by its ratio to the
-// fine one: none up to `white` (luma: texture on white noise reads at most
-// about 1.47 times coarser than finer, hubble_deep_field at sigma 3;
+// How much of a plane's coarse reading the estimate takes, by its ratio to
+// the fine one: none up to `white` (luma: texture on white noise reads at
+// most about 1.47 times coarser than finer, hubble_deep_field at sigma 3;
 // chroma: 1.35), all of it from `correlated` (a camera's luma noise reads
 // 1.7 to 6 times coarser, H.264 taking the most of its fine part; its
-// chroma about 1.5 times) up to kCorrelatedMaxRatio, none again from
-// kTextureRatio on (a pattern at the coarse scale's own period, such as
-// stripes 6 pixels wide, reads 10 times and more); in proportion between. A
-// coarse reading from fewer than kMinCoarseKept of its pixels is texture
-// too. docs/noise-estimation.md "Correlated noise" measured them on the
-// calibration photos.
+// chroma 1.45 to 1.8 times, and more through a codec) up to
+// kCorrelatedMaxRatio, none again from kTextureRatio on (a pattern at the
+// coarse scale's own period, such as stripes 6 pixels wide, reads 10 times
+// and more); in proportion between. A coarse reading from fewer than
+// kMinCoarseKept of its pixels is texture too. docs/noise-estimation.md
+// "Correlated noise" measured them on the calibration photos.
 struct NoiseRatios {
   double white;
   double correlated;
 };
 
-CUDAFILTERS_HD NoiseRatios noise_ratios(NoisePlanes planes) {
-  return planes == NoisePlanes::chroma ? NoiseRatios{1.3, 1.45} : NoiseRatios{1.5, 1.7};
-}
+CUDAFILTERS_HD NoiseRatios luma_noise_ratios() { return NoiseRatios{1.5, 1.7}; }
+CUDAFILTERS_HD NoiseRatios chroma_noise_ratios() { return NoiseRatios{1.35, 1.45}; }
 
 constexpr double kCorrelatedMaxRatio = 6.0;
 constexpr double kTextureRatio = 10.0;
@@ -243,41 +238,72 @@ struct NoisePrefix {
   const uint64_t *below_l;
 };
 
-// The estimate, and how much of it is the coarse reading: 0 for noise
-// read as white, 1 for noise read as correlated (a camera's). NLM weighs
-// correlated noise with its own factors (nlm_auto.h).
+// Both scales' readings of one set of planes (a table), and how many pixels
+// the fine one counted.
+struct NoiseReadings {
+  NoiseReading fine, coarse;
+  uint64_t pixels = 0;
+};
+
+CUDAFILTERS_HD NoiseReadings noise_readings_of_prefix(NoisePrefix fine, NoisePrefix coarse,
+                                                      int bits) {
+  return NoiseReadings{noise_reading_of_prefix(fine.below_n, fine.below_l, bits),
+                       noise_reading_of_prefix(coarse.below_n, coarse.below_l, bits),
+                       fine.below_n[kNoiseBins]};
+}
+
+// The share of the coarse reading by the ratio rule above; `texture_cut`
+// takes none from kTextureRatio on.
+CUDAFILTERS_HD double noise_coarse_share(NoiseReadings r, NoiseRatios ratios, bool texture_cut) {
+  if (r.fine.sigma <= 0.0 || r.coarse.sigma <= 0.0 || r.coarse.kept < kMinCoarseKept) return 0.0;
+  const double ratio = ddiv_rn(r.coarse.sigma, r.fine.sigma);
+  if (ratio <= ratios.white) return 0.0;
+  if (ratio < ratios.correlated)
+    return ddiv_rn(dsub_rn(ratio, ratios.white), dsub_rn(ratios.correlated, ratios.white));
+  if (!texture_cut || ratio <= kCorrelatedMaxRatio) return 1.0;
+  if (ratio >= kTextureRatio) return 0.0;
+  return ddiv_rn(dsub_rn(kTextureRatio, ratio), dsub_rn(kTextureRatio, kCorrelatedMaxRatio));
+}
+
+// An estimate, and how much of it is the coarse reading: 0 for noise read
+// as white, 1 for noise read as correlated (a camera's). NLM weighs
+// correlated noise with factors of its own (nlm_auto.h).
 struct NoiseEstimate {
   double sigma = 0.0;
   double correlated = 0.0;
 };
 
-// The estimate from the two scales' readings (fine, coarse).
-CUDAFILTERS_HD NoiseEstimate noise_estimate_of_readings(NoiseReading fine, NoiseReading coarse,
-                                                        NoisePlanes planes) {
-  if (fine.sigma <= 0.0 || coarse.sigma <= 0.0 || coarse.kept < kMinCoarseKept)
-    return NoiseEstimate{fine.sigma, 0.0};
-  const NoiseRatios r = noise_ratios(planes);
-  const double ratio = ddiv_rn(coarse.sigma, fine.sigma);
-  if (ratio <= r.white || ratio >= kTextureRatio) return NoiseEstimate{fine.sigma, 0.0};
-  if (ratio >= r.correlated && ratio <= kCorrelatedMaxRatio) return NoiseEstimate{coarse.sigma, 1.0};
-  const double w =
-      ratio < r.correlated
-          ? ddiv_rn(dsub_rn(ratio, r.white), dsub_rn(r.correlated, r.white))
-          : ddiv_rn(dsub_rn(kTextureRatio, ratio), dsub_rn(kTextureRatio, kCorrelatedMaxRatio));
-  return NoiseEstimate{dadd_rn(fine.sigma, dmul_rn(w, dsub_rn(coarse.sigma, fine.sigma))), w};
+CUDAFILTERS_HD NoiseEstimate noise_estimate_with(NoiseReadings r, double share) {
+  return NoiseEstimate{
+      share > 0.0 ? dadd_rn(r.fine.sigma, dmul_rn(share, dsub_rn(r.coarse.sigma, r.fine.sigma)))
+                  : r.fine.sigma,
+      share};
 }
 
-CUDAFILTERS_HD double noise_sigma_of_readings(NoiseReading fine, NoiseReading coarse,
-                                              NoisePlanes planes) {
-  return noise_estimate_of_readings(fine, coarse, planes).sigma;
-}
+// A frame's noise: luma's and chroma's estimates.
+struct FrameNoise {
+  NoiseEstimate luma, chroma;
+};
 
-// The estimate in 8-bit units from both scales' tables.
-CUDAFILTERS_HD NoiseEstimate noise_estimate_of_scales(NoisePrefix fine, NoisePrefix coarse,
-                                                      int bits, NoisePlanes planes) {
-  return noise_estimate_of_readings(noise_reading_of_prefix(fine.below_n, fine.below_l, bits),
-                                    noise_reading_of_prefix(coarse.below_n, coarse.below_l, bits),
-                                    planes);
+// The estimates of a frame from its luma readings and, where it has chroma
+// (has_chroma), its chroma's (U and V together). Texture grows from the
+// fine to the coarse scale as a camera's noise does, and a textured luma
+// (grass) can read as much coarser as a camera's: luma takes its coarse
+// reading only as far as the frame's chroma, which carries little texture,
+// confirms that the noise is correlated. A frame without chroma gives no
+// such sign: its luma is read at the fine scale. Chroma takes its own.
+CUDAFILTERS_HD FrameNoise frame_noise_of(NoiseReadings luma, bool has_chroma,
+                                         NoiseReadings chroma) {
+  FrameNoise f;
+  double share = 0.0;
+  if (has_chroma) {
+    const double luma_share = noise_coarse_share(luma, luma_noise_ratios(), true);
+    const double confirmed = noise_coarse_share(chroma, chroma_noise_ratios(), false);
+    share = luma_share < confirmed ? luma_share : confirmed;
+    f.chroma = noise_estimate_with(chroma, noise_coarse_share(chroma, chroma_noise_ratios(), true));
+  }
+  f.luma = noise_estimate_with(luma, share);
+  return f;
 }
 
 // The noise level function: the same estimate in kNoiseBands bands of
@@ -324,19 +350,9 @@ struct NoiseBins {
   uint64_t pixels() const;
 };
 
-// Both scales' readings of one set of bins, and the estimate from them.
-struct NoiseScalesReading {
-  NoiseReading fine, coarse;
-  NoisePlanes planes;
-  NoiseEstimate estimate() const { return noise_estimate_of_readings(fine, coarse, planes); }
-  double sigma() const { return estimate().sigma; }
-};
-
 class NoiseTable {
  public:
   static constexpr int kBins = kNoiseBins;
-
-  explicit NoiseTable(NoisePlanes planes = NoisePlanes::luma) : planes_(planes) {}
 
   // Adds the interior pixels of `plane` (host memory, any layout): every
   // pixel with a whole 3x3 neighbourhood, in the rows noise_row_step
@@ -347,25 +363,22 @@ class NoiseTable {
   void add(ConstPlane plane, int step = 1);
   void clear();
 
-  // The estimate in 8-bit units; 0 without interior pixels.
-  double sigma() const { return readings().sigma(); }
-  NoiseScalesReading readings() const;
-
+  NoiseReadings readings() const;
   uint64_t pixels() const { return scales_[0].pixels(); }
 
  private:
   NoiseBins scales_[kNoiseScales];  // fine, coarse
-  NoisePlanes planes_;
   int bits_ = 0;  // of the planes added; 0 before the first
 };
 
-// The estimate of one plane (a NoiseTable of it alone).
-NoiseEstimate estimate_noise(ConstPlane plane, int step = 1,
-                             NoisePlanes planes = NoisePlanes::luma);
-inline double estimate_noise_sigma(ConstPlane plane, int step = 1,
-                                   NoisePlanes planes = NoisePlanes::luma) {
-  return estimate_noise(plane, step, planes).sigma;
-}
+// A frame's noise from the tables of its luma and its chroma (null: a frame
+// without chroma), as frame_noise_of reads them.
+FrameNoise frame_noise(const NoiseTable &luma, const NoiseTable *chroma);
+
+// The estimate of one plane, a frame's luma without chroma (read at the
+// fine scale: see frame_noise_of), in 8-bit units; 0 without interior
+// pixels.
+double estimate_noise_sigma(ConstPlane plane, int step = 1);
 
 // Both scales' bins per band of brightness (kNoiseBands), filled from the
 // same pixels as NoiseTable: the noise level function of the luma planes
@@ -375,11 +388,12 @@ class NoiseCurveTable {
   // As NoiseTable::add.
   void add(ConstPlane plane, int step = 1);
 
-  // The estimate of each band in 8-bit units, bands of fewer than
-  // kNoiseBandMinPixels pixels -1.
-  std::array<double, kNoiseBands> sigmas() const;
-  // The bands together: NoiseTable's estimate of the same planes, exactly.
-  double plane_sigma() const;
+  // The estimate of each band in 8-bit units with `correlated` of its
+  // coarse reading (the frame's luma share, FrameNoise), bands of fewer
+  // than kNoiseBandMinPixels pixels -1.
+  std::array<double, kNoiseBands> sigmas(double correlated) const;
+  // The bands together: NoiseTable's readings of the same planes, exactly.
+  NoiseReadings readings() const;
   uint64_t pixels(int band) const;
 
  private:
@@ -393,17 +407,13 @@ class NoiseCurveTable {
 
 struct NoiseTableGpu;
 
-// What NoiseEstimatorGpu's table `table` holds.
-CUDAFILTERS_HD NoisePlanes noise_table_planes(int table) {
-  return table == 1 ? NoisePlanes::chroma : NoisePlanes::luma;
-}
-
-// The same estimate on the GPU, for up to kMaxTables tables at once (table
-// 0 luma, table 1 the two chroma channels together, each read as such:
-// noise_table_planes): add() names a device plane,
+// The same estimate on the GPU, for a frame's luma (table 0) and chroma
+// (table 1, the two channels together): add() names a device plane,
 // estimate() reads the planes added (in one pass: up to four per launch)
-// and every table into sigmas() (device doubles, one per table), and clears
-// the tables for the next frame. Everything runs on the stream given to
+// and the tables into sigmas() (device doubles: luma's, confirmed by
+// chroma's where there is a table 1, as frame_noise_of reads them; then
+// chroma's) and correlated() (a device double: luma's share of its coarse
+// reading), and clears the tables for the next frame. Everything runs on the stream given to
 // estimate() (add() takes the same one, for the rare frame of more than
 // four planes); nothing waits for the host. The planes must stay valid
 // until then.
@@ -419,9 +429,11 @@ class NoiseEstimatorGpu {
 
   // Planes of one table share a depth (std::invalid_argument otherwise).
   void add(int table, ConstPlane plane, int step, cudaStream_t stream);
-  // Estimates tables 0..tables-1 (a table nothing was added to reads 0).
+  // Estimates luma (tables 1) or luma and chroma (tables 2); a table
+  // nothing was added to reads 0.
   void estimate(int tables, cudaStream_t stream);
   const double *sigmas() const;
+  const double *correlated() const;
 
   // Instead of estimate(): queues the pass over the planes added and hands
   // the tables to a kernel of the caller's, next on the stream, which must
@@ -456,8 +468,11 @@ class NoiseCurveGpu {
   NoiseCurveGpu(NoiseCurveGpu &&) noexcept;
   NoiseCurveGpu &operator=(NoiseCurveGpu &&) noexcept;
 
-  // `step` as NoiseTable::add (2 for one channel of interleaved chroma).
-  void estimate(ConstPlane plane, int step, cudaStream_t stream);
+  // `step` as NoiseTable::add (2 for one channel of interleaved chroma);
+  // the bands take `correlated` (a device double, NoiseEstimatorGpu's; null
+  // for none) of their coarse readings.
+  void estimate(ConstPlane plane, int step, cudaStream_t stream,
+                const double *correlated = nullptr);
   const double *sigmas() const;
 
  private:

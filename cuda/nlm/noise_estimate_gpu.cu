@@ -290,23 +290,34 @@ __global__ void __launch_bounds__(kTableThreads) noise_curve_kernel(CurveArgs a)
     }
 }
 
-// One block per band.
+// One block per band; each band takes the frame's share of its coarse
+// reading (none where `correlated` is null).
 __global__ void __launch_bounds__(kNoiseReadThreads)
-    noise_curve_tail_kernel(Table *tables, int bits, double *sigmas) {
-  const double sigma = read_noise_table(tables[blockIdx.x], bits, NoisePlanes::luma, kNoiseBandMinPixels).sigma;
-  if (threadIdx.x == 0) sigmas[blockIdx.x] = sigma;
+    noise_curve_tail_kernel(Table *tables, int bits, const double *correlated, double *sigmas) {
+  const NoiseReadings r = read_noise_table(tables[blockIdx.x], bits);
+  if (threadIdx.x == 0)
+    sigmas[blockIdx.x] = r.pixels < kNoiseBandMinPixels
+                             ? -1.0
+                             : noise_estimate_with(r, correlated ? *correlated : 0.0).sigma;
 }
 
 struct TailArgs {
   Table *tables;
   int bits[NoiseEstimatorGpu::kMaxTables];
+  int chroma;  // whether table 1 is read
   double *sigmas;
+  double *correlated;
 };
 
-// One block per table.
+// One block: luma's table and chroma's, as frame_noise_of reads them.
 __global__ void __launch_bounds__(kNoiseReadThreads) noise_tail_kernel(TailArgs a) {
-  const double sigma = read_noise_table(a.tables[blockIdx.x], a.bits[blockIdx.x], noise_table_planes(int(blockIdx.x))).sigma;
-  if (threadIdx.x == 0) a.sigmas[blockIdx.x] = sigma;
+  const NoiseReadings luma = read_noise_table(a.tables[0], a.bits[0]);
+  const NoiseReadings chroma = a.chroma ? read_noise_table(a.tables[1], a.bits[1]) : NoiseReadings{};
+  if (threadIdx.x != 0) return;
+  const FrameNoise f = frame_noise_of(luma, a.chroma != 0, chroma);
+  a.sigmas[0] = f.luma.sigma;
+  a.sigmas[1] = f.chroma.sigma;
+  *a.correlated = f.luma.correlated;
 }
 
 }  // namespace
@@ -314,6 +325,7 @@ __global__ void __launch_bounds__(kNoiseReadThreads) noise_tail_kernel(TailArgs 
 struct NoiseEstimatorGpu::Impl {
   DeviceArray<Table> tables{kMaxTables};
   DeviceArray<double> sigmas{kMaxTables};
+  DeviceArray<double> correlated{1};
   int bits[kMaxTables] = {};
   // The planes added since the last estimate, read in one launch.
   PassArgs pass{};
@@ -346,7 +358,7 @@ void NoiseEstimatorGpu::add(int table, ConstPlane plane, int step, cudaStream_t 
 
 void NoiseEstimatorGpu::launch_pass(cudaStream_t stream) {
   Impl &m = *impl_;
-  m.clear.on(stream, m.tables, m.sigmas);
+  m.clear.on(stream, m.tables, m.sigmas, m.correlated);
   if (m.pass.count == 0) return;
   m.pass.tables = m.tables.get();
   noise_table_kernel<<<m.blocks, kTableThreads, 0, stream>>>(m.pass);
@@ -366,13 +378,14 @@ NoiseEstimatorGpu::Tables NoiseEstimatorGpu::fill(cudaStream_t stream) {
 void NoiseEstimatorGpu::estimate(int tables, cudaStream_t stream) {
   if (tables < 1 || tables > kMaxTables) throw std::invalid_argument("noise estimate: no such table");
   const Tables t = fill(stream);
-  TailArgs a{t.tables, {}, impl_->sigmas.get()};
+  TailArgs a{t.tables, {}, tables == 2 ? 1 : 0, impl_->sigmas.get(), impl_->correlated.get()};
   for (int i = 0; i < kMaxTables; ++i) a.bits[i] = t.bits[i];
-  noise_tail_kernel<<<tables, kNoiseReadThreads, 0, stream>>>(a);
+  noise_tail_kernel<<<1, kNoiseReadThreads, 0, stream>>>(a);
   check_launch("noise_tail_kernel");
 }
 
 const double *NoiseEstimatorGpu::sigmas() const { return impl_->sigmas.get(); }
+const double *NoiseEstimatorGpu::correlated() const { return impl_->correlated.get(); }
 
 struct NoiseCurveGpu::Impl {
   DeviceArray<Table> tables{kNoiseBands};
@@ -429,7 +442,8 @@ NoiseCurveGpu::~NoiseCurveGpu() = default;
 NoiseCurveGpu::NoiseCurveGpu(NoiseCurveGpu &&) noexcept = default;
 NoiseCurveGpu &NoiseCurveGpu::operator=(NoiseCurveGpu &&) noexcept = default;
 
-void NoiseCurveGpu::estimate(ConstPlane plane, int step, cudaStream_t stream) {
+void NoiseCurveGpu::estimate(ConstPlane plane, int step, cudaStream_t stream,
+                             const double *correlated) {
   if (!plane.samples.valid() || step < 1)
     throw std::invalid_argument("noise estimate: invalid sample layout or step");
   Impl &m = *impl_;
@@ -444,8 +458,8 @@ void NoiseCurveGpu::estimate(ConstPlane plane, int step, cudaStream_t stream) {
       check_launch("noise_curve_kernel");
     }
   }
-  noise_curve_tail_kernel<<<kNoiseBands, kNoiseReadThreads, 0, stream>>>(m.tables.get(), bits,
-                                                                          m.sigmas.get());
+  noise_curve_tail_kernel<<<kNoiseBands, kNoiseReadThreads, 0, stream>>>(
+      m.tables.get(), bits, correlated, m.sigmas.get());
   check_launch("noise_curve_tail_kernel");
 }
 

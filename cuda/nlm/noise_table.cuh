@@ -21,13 +21,10 @@ struct NoiseTableGpu {
 constexpr int kNoiseReadThreads = kNoiseBins;
 
 // Called by every thread of a block of kNoiseReadThreads: the prefix sums of
-// `t` (exact, in integers), then thread 0 reads the estimate from them as
-// the CPU does and returns it (the other threads return zeros); sigma -1
-// for a table of fewer than `min_pixels` pixels. The table is cleared for
-// the next frame on the way.
-__device__ __forceinline__ NoiseEstimate read_noise_table(NoiseTableGpu &t, int bits,
-                                                          NoisePlanes planes,
-                                                          uint64_t min_pixels = 0) {
+// `t` (exact, in integers), then thread 0 reads both scales from them as the
+// CPU does and returns them (the other threads return empty readings). The
+// table is cleared for the next frame on the way.
+__device__ __forceinline__ NoiseReadings read_noise_table(NoiseTableGpu &t, int bits) {
   using Scan = cub::BlockScan<unsigned long long, kNoiseReadThreads>;
   __shared__ typename Scan::TempStorage scan;
   __shared__ uint64_t below_n[kNoiseScales][kNoiseBins + 1], below_l[kNoiseScales][kNoiseBins + 1];
@@ -49,15 +46,12 @@ __device__ __forceinline__ NoiseEstimate read_noise_table(NoiseTableGpu &t, int 
     }
   }
   __syncthreads();
-  const NoiseEstimate e =
-      b != 0                                ? NoiseEstimate{}
-      : below_n[0][kNoiseBins] < min_pixels ? NoiseEstimate{-1.0, 0.0}
-                                            : noise_estimate_of_scales({below_n[0], below_l[0]},
-                                                                       {below_n[1], below_l[1]},
-                                                                       bits, planes);
+  const NoiseReadings r =
+      b != 0 ? NoiseReadings{}
+             : noise_readings_of_prefix({below_n[0], below_l[0]}, {below_n[1], below_l[1]}, bits);
   // The shared arrays are reused by the next call.
   __syncthreads();
-  return e;
+  return r;
 }
 
 }  // namespace cudafilters

@@ -758,7 +758,8 @@ check_message (GstMessage * m, const char *factory, const Image & in,
   cudafilters::NoiseCurveTable table;
   table.add (cudafilters::ConstPlane (in.pixels.data (), size_t (in.width), in.width,
           in.height));
-  const std::array<double, cudafilters::kNoiseBands> want_curve = table.sigmas ();
+  /* A gray frame: its noise is read as white (noise_estimate.h). */
+  const std::array<double, cudafilters::kNoiseBands> want_curve = table.sigmas (0.0);
   for (int b = 0; b < cudafilters::kNoiseCurveBands; ++b) {
     const double got = g_value_get_double (gst_value_array_get_value (curve, b));
     fail_unless (got == want_curve[b], "noise-curve band %d: %.17g, expected %.17g", b,

@@ -543,57 +543,101 @@ GST_START_TEST (test_noise_estimate_ignores_edges)
 }
 GST_END_TEST;
 
-/* Noise as a camera's demosaicing leaves it, each pixel's correlated with
- * its neighbours' by 0.44 (test::correlated_noise): the 3x3 Laplacian sees
- * less than half of it (the fine reading), the estimate all of it, within
- * 10%. Chroma's weaker correlation (0.24) reads whole in a chroma table.
- * Then frames of bench/camera_set.py's simulated camera (tests/media:
- * Bayer sensor, photon and read noise, bilinear demosaicing, gamma 2.2,
- * with and without H.264): within 20% of delivered - clean. */
+/* A plane of `clean` plus `noise`, rounded and clamped, and the standard
+ * deviation of what that added. */
+static double
+add_field (std::vector<uint8_t> & p, const std::vector<uint8_t> & clean,
+    const std::vector<double> & noise)
+{
+  p.resize (clean.size ());
+  double sum = 0, sum2 = 0;
+  for (size_t i = 0; i < p.size (); ++i) {
+    p[i] = uint8_t (std::clamp (int (std::lround (clean[i] + noise[i])), 0, 255));
+    const double d = double (p[i]) - clean[i];
+    sum += d;
+    sum2 += d * d;
+  }
+  const double m = sum / p.size ();
+  return std::sqrt (sum2 / p.size () - m * m);
+}
+
+/* Noise as a camera's demosaicing leaves it: each luma pixel's correlated
+ * with its neighbours' by 0.44, each chroma pixel's by 0.24
+ * (test::correlated_noise). The 3x3 Laplacian sees less than half of the
+ * luma's (the fine reading); a frame whose chroma confirms the correlation
+ * reads both within 10%. A gray plane, or a frame whose chroma noise is
+ * white, gives no such sign: its luma is read at the fine scale. Then
+ * frames of bench/camera_set.py's simulated camera (tests/media: Bayer
+ * sensor, photon and read noise, bilinear demosaicing, gamma 2.2, with and
+ * without H.264): luma within 20% of delivered - clean. */
 GST_START_TEST (test_noise_estimate_correlated)
 {
   std::mt19937 rng (62);
-  const int w = 640, h = 480;
-  struct Case { double c; cudafilters::NoisePlanes planes; };
-  for (const Case k : {Case{4.0, cudafilters::NoisePlanes::luma},
-          Case{8.0, cudafilters::NoisePlanes::chroma}})
-    for (double sigma : {4.0, 10.0, 20.0}) {
-      const std::vector<uint8_t> clean = noise_scene (w, h);
-      const std::vector<double> n = test::correlated_noise (w, h, sigma, k.c, rng);
-      std::vector<uint8_t> p (clean.size ());
-      double sum = 0, sum2 = 0;
-      for (size_t i = 0; i < p.size (); ++i) {
-        p[i] = uint8_t (std::clamp (int (std::lround (clean[i] + n[i])), 0, 255));
-        sum += double (p[i]) - clean[i];
-        sum2 += (double (p[i]) - clean[i]) * (double (p[i]) - clean[i]);
-      }
-      const double m = sum / p.size (), truth = std::sqrt (sum2 / p.size () - m * m);
-      cudafilters::NoiseTable table (k.planes);
-      table.add (cudafilters::ConstPlane (p.data (), w, w, h));
-      const cudafilters::NoiseScalesReading r = table.readings ();
-      fail_unless (std::abs (table.sigma () - truth) <= 0.10 * truth,
-          "correlation %.2f, noise %.3f: estimate %.3f (fine %.3f, coarse %.3f)",
-          2 * k.c / (k.c * k.c + 2), truth, table.sigma (), r.fine.sigma, r.coarse.sigma);
-      if (k.planes == cudafilters::NoisePlanes::luma)
-        fail_unless (r.fine.sigma < 0.6 * truth, "the fine scale reads %.3f of %.3f",
-            r.fine.sigma, truth);
-    }
+  const int w = 640, h = 480, cw = w / 2, ch = h / 2;
+  for (double sigma : {4.0, 10.0, 20.0}) {
+    const std::vector<uint8_t> clean = noise_scene (w, h);
+    const std::vector<uint8_t> flat_chroma (size_t (cw) * ch, 128);
+    std::vector<uint8_t> y, u, v, white_u, white_v;
+    const double truth = add_field (y, clean, test::correlated_noise (w, h, sigma, 4.0, rng));
+    const double truth_u = add_field (u, flat_chroma,
+        test::correlated_noise (cw, ch, 0.6 * sigma, 8.0, rng));
+    const double truth_v = add_field (v, flat_chroma,
+        test::correlated_noise (cw, ch, 0.6 * sigma, 8.0, rng));
+    const double truth_chroma = std::sqrt ((truth_u * truth_u + truth_v * truth_v) / 2);
+    std::normal_distribution<double> white (0.0, 0.6 * sigma);
+    std::vector<double> wn (size_t (cw) * ch);
+    for (double &x : wn)
+      x = white (rng);
+    add_field (white_u, flat_chroma, wn);
+    for (double &x : wn)
+      x = white (rng);
+    add_field (white_v, flat_chroma, wn);
+
+    cudafilters::NoiseTable luma, chroma, white_chroma;
+    luma.add (cudafilters::ConstPlane (y.data (), w, w, h));
+    chroma.add (cudafilters::ConstPlane (u.data (), cw, cw, ch));
+    chroma.add (cudafilters::ConstPlane (v.data (), cw, cw, ch));
+    white_chroma.add (cudafilters::ConstPlane (white_u.data (), cw, cw, ch));
+    white_chroma.add (cudafilters::ConstPlane (white_v.data (), cw, cw, ch));
+    const cudafilters::FrameNoise f = cudafilters::frame_noise (luma, &chroma);
+    const cudafilters::NoiseReadings r = luma.readings ();
+    fail_unless (std::abs (f.luma.sigma - truth) <= 0.10 * truth,
+        "luma noise %.3f: estimate %.3f (fine %.3f, coarse %.3f)", truth, f.luma.sigma,
+        r.fine.sigma, r.coarse.sigma);
+    fail_unless (f.luma.correlated == 1.0, "luma read %.3f correlated", f.luma.correlated);
+    fail_unless (std::abs (f.chroma.sigma - truth_chroma) <= 0.10 * truth_chroma,
+        "chroma noise %.3f: estimate %.3f", truth_chroma, f.chroma.sigma);
+    fail_unless (r.fine.sigma < 0.6 * truth, "the fine scale reads %.3f of %.3f",
+        r.fine.sigma, truth);
+    fail_unless (cudafilters::frame_noise (luma, nullptr).luma.sigma == r.fine.sigma,
+        "a gray plane was not read at the fine scale");
+    const cudafilters::FrameNoise w_f = cudafilters::frame_noise (luma, &white_chroma);
+    fail_unless (w_f.luma.sigma == r.fine.sigma && w_f.luma.correlated == 0.0,
+        "white chroma noise: luma read %.3f (%.3f correlated), fine %.3f", w_f.luma.sigma,
+        w_f.luma.correlated, r.fine.sigma);
+  }
+  /* Each PGM holds Y (160x160) above U and V side by side (80x80 each). */
   for (const char *name : {"rocket-50-base", "rocket-200-h264-20"}) {
     const std::string at = std::string (CUDAFILTERS_TEST_MEDIA) + "/camera-" + name;
     const test::Pgm got = test::read_pgm (at + "-delivered.pgm");
     const test::Pgm clean = test::read_pgm (at + "-clean.pgm");
-    fail_unless (!got.pixels.empty () && got.pixels.size () == clean.pixels.size (),
-        "cannot read %s", at.c_str ());
+    fail_unless (!got.pixels.empty () && got.pixels.size () == clean.pixels.size () &&
+        got.height == got.width * 3 / 2, "cannot read %s", at.c_str ());
+    const int s = got.width, c = s / 2;
     double sum = 0, sum2 = 0;
-    for (size_t i = 0; i < got.pixels.size (); ++i) {
+    for (size_t i = 0; i < size_t (s) * s; ++i) {
       const double d = double (got.pixels[i]) - clean.pixels[i];
       sum += d;
       sum2 += d * d;
     }
-    const double m = sum / got.pixels.size ();
-    const double truth = std::sqrt (sum2 / got.pixels.size () - m * m);
-    const double est = cudafilters::estimate_noise_sigma (cudafilters::ConstPlane (
-            got.pixels.data (), size_t (got.width), got.width, got.height));
+    const double m = sum / (double (s) * s);
+    const double truth = std::sqrt (sum2 / (double (s) * s) - m * m);
+    const uint8_t *uv = got.pixels.data () + size_t (s) * s;
+    cudafilters::NoiseTable luma, chroma;
+    luma.add (cudafilters::ConstPlane (got.pixels.data (), size_t (s), s, s));
+    chroma.add (cudafilters::ConstPlane (uv, size_t (s), c, c));
+    chroma.add (cudafilters::ConstPlane (uv + c, size_t (s), c, c));
+    const double est = cudafilters::frame_noise (luma, &chroma).luma.sigma;
     fail_unless (std::abs (est - truth) <= 0.2 * truth, "%s: estimate %.3f, noise %.3f",
         name, est, truth);
   }
@@ -632,7 +676,7 @@ GST_START_TEST (test_noise_curve_follows_brightness)
   }
   cudafilters::NoiseCurveTable table;
   table.add (cudafilters::ConstPlane (p.data (), w, w, h));
-  const std::array<double, cudafilters::kNoiseBands> est = table.sigmas ();
+  const std::array<double, cudafilters::kNoiseBands> est = table.sigmas (0.0);
   for (int b = 0; b < cudafilters::kNoiseBands; ++b) {
     if (truth[b] < 0) {
       fail_unless (table.pixels (b) < cudafilters::kNoiseBandMinPixels,
@@ -643,17 +687,20 @@ GST_START_TEST (test_noise_curve_follows_brightness)
     fail_unless (std::abs (est[b] - truth[b]) <= 0.08 * truth[b],
         "band %d: estimate %.3f, noise added %.3f", b, est[b], truth[b]);
   }
-  fail_unless (table.plane_sigma () == cudafilters::estimate_noise_sigma (
-          cudafilters::ConstPlane (p.data (), w, w, h)), "the bands together %.17g, "
-      "the plane %.17g", table.plane_sigma (), cudafilters::estimate_noise_sigma (
-          cudafilters::ConstPlane (p.data (), w, w, h)));
+  cudafilters::NoiseTable plane;
+  plane.add (cudafilters::ConstPlane (p.data (), w, w, h));
+  const cudafilters::NoiseReadings together = table.readings (), alone = plane.readings ();
+  fail_unless (together.fine.sigma == alone.fine.sigma &&
+      together.coarse.sigma == alone.coarse.sigma && together.pixels == alone.pixels,
+      "the bands together read %.17g and %.17g, the plane %.17g and %.17g",
+      together.fine.sigma, together.coarse.sigma, alone.fine.sigma, alone.coarse.sigma);
   std::vector<uint16_t> words (p.size ());
   for (size_t i = 0; i < words.size (); ++i)
     words[i] = uint16_t (p[i] << 8);
   cudafilters::NoiseCurveTable deep;
   deep.add (cudafilters::ConstPlane (reinterpret_cast<const uint8_t *> (words.data ()),
           size_t (w) * 2, w, h, cudafilters::SampleLayout{2, 16, 0}));
-  const std::array<double, cudafilters::kNoiseBands> at16 = deep.sigmas ();
+  const std::array<double, cudafilters::kNoiseBands> at16 = deep.sigmas (0.0);
   for (int b = 0; b < cudafilters::kNoiseBands; ++b)
     fail_unless (at16[b] == est[b], "band %d: 16 bits %.12f, 8 bits %.12f", b, at16[b],
         est[b]);

@@ -1038,9 +1038,11 @@ noisy_plane (int samples, int h, size_t stride, const SampleLayout & layout, dou
 /* The noise estimate on the GPU against the CPU's, bit for bit (the same
  * integer tables, the same double arithmetic): sizes from none to 1080p,
  * odd ones and ones under the coarse scale's 7x7, 8-bit and 10-, 12- and
- * 16-bit words, one channel of interleaved pairs (step 2), two tables at
- * once (luma, chroma) and tables cleared from one frame to the next.
- * Smooth planes with white and correlated noise of several strengths. */
+ * 16-bit words, one channel of interleaved pairs (step 2), a frame's luma
+ * with and without chroma (a table of both channels, which confirms or not
+ * that the luma's noise is correlated) and tables cleared from one frame to
+ * the next. Smooth planes with white and correlated noise of several
+ * strengths. */
 GST_START_TEST (test_noise_estimate_matches_cpu)
 {
   std::mt19937 rng (39);
@@ -1049,7 +1051,7 @@ GST_START_TEST (test_noise_estimate_matches_cpu)
     {1920, 1080}, {1283, 721} };
   struct Layout { int bytes, bits, shift; };
   const Layout layouts[] = { {1, 8, 0}, {2, 10, 6}, {2, 12, 0}, {2, 16, 0} };
-  double host_sigma[2];
+  double host_sigma[2], host_correlated = -1;
   for (const auto & sz : sizes)
     for (const Layout & l : layouts)
       for (int step : {1, 2})
@@ -1069,10 +1071,12 @@ GST_START_TEST (test_noise_estimate_matches_cpu)
           const ConstPlane first (host.data (), stride, w, h, layout);
           const ConstPlane second (host.data () + (step == 2 ? l.bytes : 0), stride, w, h,
               layout);
-          NoiseTable both (NoisePlanes::chroma);
+          NoiseTable luma, both;
+          luma.add (first, step);
           both.add (first, step);
           both.add (second, step);
-          const double want[2] = { estimate_noise_sigma (first, step), both.sigma () };
+          const FrameNoise f = frame_noise (luma, &both);
+          const double want[2] = { f.luma.sigma, f.chroma.sigma };
           gpu.add (0, ConstPlane (dev.get (), stride, w, h, layout), step, 0);
           gpu.add (1, ConstPlane (dev.get (), stride, w, h, layout), step, 0);
           gpu.add (1, ConstPlane (dev.get () + (step == 2 ? l.bytes : 0), stride, w, h,
@@ -1080,10 +1084,23 @@ GST_START_TEST (test_noise_estimate_matches_cpu)
           gpu.estimate (2, 0);
           CUDAFILTERS_CHECK (cudaMemcpy (host_sigma, gpu.sigmas (), sizeof host_sigma,
                   cudaMemcpyDeviceToHost));
+          CUDAFILTERS_CHECK (cudaMemcpy (&host_correlated, gpu.correlated (), sizeof (double),
+                  cudaMemcpyDeviceToHost));
           for (int t = 0; t < 2; ++t)
             fail_unless (host_sigma[t] == want[t],
                 "%dx%d %d bits step %d sigma %.0f correlation %.0f table %d: GPU %.17g, "
                 "CPU %.17g", w, h, l.bits, step, sigma, correlation, t, host_sigma[t], want[t]);
+          fail_unless (host_correlated == f.luma.correlated, "%dx%d: GPU's luma share %.17g, "
+              "CPU's %.17g", w, h, host_correlated, f.luma.correlated);
+          /* The luma alone, a gray frame. */
+          gpu.add (0, ConstPlane (dev.get (), stride, w, h, layout), step, 0);
+          gpu.estimate (1, 0);
+          CUDAFILTERS_CHECK (cudaMemcpy (host_sigma, gpu.sigmas (), sizeof (double),
+                  cudaMemcpyDeviceToHost));
+          fail_unless (host_sigma[0] == estimate_noise_sigma (first, step),
+              "%dx%d %d bits step %d sigma %.0f correlation %.0f, luma alone: GPU %.17g, "
+              "CPU %.17g", w, h, l.bits, step, sigma, correlation, host_sigma[0],
+              estimate_noise_sigma (first, step));
           if ((w - 2) * (h - 2) >= 1000 && sigma >= 12.0)
             fail_unless (want[0] > 0.5 * sigma, "%dx%d: the estimate %.3f is far "
                 "below the noise, %.0f", w, h, want[0], sigma);
@@ -1157,12 +1174,17 @@ GST_END_TEST;
  * of several strengths, 8 to 16 bits, one channel or one of two
  * interleaved, from 1x1 (every band empty: -1) to 1080p (rows sampled);
  * the eight bands in one pass, in two of four and in four of two (GPUs
- * that give a block less shared memory). The device sigmas are poisoned
- * first. */
+ * that give a block less shared memory); the two passes take a share of
+ * 0.37 of the bands' coarse readings, the others none. The device sigmas
+ * are poisoned first. */
 GST_START_TEST (test_noise_curve_matches_cpu)
 {
   std::mt19937 rng (41);
   NoiseCurveGpu one_pass (8), two_passes (4), four_passes (2);
+  const double share = 0.37;
+  DeviceArray<double> dev_share (1);
+  CUDAFILTERS_CHECK (cudaMemcpy (dev_share.get (), &share, sizeof share,
+          cudaMemcpyHostToDevice));
   const int sizes[][2] = { {1, 1}, {3, 3}, {37, 23}, {257, 131}, {1920, 1080} };
   struct Layout { int bytes, bits, shift; };
   const Layout layouts[] = { {1, 8, 0}, {2, 10, 6}, {2, 16, 0} };
@@ -1182,12 +1204,16 @@ GST_START_TEST (test_noise_curve_matches_cpu)
                   cudaMemcpyHostToDevice));
           NoiseCurveTable table;
           table.add (ConstPlane (host.data (), stride, w, h, layout), step);
-          const std::array<double, kNoiseBands> want = table.sigmas ();
+          const std::array<double, kNoiseBands> want_none = table.sigmas (0.0);
+          const std::array<double, kNoiseBands> want_share = table.sigmas (share);
           int known = 0;
           for (NoiseCurveGpu * gpu : {&one_pass, &two_passes, &four_passes}) {
             CUDAFILTERS_CHECK (cudaMemset (const_cast<double *> (gpu->sigmas ()), 0xFF,
                     kNoiseBands * sizeof (double)));
-            gpu->estimate (ConstPlane (dev.get (), stride, w, h, layout), step, 0);
+            const bool shared = gpu == &two_passes;
+            const std::array<double, kNoiseBands> & want = shared ? want_share : want_none;
+            gpu->estimate (ConstPlane (dev.get (), stride, w, h, layout), step, 0,
+                shared ? dev_share.get () : nullptr);
             double got[kNoiseBands];
             CUDAFILTERS_CHECK (cudaMemcpy (got, gpu->sigmas (), sizeof got,
                     cudaMemcpyDeviceToHost));
