@@ -55,10 +55,10 @@ constexpr int kNoiseCoarseSpacing = 3;
 
 // Planes of more than this many interior pixels are read every k-th row,
 // k the smallest that keeps the rows read at most this many pixels: the
-// sampling spread of the estimate at 2^18 pixels (about 0.3%) is fifty
+// sampling spread of the estimate at 2^17 pixels (about 0.4%) is fifty
 // times below what the noise bar allows, and a 1080p or 4K plane then costs
-// what a 720x360 one does (the two scales' pass reads 17 samples a pixel).
-constexpr uint64_t kNoiseSamplePixels = uint64_t(1) << 18;
+// what a 360x360 one does (the two scales' pass reads 17 samples a pixel).
+constexpr uint64_t kNoiseSamplePixels = uint64_t(1) << 17;
 
 // The row step for a plane of width x height samples: the pixels of rows 1,
 // 1 + k, 1 + 2k, ... above the last row are read (each with its two
