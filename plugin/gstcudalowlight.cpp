@@ -60,7 +60,7 @@
  * The inner elements are named after their factories, so their other
  * properties can be set as the bin's children: `cudanlm::noise-smoothing`,
  * `cudaclahe::tiles-x`, `cudasharpen::amount` (also while sharpening is
- * off), ... `backend` and `cuda-device-id` apply to all three;
+ * off), ... `backend`, `cuda-device-id` and `cuda-wait` apply to all three;
  * `denoise-strength`, `clip-limit` and `temporal-smoothing` can change while
  * playing and are controllable, each taking effect at the stage it belongs
  * to from the next frame there. As on `cudanlm`, a strength given to the
