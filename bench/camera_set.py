@@ -79,6 +79,7 @@ ensure(["cv2", "numpy"])
 import cv2  # noqa: E402
 import numpy as np  # noqa: E402
 
+from camera_noise import from_linear, to_linear  # noqa: E402
 from nlm_auto_strength import Engine, psnr, rgb_to_i420  # noqa: E402
 
 CALIBRATION = ["astronaut", "chelsea", "coffee", "rocket"]
@@ -96,22 +97,6 @@ OPENCV_H = [3, 5, 7, 9, 11, 13, 15, 18, 21, 25, 30, 35, 40, 50, 60]
 
 
 # ------------------------------------------------------------------ the chain
-
-def to_linear(v, curve):
-    c = np.clip(np.asarray(v, np.float64) / 255.0, 0, 1)
-    if curve == "srgb":
-        return np.where(c <= 0.04045, c / 12.92, ((c + 0.055) / 1.055) ** 2.4)
-    return c ** 2.2
-
-
-def from_linear(x, curve):
-    x = np.clip(np.asarray(x, np.float64), 0, 1)
-    if curve == "srgb":
-        c = np.where(x <= 0.0031308, 12.92 * x, 1.055 * x ** (1 / 2.4) - 0.055)
-    else:
-        c = x ** (1 / 2.2)
-    return 255.0 * c
-
 
 def mosaic(lin):
     """RGGB: the channel each photosite of an RGB image (H x W x 3) sees."""
