@@ -21,17 +21,18 @@
 // and a coarse one whose Laplacian and Sobel masks take samples 3 pixels
 // apart, where a camera's noise is no longer correlated (its pixels also
 // flat at the fine scale, |G| at most 12 sigma). Texture grows from the fine
-// to the coarse scale too, so the coarse reading is taken only when it
-// exceeds the fine one by more than texture on white noise does
-// (noise_sigma_of_scales; docs/noise-estimation.md "Correlated noise").
+// to the coarse scale too, as much on grass as a camera's noise does, so a
+// frame's luma takes its coarse reading only as far as its chroma, which
+// carries little texture, confirms the noise is correlated (frame_noise_of;
+// docs/noise-estimation.md "A camera's noise").
 //
 // One pass over the plane fills a table per scale, the pixel count and the
 // sum of |L| per gradient bin (1024 bins, one 8-bit level each, the last
 // taking every larger gradient), in integers of the plane's own levels; the
-// estimate is read from the tables' prefix sums alone, by
-// noise_sigma_of_scales, which the CPU and the GPU both run. The GPU fills
-// the same tables with the same integers, so both give the same estimate,
-// bit for bit.
+// estimate is read from the tables' prefix sums alone
+// (noise_readings_of_prefix, frame_noise_of), which the CPU and the GPU both
+// run. The GPU fills the same tables with the same integers, so both give
+// the same estimate, bit for bit.
 #pragma once
 
 #include <cudafilters/plane.h>
@@ -153,7 +154,7 @@ CUDAFILTERS_HD double level_unit(int bits) {
 // coarse scale's own period, such as stripes 6 pixels wide, reads 10 times
 // and more); in proportion between. A coarse reading from fewer than
 // kMinCoarseKept of its pixels is texture too. docs/noise-estimation.md
-// "Correlated noise" measured them on the calibration photos.
+// "A camera's noise" measured them on the calibration photos.
 struct NoiseRatios {
   double white;
   double correlated;
