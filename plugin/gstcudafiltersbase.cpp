@@ -120,17 +120,21 @@ gst_cuda_filters_base_start (GstBaseTransform * trans)
   priv->flow = std::move (flow);
   GST_OBJECT_UNLOCK (self);
 
-  std::string why, replaced;
+  std::string why, replaced, not_blocking;
   if (backend == GST_CUDA_FILTERS_BACKEND_CPU) {
     GST_INFO_OBJECT (self, "running on the CPU (backend=cpu)");
   } else if (priv->gpu.open (GST_ELEMENT (self), device_id, *priv->engine,
-          priv->stream.info, cuda_wait, why, replaced)) {
+          priv->stream.info, cuda_wait, why, replaced, not_blocking)) {
     GST_INFO_OBJECT (self, "running on the GPU");
     if (!replaced.empty ())
       GST_ELEMENT_WARNING (self, RESOURCE, FAILED,
-          ("The CUDA context is not as asked: an earlier fault made the shared "
-              "one unusable (this element continues in a new one), or its "
-              "scheduling could not be changed."), ("%s", replaced.c_str ()));
+          ("The CUDA context shared with other elements is unusable after an "
+              "earlier fault: this element continues in a new one."),
+          ("%s", replaced.c_str ()));
+    if (!not_blocking.empty ())
+      GST_ELEMENT_WARNING (self, RESOURCE, SETTINGS,
+          ("cuda-wait=blocking could not be applied: threads waiting for the "
+              "GPU in this CUDA context may spin."), ("%s", not_blocking.c_str ()));
   } else if (backend == GST_CUDA_FILTERS_BACKEND_CUDA) {
     GST_ELEMENT_ERROR (self, RESOURCE, NOT_FOUND,
         ("No usable CUDA device (backend=cuda)."), ("%s", why.c_str ()));

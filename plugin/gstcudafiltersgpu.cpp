@@ -103,7 +103,8 @@ GstCudaFiltersGpu::streams ()
 bool
 GstCudaFiltersGpu::open (GstElement * element, gint device_id,
     GstCudaFiltersEngine & engine, const GstVideoInfo & info,
-    GstCudaFiltersCudaWait wait, std::string & why, std::string & warning)
+    GstCudaFiltersCudaWait wait, std::string & why, std::string & replaced,
+    std::string & not_blocking)
 {
   wait_ = wait;
   /* Not close (): a context set on the element before it starts
@@ -127,20 +128,15 @@ GstCudaFiltersGpu::open (GstElement * element, gint device_id,
       context_.close ();
       return false;
     }
-    warning = fault;
+    replaced = fault;
   }
 
-  std::string not_blocking;
-  if (!create_state (engine, info, why, not_blocking))
-    return false;
-  if (!not_blocking.empty ())
-    warning += (warning.empty ()? "" : "; ") + not_blocking;
-  return true;
+  return create_state (engine, info, why, not_blocking);
 }
 
 bool
 GstCudaFiltersGpu::create_state (GstCudaFiltersEngine & engine,
-    const GstVideoInfo & info, std::string & why, std::string & warning)
+    const GstVideoInfo & info, std::string & why, std::string & not_blocking)
 {
   GstCudaFiltersScopedContext scope (context_);
   if (!scope.pushed ()) {
@@ -154,7 +150,7 @@ GstCudaFiltersGpu::create_state (GstCudaFiltersEngine & engine,
       std::string not_held;
       state->blocking_waits = GstCudaFiltersBlockingWaits::hold (not_held);
       if (!state->blocking_waits)
-        warning = "cuda-wait=blocking could not be applied: " + not_held;
+        not_blocking = not_held;
     }
     if (auto *windows = dynamic_cast<GstCudaFiltersWindowEngine *> (&engine)) {
       state->window_runner = std::make_unique<cudafilters::GpuWindowRunner> ();
@@ -276,7 +272,7 @@ GstCudaFiltersGpu::adopt (GstCudaContext * theirs, const GstVideoInfo & info,
   if (!create_state (engine, info, why, not_blocking))
     return false;
   if (!not_blocking.empty ())
-    GST_WARNING ("%s", not_blocking.c_str ());
+    GST_WARNING ("cuda-wait=blocking could not be applied: %s", not_blocking.c_str ());
   return true;
 }
 #endif

@@ -75,13 +75,14 @@ public:
    * shared with @element's neighbours, a new one where the one shared is
    * lost to a fault; streams, runner, the engine's GPU side, and memory for
    * frames of @info where caps are set already. On failure leaves nothing
-   * behind and says why. @warning says why a lost shared context was
-   * replaced, or why @wait could not be applied. A context set on the
-   * element before (set_context) is used. @wait holds for every context
-   * the element runs in until close. */
+   * behind and says why. @replaced says why a lost shared context was
+   * replaced, @not_blocking why @wait could not be applied. A context set
+   * on the element before (set_context) is used. @wait holds for every
+   * context the element runs in until close. */
   bool open (GstElement * element, gint device_id,
       GstCudaFiltersEngine & engine, const GstVideoInfo & info,
-      GstCudaFiltersCudaWait wait, std::string & why, std::string & warning);
+      GstCudaFiltersCudaWait wait, std::string & why, std::string & replaced,
+      std::string & not_blocking);
   /* Frees everything in the context and drops it. */
   void close ();
   bool is_open () const { return state_ != nullptr; }
@@ -189,9 +190,9 @@ private:
    * context. */
   void release_state ();
   /* Streams, runners and the engine's GPU side in the open context, and its
-   * scheduling as wait_ asks; @warning says why that could not be. */
+   * scheduling as wait_ asks; @not_blocking says why that could not be. */
   bool create_state (GstCudaFiltersEngine & engine, const GstVideoInfo & info,
-      std::string & why, std::string & warning);
+      std::string & why, std::string & not_blocking);
 
   Options options_;
   GstCudaFiltersCudaWait wait_ = GST_CUDA_FILTERS_CUDA_WAIT_BLOCKING;
