@@ -70,7 +70,7 @@ CUDAFILTERS_HD float clamp_strength(double h) {
 
 CUDAFILTERS_HD NlmStrengths nlm_auto_strengths(double luma_sigma, double chroma_sigma, float scale,
                                                 int temporal_radius, bool chroma,
-                                                double luma_correlated = 0.0) {
+                                                double luma_correlated) {
   using namespace nlm_auto_detail;
   // (Local tables: namespace-scope arrays are not visible to device code.)
   const Knot spatial[] = {{3.5, 0.75}, {5.5, 0.9},  {10.5, 0.8}, {15.0, 0.7},
