@@ -202,7 +202,7 @@ int main(int argc, char **argv) {
       });
       rep.row("pageable round trip, 512 KB chunks, 1 thread", sz, old, 2.0 * n);
       auto banded = [&](TransferBands bands) {
-        HostTransfer t(bands);
+        HostTransfer t(HostWait::paced, bands);
         t.reserve(n);
         return time_host(iters, [&](int i) {
           t.upload(pl(host[i % kRotation].data()), false, dev.data(), dev.pitch(), stream.get());
@@ -213,7 +213,7 @@ int main(int argc, char **argv) {
       if (out != host[(iters - 1) % kRotation]) throw std::runtime_error("round trip: frame differs");
       {
         // Each way alone, one host wait each.
-        HostTransfer t;
+        HostTransfer t(HostWait::paced);
         t.reserve(n);
         Stats up = time_host(iters, [&](int i) {
           t.upload(pl(host[i % kRotation].data()), false, dev.data(), dev.pitch(), stream.get());

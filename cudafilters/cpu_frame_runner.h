@@ -6,6 +6,7 @@
 #include "cpu_plane_filter.h"
 #include "plane.h"
 #include "plane_levels.h"
+#include "runner_options.h"
 
 #include <memory>
 
@@ -13,7 +14,7 @@ namespace cudafilters {
 
 class CpuFrameRunner {
  public:
-  CpuFrameRunner();
+  explicit CpuFrameRunner(const RunnerOptions &options = {});
   ~CpuFrameRunner();
   CpuFrameRunner(CpuFrameRunner &&) noexcept;
   CpuFrameRunner &operator=(CpuFrameRunner &&) noexcept;

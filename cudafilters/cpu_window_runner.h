@@ -7,6 +7,7 @@
 #include "cpu_window_filter.h"
 #include "frame_planes.h"
 #include "plane_levels.h"
+#include "runner_options.h"
 
 #include <memory>
 
@@ -14,7 +15,7 @@ namespace cudafilters {
 
 class CpuWindowRunner {
  public:
-  CpuWindowRunner();
+  explicit CpuWindowRunner(const RunnerOptions &options = {});
   ~CpuWindowRunner();
   CpuWindowRunner(CpuWindowRunner &&) noexcept;
   CpuWindowRunner &operator=(CpuWindowRunner &&) noexcept;

@@ -18,6 +18,7 @@
 #include "packed_filters.h"
 #include "packed_pixels.h"
 #include "plane.h"
+#include "runner_options.h"
 
 #include "clahe_cpu.h"
 #include "clahe_gpu.h"

@@ -7,6 +7,7 @@
 #include "gpu_plane_filter.h"
 #include "plane.h"
 #include "plane_levels.h"
+#include "runner_options.h"
 
 #include <cuda_runtime.h>
 
@@ -17,7 +18,7 @@ namespace cudafilters {
 class GpuFrameRunner {
  public:
   // Creates the stream in the CUDA context current on the calling thread.
-  GpuFrameRunner();
+  explicit GpuFrameRunner(const RunnerOptions &options = {});
   ~GpuFrameRunner();
   GpuFrameRunner(const GpuFrameRunner &) = delete;
   GpuFrameRunner &operator=(const GpuFrameRunner &) = delete;

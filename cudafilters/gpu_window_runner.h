@@ -11,6 +11,7 @@
 #include "frame_planes.h"
 #include "gpu_window_filter.h"
 #include "plane_levels.h"
+#include "runner_options.h"
 
 #include <cuda_runtime.h>
 
@@ -21,7 +22,7 @@ namespace cudafilters {
 class GpuWindowRunner {
  public:
   // Creates the stream in the CUDA context current on the calling thread.
-  GpuWindowRunner();
+  explicit GpuWindowRunner(const RunnerOptions &options = {});
   ~GpuWindowRunner();
   GpuWindowRunner(const GpuWindowRunner &) = delete;
   GpuWindowRunner &operator=(const GpuWindowRunner &) = delete;

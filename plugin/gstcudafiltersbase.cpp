@@ -44,8 +44,10 @@ struct GstCudaFiltersBasePrivate
    * element runs on the GPU), the flow of frames, the streaming state they
    * share. */
   std::unique_ptr<GstCudaFiltersEngine> engine;
-  GstCudaFiltersGpu gpu { GstCudaFiltersGpu::Options::from_environment () };
-  GstCudaFiltersStream stream;
+  const GstCudaFiltersEnvironment environment =
+      GstCudaFiltersEnvironment::read ();
+  GstCudaFiltersGpu gpu { environment };
+  GstCudaFiltersStream stream { environment.runners };
   std::unique_ptr<GstCudaFiltersFlow> flow;
 };
 

@@ -200,7 +200,7 @@ class FrameFlow final : public GstCudaFiltersFlow
 
 public:
   FrameFlow (GstCudaFiltersStream & s, Engine & engine)
-      : s_ (s), engine_ (engine) {}
+      : s_ (s), engine_ (engine), cpu_ (s.runner_options) {}
 
   GstFlowReturn generate (GstBuffer * in, GstBuffer ** out) override {
     *out = nullptr;
@@ -384,7 +384,8 @@ class WindowFlow final : public GstCudaFiltersFlow
 {
 public:
   WindowFlow (GstCudaFiltersStream & s, GstCudaFiltersWindowEngine & engine)
-      : s_ (s), engine_ (engine), radius_ (engine.radius ()) {}
+      : s_ (s), engine_ (engine), radius_ (engine.radius ()),
+        cpu_ (s.runner_options) {}
   ~WindowFlow () override { forget_waiting (); }
 
   GstFlowReturn generate (GstBuffer * in, GstBuffer ** out) override;

@@ -33,6 +33,11 @@
  * element, which sets it before the first frame. */
 struct GstCudaFiltersStream
 {
+  explicit GstCudaFiltersStream (const cudafilters::RunnerOptions & options)
+      : runner_options (options) {}
+
+  /* What the CPU path's runners are given (the GPU's have their own). */
+  const cudafilters::RunnerOptions runner_options;
   GstBaseTransform *trans = nullptr;
   /* The negotiated frames (under the object lock for other threads); finfo
    * null until the first caps. */

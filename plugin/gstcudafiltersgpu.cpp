@@ -21,31 +21,13 @@
 GST_DEBUG_CATEGORY_EXTERN (gst_cuda_filters_base_debug);
 #define GST_CAT_DEFAULT gst_cuda_filters_base_debug
 
-namespace {
-
-bool
-env_flag (const gchar * name)
-{
-  const gchar *v = g_getenv (name);
-  return v != nullptr && v[0] != '\0' && v[0] != '0';
-}
-
-}  // namespace
-
-GstCudaFiltersGpu::Options
-GstCudaFiltersGpu::Options::from_environment ()
-{
-  Options o;
-  o.host_sync = env_flag ("CUDAFILTERS_HOST_SYNC");
-  o.other_device_for_tests = env_flag ("CUDAFILTERS_TEST_OTHER_DEVICE");
-  return o;
-}
-
 /* What the element holds while it runs on the GPU. Created and destroyed with
  * the context current. */
 struct GstCudaFiltersGpu::State
 {
-  explicit State (const GstCudaFiltersContext & context) : streams (context) {}
+  State (const GstCudaFiltersContext & context,
+      const cudafilters::RunnerOptions & options)
+      : streams (context), runner (options), options (options) {}
 
   /* The context's scheduling (cuda-wait=blocking), given back last. */
   std::unique_ptr<GstCudaFiltersBlockingWaits> blocking_waits;
@@ -54,6 +36,7 @@ struct GstCudaFiltersGpu::State
   cudafilters::GpuFrameRunner runner;
   /* Whole-frame filters: holds the frames of their windows. */
   std::unique_ptr<cudafilters::GpuWindowRunner> window_runner;
+  cudafilters::RunnerOptions options;
 
   cudafilters::GpuWindowRunner & windows () {
     if (!window_runner)
@@ -84,8 +67,9 @@ private:
 
 }  // namespace
 
-GstCudaFiltersGpu::GstCudaFiltersGpu (const Options & options)
-    : options_ (options)
+GstCudaFiltersGpu::GstCudaFiltersGpu (const GstCudaFiltersEnvironment &
+    environment)
+    : options_ (environment)
 {
 }
 
@@ -145,7 +129,7 @@ GstCudaFiltersGpu::create_state (GstCudaFiltersEngine & engine,
     return false;
   }
   try {
-    auto state = std::make_unique<State> (context_);
+    auto state = std::make_unique<State> (context_, options_.runners);
     if (wait_ == GST_CUDA_FILTERS_CUDA_WAIT_BLOCKING) {
       std::string not_held;
       state->blocking_waits = GstCudaFiltersBlockingWaits::hold (not_held);
@@ -153,7 +137,7 @@ GstCudaFiltersGpu::create_state (GstCudaFiltersEngine & engine,
         not_blocking = not_held;
     }
     if (auto *windows = dynamic_cast<GstCudaFiltersWindowEngine *> (&engine)) {
-      state->window_runner = std::make_unique<cudafilters::GpuWindowRunner> ();
+      state->window_runner = std::make_unique<cudafilters::GpuWindowRunner> (state->options);
       state->window_runner->reset (windows->radius ());
     }
     engine.open_gpu ();

@@ -17,6 +17,7 @@
 
 #include "gstcudafilterscontext.h"
 #include "gstcudafiltersengine.h"
+#include "gstcudafiltersenvironment.h"
 #include "gstcudafiltersframe.h"
 #include "gstcudafiltershostmemory.h"
 #include "gstcudafiltersstreams.h"
@@ -53,20 +54,7 @@ struct GstCudaFiltersPlacement
 class GstCudaFiltersGpu
 {
 public:
-  /* Test hooks, read from the environment once per element. */
-  struct Options
-  {
-    /* Wait for every frame in CUDA memory before pushing it, as with
-     * GStreamer 1.22 (CUDAFILTERS_HOST_SYNC): the comparison point for tests
-     * and benchmarks. */
-    bool host_sync = false;
-    /* CUDA memory of any other context counts as another device's
-     * (CUDAFILTERS_TEST_OTHER_DEVICE): the cross-device path on one GPU. */
-    bool other_device_for_tests = false;
-    static Options from_environment ();
-  };
-
-  explicit GstCudaFiltersGpu (const Options & options);
+  explicit GstCudaFiltersGpu (const GstCudaFiltersEnvironment & environment);
   ~GstCudaFiltersGpu ();
   GstCudaFiltersGpu (const GstCudaFiltersGpu &) = delete;
   GstCudaFiltersGpu & operator= (const GstCudaFiltersGpu &) = delete;
@@ -194,7 +182,7 @@ private:
   bool create_state (GstCudaFiltersEngine & engine, const GstVideoInfo & info,
       std::string & why, std::string & not_blocking);
 
-  Options options_;
+  GstCudaFiltersEnvironment options_;
   GstCudaFiltersCudaWait wait_ = GST_CUDA_FILTERS_CUDA_WAIT_BLOCKING;
   GstCudaFiltersContext context_;
   std::unique_ptr<State> state_;

@@ -3,6 +3,7 @@
 #endif
 
 #include "gstcudafiltershostmemory.h"
+#include "gstcudafiltersenvironment.h"
 
 #include <new>
 
@@ -44,12 +45,6 @@ init_debug_category ()
       });
 }
 
-size_t
-cap_from_environment ()
-{
-  const char *v = g_getenv ("CUDAFILTERS_HOST_REGISTRY_BYTES");
-  return v ? size_t (g_ascii_strtoull (v, nullptr, 10)) : kDefaultCapBytes;
-}
 
 }  // namespace
 
@@ -84,7 +79,8 @@ GstCudaFiltersHostRegistry::process ()
   alignas (GstCudaFiltersHostRegistry) static unsigned char
       storage[sizeof (GstCudaFiltersHostRegistry)];
   static GstCudaFiltersHostRegistry *const registry =
-      ::new (storage) GstCudaFiltersHostRegistry (cap_from_environment ());
+      ::new (storage) GstCudaFiltersHostRegistry (
+          GstCudaFiltersEnvironment::host_registry_bytes (kDefaultCapBytes));
   return *registry;
 }
 

@@ -11,13 +11,11 @@
 namespace cudafilters {
 
 // The most blocks a cooperative grid may have before the engines' launches
-// refuse it as the device would; -1: no limit but the device's. Read once
-// from CUDAFILTERS_TEST_COOPERATIVE_GRID_CAP (a number of blocks, 0 refuses
-// every cooperative launch), so that a whole test suite can run its frames
-// on the fall-back paths.
+// refuse it as the device would; -1 (the start): no limit but the
+// device's; 0 refuses every cooperative launch.
 int cooperative_grid_cap();
 // Changes that limit for the whole process, from the next launch on (tests
-// that switch mid-stream).
+// of the fall-back paths, also mid-stream).
 void set_cooperative_grid_cap(int blocks);
 
 // The cooperative launches of frames refused so far in this process (by the

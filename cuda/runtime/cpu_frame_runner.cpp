@@ -5,18 +5,18 @@
 namespace cudafilters {
 
 struct CpuFrameRunner::Impl {
-  // Outputs are poisoned first (poison.h).
-  bool poison_outputs_ = poison_requested();
+  RunnerOptions options_;
 };
 
-CpuFrameRunner::CpuFrameRunner() : impl_(std::make_unique<Impl>()) {}
+CpuFrameRunner::CpuFrameRunner(const RunnerOptions &options)
+    : impl_(std::make_unique<Impl>(Impl{options})) {}
 CpuFrameRunner::~CpuFrameRunner() = default;
 CpuFrameRunner::CpuFrameRunner(CpuFrameRunner &&) noexcept = default;
 CpuFrameRunner &CpuFrameRunner::operator=(CpuFrameRunner &&) noexcept = default;
 
 void CpuFrameRunner::process(CpuPlaneFilter &filter, ConstPlane src, Plane dst,
                              FrameLevels *levels) {
-  if (impl_->poison_outputs_) poison_host_plane(dst);
+  if (impl_->options_.poison_outputs) poison_host_plane(dst);
   filter.process(src, dst);
   if (levels) {
     ConstPlane in = src, out = dst;

@@ -9,11 +9,12 @@ namespace cudafilters {
 struct CpuWindowRunner::Impl {
   FrameWindow window_;
   HostFrameStore frames_;
-  // Outputs are poisoned first (poison.h).
-  bool poison_outputs_ = poison_requested();
+  RunnerOptions options_;
 };
 
-CpuWindowRunner::CpuWindowRunner() : impl_(std::make_unique<Impl>()) {}
+CpuWindowRunner::CpuWindowRunner(const RunnerOptions &options) : impl_(std::make_unique<Impl>()) {
+  impl_->options_ = options;
+}
 CpuWindowRunner::~CpuWindowRunner() = default;
 CpuWindowRunner::CpuWindowRunner(CpuWindowRunner &&) noexcept = default;
 CpuWindowRunner &CpuWindowRunner::operator=(CpuWindowRunner &&) noexcept = default;
@@ -53,7 +54,7 @@ void filter_window(CpuWindowFilter &filter, const FramePlanes *views, int count,
 
 void CpuWindowRunner::filter_frame(CpuWindowFilter &filter, const FramePlanes &src,
                                    const FramePlanesOut &dst, FrameLevels *levels) {
-  filter_window(filter, &src, 1, 0, dst, levels, impl_->poison_outputs_);
+  filter_window(filter, &src, 1, 0, dst, levels, impl_->options_.poison_outputs);
 }
 
 void CpuWindowRunner::output(CpuWindowFilter &filter, const FramePlanesOut &dst,
@@ -63,7 +64,7 @@ void CpuWindowRunner::output(CpuWindowFilter &filter, const FramePlanesOut &dst,
   FramePlanes views[2 * FrameWindow::kMaxRadius + 1];
   for (int i = 0; i < w.count; ++i) views[i] = impl_->frames_.view(w.slots[i]);
   try {
-    filter_window(filter, views, w.count, w.center, dst, levels, impl_->poison_outputs_);
+    filter_window(filter, views, w.count, w.center, dst, levels, impl_->options_.poison_outputs);
   } catch (...) {
     window.pop();
     throw;

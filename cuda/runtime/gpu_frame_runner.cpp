@@ -50,7 +50,7 @@ class HostFrameInFlight {
 bool is_page_locked(ConstPlane plane) { return locate(plane).page_locked; }
 
 struct GpuFrameRunner::Impl {
-  explicit Impl(HostPath host_path);
+  Impl(const RunnerOptions &options, HostPath host_path);
 
   // src and dst: device addresses of mapped page-locked host planes; queues
   // the frame without waiting for it.
@@ -111,17 +111,17 @@ struct GpuFrameRunner::Impl {
   std::vector<bool> carry_by_dma_;
   Event carry_done_{kHostWaitEventFlags};
   HostPath host_path_;
-  // Outputs are poisoned first (poison.h).
-  bool poison_outputs_ = false;
+  RunnerOptions options_;
   // Whether the last process_host streamed host memory.
   bool last_streamed_ = false;
 };
 
-GpuFrameRunner::Impl::Impl(HostPath host_path)
-    : transfer_(std::make_unique<HostTransfer>()), host_path_(host_path),
-      poison_outputs_(poison_requested()) {}
+GpuFrameRunner::Impl::Impl(const RunnerOptions &options, HostPath host_path)
+    : transfer_(std::make_unique<HostTransfer>(options.host_wait)), frame_done_(options.host_wait),
+      host_path_(host_path), options_(options) {}
 
-GpuFrameRunner::GpuFrameRunner() : impl_(std::make_unique<Impl>(HostPath::kAuto)) {}
+GpuFrameRunner::GpuFrameRunner(const RunnerOptions &options)
+    : impl_(std::make_unique<Impl>(options, HostPath::kAuto)) {}
 
 GpuFrameRunner::~GpuFrameRunner() = default;
 
@@ -190,7 +190,7 @@ void GpuFrameRunner::synchronize() { impl_->synchronize(); }
 
 void GpuFrameRunner::Impl::poison_device(Plane dst, const CarriedPlanes &carried,
                                          cudaStream_t stream) {
-  if (!poison_outputs_) return;
+  if (!options_.poison_outputs) return;
   poison_device_plane(dst, stream);
   for (const CarriedPlane &p : carried) poison_device_plane(p.dst, stream);
 }
@@ -282,7 +282,7 @@ void GpuFrameRunner::process_host(GpuPlaneFilter &filter, ConstPlane src, Plane 
   // A frame filtered in place is its own source: it is copied to the
   // device before anything writes it, never streamed.
   const bool in_place = planes_overlap(src, dst);
-  if (m.poison_outputs_) {
+  if (m.options_.poison_outputs) {
     if (!in_place) poison_host_plane(dst);
     for (const CarriedPlane &c : carried)
       if (!planes_overlap(c.src, c.dst)) poison_host_plane(c.dst);

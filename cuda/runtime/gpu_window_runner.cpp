@@ -22,7 +22,7 @@ size_t frame_bytes(const FrameBytes &b) {
 }  // namespace
 
 struct GpuWindowRunner::Impl {
-  Impl();
+  explicit Impl(const RunnerOptions &options);
 
   // Takes the frame into the next slot with copy(planes, count); a frame
   // whose copy fails leaves the window as it was.
@@ -55,14 +55,16 @@ struct GpuWindowRunner::Impl {
   // memory, its copy from device memory on the runner's stream, and a frame
   // filtered into device memory.
   PacedWait upload_done_, device_copy_done_, frame_done_;
-  // Outputs are poisoned first (poison.h).
-  bool poison_outputs_ = false;
+  RunnerOptions options_;
 };
 
-GpuWindowRunner::Impl::Impl()
-    : transfer_(std::make_unique<HostTransfer>()), poison_outputs_(poison_requested()) {}
+GpuWindowRunner::Impl::Impl(const RunnerOptions &options)
+    : transfer_(std::make_unique<HostTransfer>(options.host_wait)),
+      upload_done_(options.host_wait), device_copy_done_(options.host_wait),
+      frame_done_(options.host_wait), options_(options) {}
 
-GpuWindowRunner::GpuWindowRunner() : impl_(std::make_unique<Impl>()) {}
+GpuWindowRunner::GpuWindowRunner(const RunnerOptions &options)
+    : impl_(std::make_unique<Impl>(options)) {}
 
 GpuWindowRunner::~GpuWindowRunner() = default;
 
@@ -179,7 +181,7 @@ void GpuWindowRunner::push_device(const FramePlanes &src, cudaStream_t stream) {
 }
 
 void GpuWindowRunner::Impl::poison(const FramePlanesOut &dst) {
-  if (!poison_outputs_) return;
+  if (!options_.poison_outputs) return;
   const FrameBytes bytes(dst.as_const());
   for (int i = 0; i < bytes.count; ++i) poison_device_plane(writable(bytes.planes[i]), stream_.get());
 }
@@ -216,7 +218,7 @@ void GpuWindowRunner::Impl::filter_next(GpuWindowFilter &filter, const FramePlan
 void GpuWindowRunner::output_host(GpuWindowFilter &filter, const FramePlanesOut &dst,
                                   FrameLevels *levels) {
   Impl &m = *impl_;
-  if (m.poison_outputs_) poison_host_frame(dst);
+  if (m.options_.poison_outputs) poison_host_frame(dst);
   const FrameBytes host(dst.as_const());
   // The frames may have come from the device (push_device), which stages
   // nothing.

@@ -82,23 +82,6 @@ constexpr std::chrono::microseconds kLongestStep{200};
 constexpr std::chrono::microseconds kBlockFrom{1280};
 constexpr std::chrono::microseconds kBlockAbove{50};
 
-// CUDAFILTERS_HOST_WAIT=poll turns pacing off: every wait polls from its
-// start, as before pacing, for a CPU core per stream of lower latency.
-// CUDAFILTERS_HOST_WAIT=block ends every paced wait after a place's first
-// three in a blocking wait, for the least CPU time at the cost of a
-// wake-up's latency.
-enum class HostWaits { paced, poll, block };
-HostWaits host_waits() {
-  static const HostWaits mode = [] {
-    const char *v = std::getenv("CUDAFILTERS_HOST_WAIT");
-    if (v != nullptr && std::strcmp(v, "poll") == 0) return HostWaits::poll;
-    if (v != nullptr && std::strcmp(v, "block") == 0) return HostWaits::block;
-    return HostWaits::paced;
-  }();
-  return mode;
-}
-bool pacing_on() { return host_waits() != HostWaits::poll; }
-
 // Sets the calling thread's timer slack to 1 us while it lives, then gives
 // the thread its own back (the thread is the application's).
 class PreciseSleeps {
@@ -219,8 +202,8 @@ void settle(cudaStream_t stream) noexcept {
 
 bool PacedWait::blocks_next() const {
   return waits_ >= 3 &&
-         (host_waits() == HostWaits::block ||
-          (pacing_on() && expected_ >= kBlockFrom && deviation_ >= kBlockAbove));
+         (mode_ == HostWait::block ||
+          (mode_ == HostWait::paced && expected_ >= kBlockFrom && deviation_ >= kBlockAbove));
 }
 
 bool PacedWait::mark(cudaStream_t stream) noexcept {
@@ -245,7 +228,7 @@ void PacedWait::wait(cudaEvent_t event, cudaStream_t stream) {
   const nanoseconds margin = kWakeEarly + deviation_;
   const nanoseconds sleep = expected_ - margin;
   bool slept = false, at_once = false;
-  if (pacing_on() && (block || sleep >= kShortestSleep)) {
+  if (mode_ != HostWait::poll && (block || sleep >= kShortestSleep)) {
     // Work that is done already (the host took long between queueing and
     // waiting) is not slept for.
     const cudaError_t state = cudaEventQuery(event);
@@ -357,7 +340,7 @@ bool arrived(cudaEvent_t event) {
 
 }  // namespace
 
-HostTransfer::HostTransfer(TransferBands bands) : bands_(bands) {
+HostTransfer::HostTransfer(HostWait wait, TransferBands bands) : bands_(bands), frame_done_(wait) {
   bands_.copy_bytes = std::max<size_t>(bands_.copy_bytes, 1);
 }
 

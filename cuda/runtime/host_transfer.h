@@ -5,6 +5,7 @@
 
 #include <cudafilters/cuda_memory.h>
 #include <cudafilters/plane.h>
+#include <cudafilters/runner_options.h>
 
 #include <atomic>
 #include <chrono>
@@ -41,6 +42,7 @@ constexpr unsigned kHostWaitEventFlags = cudaEventDisableTiming;
 // microseconds. One per place: what it learns is how long that place waits.
 class PacedWait {
  public:
+  explicit PacedWait(HostWait mode) : mode_(mode) {}
   // Returns once the work before `event`, recorded on `stream`, is done.
   // Where it blocks, it records an event of its own on `stream` (with
   // cudaEventBlockingSync) and waits for that: it covers the work queued
@@ -57,6 +59,7 @@ class PacedWait {
   long blocked_waits() const { return blocked_waits_; }
 
  private:
+  HostWait mode_;
   std::chrono::nanoseconds expected_{0};
   // The mean deviation of waits from expected_.
   std::chrono::nanoseconds deviation_{0};
@@ -119,7 +122,7 @@ struct TransferBands {
 // has current.
 class HostTransfer {
  public:
-  explicit HostTransfer(TransferBands bands = {});
+  explicit HostTransfer(HostWait wait, TransferBands bands = {});
   // Waits for any copy still reading the staging (after a frame that
   // failed), which is then freed.
   ~HostTransfer();

@@ -4,15 +4,9 @@
 
 #include "frame_store.h"
 
-#include <cstdlib>
 #include <cstring>
 
 namespace cudafilters {
-
-bool poison_requested() {
-  const char *v = std::getenv("CUDAFILTERS_POISON_OUTPUT");
-  return v != nullptr && v[0] != '\0' && v[0] != '0';
-}
 
 void poison_host_plane(Plane p) {
   for (int y = 0; y < p.height; ++y)

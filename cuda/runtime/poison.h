@@ -1,5 +1,5 @@
-// Outputs filled with a known byte before every frame where the test suites
-// ask for it (CUDAFILTERS_POISON_OUTPUT), so that samples a filter fails to
+// Outputs filled with a known byte before every frame where the caller asks
+// for it (RunnerOptions::poison_outputs), so that samples a filter fails to
 // write show instead of stale data. The runners (CpuFrameRunner,
 // CpuWindowRunner, GpuFrameRunner, GpuWindowRunner) do it for every output
 // they are given. Private to the engine library and its tests.
@@ -7,16 +7,14 @@
 
 #include <cudafilters/frame_planes.h>
 #include <cudafilters/plane.h>
+#include <cudafilters/runner_options.h>
 
 #include <cuda_runtime.h>
 
 namespace cudafilters {
 
-constexpr int kPoisonByte = 0xA5;
-
-// Whether the environment asks for it: CUDAFILTERS_POISON_OUTPUT set, and
-// neither empty nor "0".
-bool poison_requested();
+// What the engine tests give their runners.
+inline constexpr RunnerOptions kPoisoned{true, HostWait::paced};
 
 // Fills a host plane's samples (row_bytes() of each row) with kPoisonByte.
 void poison_host_plane(Plane p);

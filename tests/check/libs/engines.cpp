@@ -154,9 +154,9 @@ GST_START_TEST (test_nlm_frames_refuse_bad_windows)
 }
 GST_END_TEST;
 
-/* CpuFrameRunner poisons the output first where the suites ask for it (the
- * tests run with CUDAFILTERS_POISON_OUTPUT), runs the filter, and counts the
- * levels of its input and output. */
+/* CpuFrameRunner poisons the output first where its options ask for it (and
+ * only there), runs the filter, and counts the levels of its input and
+ * output. */
 GST_START_TEST (test_cpu_frame_runner)
 {
   struct Untouched : cudafilters::CpuPlaneFilter {
@@ -165,12 +165,17 @@ GST_START_TEST (test_cpu_frame_runner)
   std::mt19937 rng (8);
   const Image img = random_image (rng, 37, 11);
   PaddedPlane dst (img.width, img.height, 3, 0x11);
-  cudafilters::CpuFrameRunner runner;
+  cudafilters::CpuFrameRunner runner (cudafilters::kPoisoned);
   Untouched none;
   runner.process (none, PaddedPlane (img, 3, 0).cplane (), dst.plane ());
   for (uint8_t v : dst.image ().pixels)
     fail_unless_equals_int (v, cudafilters::kPoisonByte);
   dst.assert_padding (0x11, "poisoned output");
+  PaddedPlane kept (img.width, img.height, 3, 0x11);
+  cudafilters::CpuFrameRunner plain;
+  plain.process (none, PaddedPlane (img, 3, 0).cplane (), kept.plane ());
+  for (uint8_t v : kept.image ().pixels)
+    fail_unless_equals_int (v, 0x11);
 
   cudafilters::HistEqCpu equalize;
   cudafilters::FrameLevels levels;
@@ -216,7 +221,7 @@ GST_START_TEST (test_cpu_window_runner)
   frame.luma = cudafilters::ConstPlane (in.data (), w, w, h);
   cudafilters::FramePlanesOut dst;
   dst.luma = cudafilters::Plane (out.data (), w, w, h);
-  cudafilters::CpuWindowRunner runner;
+  cudafilters::CpuWindowRunner runner (cudafilters::kPoisoned);
   runner.reset (1);
   Recorder filter;
   auto push = [&](uint8_t first) {

@@ -32,6 +32,7 @@
 #include "camera_noise.h"
 #include "cooperative_launch.h"
 #include "histeq_gpu_launch.h"
+#include "poison.h"
 #include "noise_estimate.h"
 #include "packed_convert.h"
 #include "runner_testing.h"
@@ -119,7 +120,7 @@ GST_START_TEST (test_runner_memory_combinations)
   const int sizes[][2] = { {1, 1}, {7, 3}, {1000, 1}, {1, 3000}, {1921, 1081},
     {4099, 2161} };
   HistEqGpu eq;
-  GpuFrameRunner runner;
+  GpuFrameRunner runner (kPoisoned);
   for (const auto & s : sizes) {
     for (int combo = 0; combo < 4; ++combo) {
       HostImage src (s[0], s[1], combo & 1), dst (s[0], s[1], combo & 2);
@@ -149,7 +150,7 @@ GST_START_TEST (test_pinned_frames_copied_beside_others)
 {
   std::mt19937 rng (77);
   HistEqGpu eq;
-  GpuFrameRunner runner;
+  GpuFrameRunner runner (kPoisoned);
   /* Rows 16-byte aligned: streamable. */
   HostImage src (640, 480, true, 640), dst (640, 480, true, 640);
   std::uniform_int_distribution<int> d (20, 200);
@@ -211,8 +212,8 @@ GST_START_TEST (test_runner_streams_pinned_frames)
   for (HistEqLaunch mode : {HistEqLaunch::kSinglePass,
           HistEqLaunch::kTwoPass, HistEqLaunch::kTwoPassSerial}) {
     HistEqGpu eq = make_histeq_gpu (mode);
-    GpuFrameRunner runner;
-    GpuFrameRunner copying;
+    GpuFrameRunner runner (kPoisoned);
+    GpuFrameRunner copying (kPoisoned);
     set_host_path (copying, HostPath::kCopies);
     for (const auto & s : sizes) {
       const int w = s[0], h = s[1];
@@ -236,7 +237,7 @@ GST_START_TEST (test_runner_streams_pinned_frames)
   }
 
   HistEqGpu eq;
-  GpuFrameRunner runner;
+  GpuFrameRunner runner (kPoisoned);
   const int w = 1000, h = 301;
   RegisteredImage src (w, h, stride16 (w)), dst (w, h, stride16 (w));
   for (int y = 0; y < h; ++y)
@@ -315,7 +316,7 @@ GST_START_TEST (test_device_frames_carry_planes)
           HistEqLaunch::kTwoPass, HistEqLaunch::kTwoPassSerial}) {
     const int overlap = static_cast<int> (mode);
     HistEqGpu eq = make_histeq_gpu (mode);
-    GpuFrameRunner runner;
+    GpuFrameRunner runner (kPoisoned);
     for (const auto & sz : sizes) {
       for (int carried_count = 0; carried_count <= 3; ++carried_count) {
         const bool misaligned = (carried_count & 1) != 0;
@@ -376,8 +377,8 @@ GST_START_TEST (test_clahe_engine_paths)
   const CpuFilter cpu = [&](ConstPlane in, Plane out) {
     reference.process (in, out);
   };
-  GpuFrameRunner runner;
-  GpuFrameRunner copying;
+  GpuFrameRunner runner (kPoisoned);
+  GpuFrameRunner copying (kPoisoned);
   set_host_path (copying, HostPath::kCopies);
   const char *skip = g_getenv ("CUDAFILTERS_TEST_SKIP_LARGE");
   const bool skip_large = skip && *skip && *skip != '0';
@@ -510,7 +511,7 @@ for_each_deep_setup (unsigned seed, std::initializer_list<DeepLayout> layouts,
       HistEqCpu cpu;
       HistEqParams params;
       params.temporal_smoothing = smoothing;
-      GpuFrameRunner runner;
+      GpuFrameRunner runner (kPoisoned);
       for (const DeepLayout & l : layouts) {
         params.significant_bits = l.significant;
         eq.set_params (params);
@@ -606,13 +607,11 @@ GST_START_TEST (test_deep_streams_pinned_frames)
 GST_END_TEST;
 
 /* Whether cooperative grids may be refused in this run whatever the tests
- * ask: under MPS with an active-thread percentage, or with the engines'
- * cap on cooperative grids set for the whole run. */
+ * ask: under MPS with an active-thread percentage. */
 static bool
 cooperative_grids_constrained ()
 {
-  return g_getenv ("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE") != NULL ||
-      g_getenv ("CUDAFILTERS_TEST_COOPERATIVE_GRID_CAP") != NULL;
+  return g_getenv ("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE") != NULL;
 }
 
 /* Restores the cap on cooperative grids (cooperative_launch.h) when a test
@@ -656,7 +655,7 @@ GST_START_TEST (test_refused_cooperative_launch_falls_back)
         params.temporal_smoothing = smoothing;
         eq.set_params (params);
         cpu.set_params (params);
-        GpuFrameRunner runner;
+        GpuFrameRunner runner (kPoisoned);
         const bool deep = d.bits > 8;
         const SampleLayout samples = deep ? SampleLayout { 2, d.bits, d.shift } :
             SampleLayout { };
@@ -742,7 +741,7 @@ GST_START_TEST (test_instances_keep_kernel_limits)
   for (const auto & pair : pairs) {
     HistEqGpu gpu[2];
     HistEqCpu cpu[2];
-    GpuFrameRunner runner;
+    GpuFrameRunner runner (kPoisoned);
     for (int i = 0; i < 2; ++i) {
       HistEqParams params;
       params.significant_bits = pair[i].significant;
@@ -780,7 +779,7 @@ GST_START_TEST (test_frame_levels)
 {
   std::mt19937 rng (14);
   HistEqGpu eq;
-  GpuFrameRunner runner;
+  GpuFrameRunner runner (kPoisoned);
   const int sizes[][2] = { {1, 1}, {33, 17}, {1920, 1080}, {1283, 721} };
   for (const auto & s : sizes) {
     const int w = s[0], h = s[1];
@@ -829,7 +828,7 @@ GST_END_TEST;
 GST_START_TEST (test_failed_allocation_does_not_poison_later_frames)
 {
   HistEqGpu filter;
-  GpuFrameRunner runner;
+  GpuFrameRunner runner (kPoisoned);
   bool thrown = false;
   try {
     runner.reserve (1 << 24, 1 << 20);
@@ -1414,7 +1413,7 @@ GST_START_TEST (test_window_runner_device_in_host_out)
           b = uint8_t (std::uniform_int_distribution<int> (20, 230) (rng));
       fr.upload ();
     }
-    GpuWindowRunner from_device, from_host;
+    GpuWindowRunner from_device (kPoisoned), from_host (kPoisoned);
     from_device.reset (1);
     from_host.reset (1);
     std::vector<std::unique_ptr<YuvFrame>> got, want;
@@ -1457,7 +1456,7 @@ GST_START_TEST (test_window_runner_filter_host)
   nlm.set_params (p);
   for (bool nv12 : {false, true})
     for (bool page_locked : {false, true}) {
-      GpuWindowRunner one_wait, two_waits;
+      GpuWindowRunner one_wait (kPoisoned), two_waits (kPoisoned);
       one_wait.reset (0);
       two_waits.reset (0);
       for (int i = 0; i < 3; ++i) {
@@ -1516,10 +1515,10 @@ GST_START_TEST (test_window_runner_filter_host)
     }
     return false;
   };
-  GpuWindowRunner with_radius;
+  GpuWindowRunner with_radius (kPoisoned);
   with_radius.reset (1);
   fail_unless (refused (with_radius), "filter_host took a frame with radius 1");
-  GpuWindowRunner holding;
+  GpuWindowRunner holding (kPoisoned);
   holding.reset (0);
   holding.push_host (in.host_in ());
   fail_unless (refused (holding), "filter_host took a frame with one held");

@@ -18,6 +18,7 @@
 #include <cudafilters/histeq_gpu.h>
 
 #include "host_transfer.h"
+#include "poison.h"
 #include "runner_testing.h"
 
 #include "test_common.h"
@@ -104,7 +105,7 @@ GST_START_TEST (test_staging_rewritten_after_its_copies)
   const std::vector<uint8_t> a = pattern (bytes, 1), b = pattern (bytes, 2);
   Stream stream;
   DeviceArray<uint8_t> x (bytes), y (bytes);
-  HostTransfer t;
+  HostTransfer t (HostWait::paced);
   t.reserve (bytes);
   hold_stream (stream.get (), 200);
   t.upload (ConstPlane (a.data (), size_t (w), w, h), false, x.get (),
@@ -138,7 +139,7 @@ GST_START_TEST (test_failed_download_leaves_no_copy_behind)
   PinnedBuffer out, other;
   out.reserve (bytes);
   other.reserve (bytes);
-  HostTransfer t;
+  HostTransfer t (HostWait::paced);
   t.reserve (bytes);
   hold_stream (stream.get (), 200);
   t.queue_download (src.get (), size_t (w), Plane (out.data (), size_t (w), w,
@@ -201,7 +202,7 @@ GST_START_TEST (test_frame_after_a_failed_frame)
 {
   std::mt19937 rng (3);
   FailsOnce filter;
-  GpuFrameRunner runner;
+  GpuFrameRunner runner (kPoisoned);
   const int sizes[][2] = { {1920, 1080}, {1920, 1080}, {3840, 2160},
     {1280, 720}, {4096, 2160} };
   for (const auto & s : sizes) {
@@ -229,7 +230,7 @@ GST_END_TEST;
 GST_START_TEST (test_empty_planes)
 {
   Stream stream;
-  HostTransfer t;
+  HostTransfer t (HostWait::paced);
   t.reserve (4096);
   std::vector<uint8_t> host (4096, 0x11);
   DeviceArray<uint8_t> dev (4096);
@@ -282,7 +283,7 @@ GST_START_TEST (test_carried_planes_outlast_the_luma)
         y_out_pageable.data ();
     const std::vector<uint8_t> y = pattern (luma, 17);
     memcpy (y_in, y.data (), luma);
-    GpuFrameRunner runner;
+    GpuFrameRunner runner (kPoisoned);
     HistEqGpu eq;
     for (unsigned f = 0; f < 3; ++f) {
       memset (c_out.data (), 0x5a, 2 * chroma);
@@ -303,7 +304,7 @@ GST_START_TEST (test_carried_planes_outlast_the_luma)
   /* An empty luma: no download waits for the carried planes. A runner may
    * refuse such a frame (a filter refuses empty planes); if it takes it,
    * the carried planes are written when it returns. */
-  GpuFrameRunner runner;
+  GpuFrameRunner runner (kPoisoned);
   HistEqGpu eq;
   memset (c_out.data (), 0x5a, 2 * chroma);
   CarriedPlanes carried;
@@ -342,7 +343,7 @@ GST_START_TEST (test_frame_filtered_in_place)
     PinnedBuffer pinned;
     pinned.reserve (2 * luma);
     uint8_t *frame = locked ? pinned.data () : pageable.data ();
-    GpuFrameRunner runner;
+    GpuFrameRunner runner (kPoisoned);
     HistEqGpu eq;
     for (unsigned f = 0; f < 3; ++f) {
       const std::vector<uint8_t> content = pattern (2 * luma, 60 + f + 7 *
@@ -369,7 +370,7 @@ GST_START_TEST (test_staging_after_a_failed_growth)
   const int w = 1024, h = 1024;
   const size_t bytes = size_t (w) * h;
   Stream stream;
-  HostTransfer t;
+  HostTransfer t (HostWait::paced);
   t.reserve (bytes);
   bool thrown = false;
   try {
@@ -411,7 +412,7 @@ GST_START_TEST (test_narrow_plane_of_2g_rows)
     src[i] = uint8_t (i ^ (i >> 19));
   Stream stream;
   DeviceArray<uint8_t> dev (bytes);
-  HostTransfer t;
+  HostTransfer t (HostWait::paced);
   t.reserve (bytes);
   t.upload (ConstPlane (src.data (), 1, 1, h), false, dev.get (), 1,
       stream.get ());
@@ -480,7 +481,7 @@ GST_START_TEST (test_banded_round_trips)
   };
   Stream stream;
   for (const TransferBands & bands:kBandings) {
-    HostTransfer t (bands);
+    HostTransfer t (HostWait::paced, bands);
     for (const auto & wh : sizes) {
       const int w = wh[0], h = wh[1];
       char what[128];
@@ -521,7 +522,7 @@ GST_START_TEST (test_banded_frame_of_three_planes)
   const size_t luma = size_t (w) * h, chroma = size_t (cw) * ch;
   Stream stream;
   for (const TransferBands & bands:kBandings) {
-    HostTransfer t (bands);
+    HostTransfer t (HostWait::paced, bands);
     t.reserve (luma + 2 * chroma);
     for (int round = 0; round < 2; ++round) {
       const HostPlane y_in (w, h, size_t (w) + 5, 1 + round),
@@ -572,7 +573,7 @@ GST_START_TEST (test_banded_staging_rewritten_after_its_copies)
   const std::vector<uint8_t> a = pattern (bytes, 4), b = pattern (bytes, 5);
   Stream stream;
   DeviceArray<uint8_t> x (bytes), y (bytes);
-  HostTransfer t (TransferBands {3000, 20000});
+  HostTransfer t (HostWait::paced, TransferBands {3000, 20000});
   t.reserve (bytes);
   hold_stream (stream.get (), 200);
   t.upload (ConstPlane (a.data (), size_t (w), w, h), false, x.get (),
@@ -599,7 +600,7 @@ GST_START_TEST (test_banded_upload_that_fails)
   Stream stream;
   DevicePlane dev;
   dev.reserve (w, h);
-  HostTransfer t (TransferBands {2048, 8192});
+  HostTransfer t (HostWait::paced, TransferBands {2048, 8192});
   t.reserve (bytes);
   const HostPlane src (w, h, size_t (w), 7);
   for (int round = 0; round < 3; ++round) {
@@ -643,7 +644,7 @@ GST_START_TEST (test_banded_transfers_on_two_threads)
   std::atomic<int> wrong {0};
   auto run = [&wrong] (unsigned seed) {
     Stream stream;
-    HostTransfer t (TransferBands {8192, 65536});
+    HostTransfer t (HostWait::paced, TransferBands {8192, 65536});
     for (int i = 0; i < 40; ++i) {
       const int w = 640 + int (seed) * 3 + i, h = 480 + i;
       const HostPlane src (w, h, size_t (w) + 1, seed + unsigned (i));
@@ -730,7 +731,7 @@ check_frame_across_parts (const bool (&registered)[3], const char *what)
   out.reserve (stride * height);
   const Plane dst (out.data (), stride, width, height);
   HistEqGpu eq;
-  GpuFrameRunner runner;
+  GpuFrameRunner runner (kPoisoned);
   FrameLevels levels;
   /* Copied (levels are counted on the device), then streamed if it can. */
   runner.process_host (eq, src, dst, &levels);
@@ -789,7 +790,7 @@ GST_START_TEST (test_carried_planes_of_a_host_frame)
       dst_pinned.reserve (frame);
       uint8_t *in = src_locked ? src_pinned.data () : src_pageable.data ();
       uint8_t *out = dst_locked ? dst_pinned.data () : dst_pageable.data ();
-      GpuFrameRunner runner;
+      GpuFrameRunner runner (kPoisoned);
       HistEqGpu eq;
       for (unsigned f = 0; f < 3; ++f) {
         const std::vector<uint8_t> content = pattern (frame, 40 + f +
@@ -831,7 +832,7 @@ struct PacedFrames {
   PinnedBuffer host;
   Stream stream;
   Event done{kHostWaitEventFlags};
-  PacedWait paced;
+  PacedWait paced { HostWait::paced };
 
   PacedFrames () { host.reserve (kBytes); }
 
