@@ -333,15 +333,24 @@ namespace {
 class CudaPin final : public GstCudaFiltersHostPinner::Pin
 {
 public:
-  /* Throws CudaError where the driver refuses. */
+  /* Throws where the context cannot be made current or the driver
+   * refuses. */
   CudaPin (const GstCudaFiltersContext & context, guint8 * data,
       size_t bytes) {
     context_.share (context);
     GstCudaFiltersScopedContext current (context_);
+    if (!current.pushed ())
+      throw std::runtime_error ("the element's CUDA context could not be "
+          "made current to page-lock system memory");
     range_ = cudafilters::HostRegistration (data, bytes);
   }
   ~CudaPin () override {
+    /* The registration is portable: any context may end it, though the
+     * element's should be the one current. */
     GstCudaFiltersScopedContext current (context_);
+    if (!current.pushed ())
+      GST_WARNING ("the element's CUDA context could not be made current "
+          "to unregister page-locked memory");
     range_.reset ();
     const cudaError_t e = cudafilters::take_release_error ();
     if (e != cudaSuccess)
@@ -387,7 +396,7 @@ public:
       std::string & why) const override {
     try {
       return std::make_unique<CudaPin> (context_, data, bytes);
-    } catch (const cudafilters::CudaError & e) {
+    } catch (const std::exception & e) {
       why = e.what ();
       return nullptr;
     }
