@@ -3,7 +3,7 @@
 automatic strength of 3149f16 (before the noise estimate read a camera's
 correlated noise), today's, and the best single setting.
 
-The frames come from bench/camera_set.py's chain (Bayer sensor, photon and
+The frames come from studies/camera_set.py's chain (Bayer sensor, photon and
 read noise, bilinear demosaicing, gamma 2.2, I420; static scene, three
 frames, fresh noise in each) at a low photon count, on a scene darkened to
 --exposure times the photo's linear light (a street at night). Each version runs
@@ -27,7 +27,7 @@ the same cudaclahe (the same brightening without noise).
                                        [--peak 40] [--exposure 0.25]
 
 Writes OUT/camera-lowlight.png and OUT/camera-lowlight.md. GST_PLUGIN_PATH
-defaults to build/plugin; the engine library to build/bench/libnlmtune.so.
+defaults to build/plugin; the engine library to build/studies/libnlmtune.so.
 Needs numpy, cv2, skimage, scipy and matplotlib, and gst-launch-1.0.
 """
 import argparse
@@ -37,7 +37,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bench"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "studies"))
 from interpreter import ensure  # noqa: E402
 
 ensure(["numpy", "cv2", "matplotlib"])
@@ -94,7 +94,7 @@ def main():
     ap.add_argument("--peak", type=int, default=40)
     ap.add_argument("--exposure", type=float, default=0.25)
     ap.add_argument("--variant", default="base")
-    ap.add_argument("--lib", default=os.path.join(ROOT, "build", "bench", "libnlmtune.so"))
+    ap.add_argument("--lib", default=os.path.join(ROOT, "build", "studies", "libnlmtune.so"))
     args = ap.parse_args()
     new_plugin = os.environ.get("GST_PLUGIN_PATH", os.path.join(ROOT, "build", "plugin"))
     os.makedirs(args.out, exist_ok=True)

@@ -40,7 +40,7 @@ python3 scripts/check-against-opencv.py --backend cuda --timing 2>&1 | tee "$OUT
 
 step "cudanlm vs OpenCV fastNlMeansDenoising (quality, speed)"
 if [ -d bench/photos ]; then
-  python3 bench/nlm_quality.py --backend cuda --timing --json "$OUT/nlm_quality.json" 2>&1 | tee "$OUT/nlm_quality.log" || status=1
+  python3 studies/nlm_quality.py --backend cuda --timing --json "$OUT/nlm_quality.json" 2>&1 | tee "$OUT/nlm_quality.log" || status=1
 else
   echo "no bench/photos (scripts/prepare-photos.py makes them): skipped"
 fi

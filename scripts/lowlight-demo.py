@@ -29,7 +29,7 @@ Writes into OUT:
     GST_PLUGIN_PATH=build-nocuda/plugin scripts/lowlight-demo.py /tmp/demo --clip-limits 2 3 4 6
 
 The last line made docs/img/lowlight.png (OUT/lowlight-demo.png) and
-docs/results/lowlight-demo/report.md (OUT/lowlight-demo.md), on the CPU
+studies/lowlight-demo/report.md (OUT/lowlight-demo.md), on the CPU
 backend.
 
 --clip-limits adds, for the frames shown, cudalowlight and cudaclahe alone at

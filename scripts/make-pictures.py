@@ -35,7 +35,7 @@ and gst-launch-1.0. The sets and what they write:
   sharpen   sharpen.png: a slightly blurred photo, cudasharpen (unsharp) and
             cudasharpen kernel=laplacian-3x3, and the photo, zoomed crops.
             Skipped with a note while `gst-inspect-1.0 cudasharpen` fails.
-  temporal  temporal-smoothing.png (bench/temporal_smoothing.py --plot)
+  temporal  temporal-smoothing.png (studies/temporal_smoothing.py --plot)
   bench     bench-*.png from the committed results (bench/report.py; the
             tables in docs/benchmarks.md come from the same command)
 """
@@ -81,7 +81,7 @@ CLIP_LIMITS = [1.0, 2.0, 4.0, 0.0]
 NOISE_SIGMA, NOISE_SEED = 20, 20
 NLM = f"cudanlm auto-strength=false strength=12 noise-sigma={NOISE_SIGMA}"
 NLM_TEXT = f"cudanlm auto-strength=false strength=12\nnoise-sigma={NOISE_SIGMA}"
-OPENCV_H = 19.5  # about OpenCV's best h for this noise (bench/nlm_quality.py)
+OPENCV_H = 19.5  # about OpenCV's best h for this noise (studies/nlm_quality.py)
 # Crops: (photo, top, left) of 128x128 pixels, shown zoomed 2x.
 NLM_CROPS = [("camera.png", 64, 160), ("astronaut.png", 36, 160)]
 CROP, ZOOM = 128, 2
@@ -91,8 +91,8 @@ UNSHARP = dict(amount=2.0, radius=1.5)
 SHARPEN_CROPS = [("camera.png", 64, 160), ("astronaut.png", 316, 104)]
 LAPLACIAN_3X3 = np.array([[0, -1, 0], [-1, 5, -1], [0, -1, 0]], np.float32)
 
-BENCH_RESULTS = "docs/results/gpu-host"
-BENCH_CPU_RESULTS = ["docs/results/gpu-host-cpu", "docs/results/cpu-only"]
+BENCH_RESULTS = "studies/gpu-host"
+BENCH_CPU_RESULTS = ["studies/gpu-host-cpu", "studies/cpu-only"]
 
 DPI = 100
 THUMB = 224  # width of the photos in the before/after grids
@@ -121,7 +121,7 @@ def load(name, mode="gray"):
 
 
 def add_noise(clean, sigma, seed):
-    """Gaussian noise, rounded and clipped to 8 bits (as bench/nlm_quality.py)."""
+    """Gaussian noise, rounded and clipped to 8 bits (as studies/nlm_quality.py)."""
     rng = np.random.default_rng(seed)
     return np.clip(np.rint(clean + rng.normal(0, sigma, clean.shape)), 0, 255).astype(np.uint8)
 
@@ -507,10 +507,10 @@ def sharpen_set(out, backend, tmp):
 
 def temporal_set(out, backend, tmp):
     path = os.path.join(out, "temporal-smoothing.png")
-    res = subprocess.run([sys.executable, os.path.join(ROOT, "bench", "temporal_smoothing.py"),
+    res = subprocess.run([sys.executable, os.path.join(ROOT, "studies", "temporal_smoothing.py"),
                           "--backend", backend, "--plot", path], capture_output=True, text=True)
     if res.returncode != 0:
-        sys.exit(f"bench/temporal_smoothing.py failed:\n{res.stdout}{res.stderr}")
+        sys.exit(f"studies/temporal_smoothing.py failed:\n{res.stdout}{res.stderr}")
     return [path]
 
 

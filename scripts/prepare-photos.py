@@ -3,7 +3,7 @@
 (Debian: python3-skimage) into DIR, for the denoising quality benchmark:
 camera (512x512), astronaut (512x512), coffee (600x400), chelsea (451x300);
 and colour copies into DIR/colour for the colour and temporal benchmarks
-(bench/nlm_colour_quality.py, bench/nlm_temporal_quality.py --photo):
+(studies/nlm_colour_quality.py, studies/nlm_temporal_quality.py --photo):
 astronaut, coffee, chelsea and motorcycle_left (741x500).
 
     scripts/prepare-photos.py [DIR]      (default: bench/photos)

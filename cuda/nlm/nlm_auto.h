@@ -16,12 +16,12 @@ namespace cudafilters {
 // noise-sigma = sigma, chroma-strength = 0.6 chroma_sigma, all strengths
 // times `scale`. a follows the noise (linear between the knots, constant
 // beyond them): the factor that kept the calibration photos closest to
-// their best settings at each noise level (bench/nlm_auto_strength.py,
+// their best settings at each noise level (studies/nlm_auto_strength.py,
 // docs/cudanlm.md "Automatic strength"). Temporal windows, which find more
 // similar patches, take their own, lower factors. On a camera's correlated
 // noise (luma_correlated 1, noise_estimate.h's NoiseEstimate) the best
 // settings had a higher strength and a lower noise allowance, for single
-// frames and temporal windows alike (bench/camera_set.py's calibration
+// frames and temporal windows alike (studies/camera_set.py's calibration
 // photos): those factors are taken in proportion to luma_correlated.
 struct NlmStrengths {
   float h;

@@ -11,7 +11,7 @@
 // iterated to its fixed point. L's mask is orthogonal to both Sobel masks,
 // so on white noise the selection leaves L's distribution alone.
 // docs/noise-estimation.md chose it against six other estimators on real
-// photos ("flat-lap-q90"; bench/noise_estimation.py is its reference).
+// photos ("flat-lap-q90"; studies/noise_estimation.py is its reference).
 //
 // A camera's noise is not white: demosaicing mixes each pixel's noise into
 // its neighbours' (their correlation is about 0.4), and a 3x3 Laplacian sees
@@ -121,7 +121,7 @@ namespace noise_detail {
 // sigma = sqrt(pi / 2) / 6 x mean |L|.
 constexpr double kImmerkaerScale = 0.20888568955258335;
 // The 90th percentile of |Gx| + |Gy| on white noise of sigma 1: 2.75605... times
-// the standard deviation of Gx, sqrt(12) (computed in bench/noise_estimation.py).
+// the standard deviation of Gx, sqrt(12) (computed in studies/noise_estimation.py).
 constexpr double kFlatGradient = 9.547238325837455;
 // The flat selection keeps at least 2% of the pixels.
 constexpr double kMinKept = 0.02;

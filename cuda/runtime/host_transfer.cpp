@@ -29,7 +29,7 @@ namespace {
 // do not each keep a CPU core spinning, as CUDA's default scheduling would.
 // Waiting on a blocking-sync event instead was slower on the H100 host: one
 // cudanlm stream through system memory ran at 628 fps against 690-765
-// (docs/results/host-waits). The wait at the end of each frame is paced
+// (studies/host-waits). The wait at the end of each frame is paced
 // besides (PacedWait): it sleeps through most of a wait as long as the
 // last ones before it polls, so that a long frame does not cost a core
 // for the 500 us of polling (docs/deployment.md).

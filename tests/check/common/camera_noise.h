@@ -1,5 +1,5 @@
 /* Noise as a camera leaves it, for the noise estimate's tests: spatially
- * correlated, as demosaicing makes it, and frames of bench/camera_set.py's
+ * correlated, as demosaicing makes it, and frames of studies/camera_set.py's
  * simulated camera kept in tests/media. */
 #pragma once
 

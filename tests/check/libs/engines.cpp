@@ -572,7 +572,7 @@ add_field (std::vector<uint8_t> & p, const std::vector<uint8_t> & clean,
  * luma's (the fine reading); a frame whose chroma confirms the correlation
  * reads both within 10%. A gray plane, or a frame whose chroma noise is
  * white, gives no such sign: its luma is read at the fine scale. Then
- * frames of bench/camera_set.py's simulated camera (tests/media: Bayer
+ * frames of studies/camera_set.py's simulated camera (tests/media: Bayer
  * sensor, photon and read noise, bilinear demosaicing, gamma 2.2, with and
  * without H.264): luma within 20% of delivered - clean. */
 GST_START_TEST (test_noise_estimate_correlated)
