@@ -75,9 +75,8 @@ void bench_deep(Reporter &rep, const Size &sz, int iters, cudaStream_t stream, i
 }
 
 // Many streams at once: `threads` host threads, each with a runner and an
-// engine of its own, pass page-locked frames back to back, on the default
-// path (streamed by the kernels while a frame is alone in flight, copied
-// beside others) or always copied in and out. Returns the aggregate frames
+// engine of its own, pass page-locked frames back to back, streamed by the
+// kernels (HostRoute's default) or copied in and out. Returns the aggregate frames
 // per second, from the moment all start to the moment the last is done.
 double pinned_streams_fps(const Size &sz, const std::vector<std::vector<uint8_t>> &host,
                           int threads, int frames, bool copies) {
@@ -91,7 +90,7 @@ double pinned_streams_fps(const Size &sz, const std::vector<std::vector<uint8_t>
       try {
         HistEqGpu eq;
         GpuFrameRunner runner;
-        if (copies) set_host_path(runner, HostPath::kCopies);
+        const HostRoute route = copies ? kCopiesOnly : HostRoute();
         runner.reserve(sz.width, sz.height);
         PinnedBuffer in, out;
         in.reserve(n);
@@ -99,10 +98,10 @@ double pinned_streams_fps(const Size &sz, const std::vector<std::vector<uint8_t>
         std::memcpy(in.data(), host[size_t(t) % host.size()].data(), n);
         const ConstPlane src(in.data(), sz.width, sz.width, sz.height);
         const Plane dst{out.data(), size_t(sz.width), sz.width, sz.height};
-        runner.process_host(eq, src, dst);  // warm
+        runner.process_host(eq, src, dst, nullptr, route);  // warm
         ++ready;
         while (!go.load()) std::this_thread::yield();
-        for (int i = 0; i < frames; ++i) runner.process_host(eq, src, dst);
+        for (int i = 0; i < frames; ++i) runner.process_host(eq, src, dst, nullptr, route);
       } catch (...) {
         errors[size_t(t)] = std::current_exception();
         ++ready;
@@ -231,11 +230,11 @@ int main(int argc, char **argv) {
         return 1;
       }
       GpuFrameRunner copying;
-      set_host_path(copying, HostPath::kCopies);
       copying.reserve(sz.width, sz.height);
       Stats locked_copies = time_host(iters / 2, [&](int i) {
         copying.process_host(eq, ConstPlane(pinned[i % kRotation].data(), sz.width, sz.width, sz.height),
-                             Plane{pin_out.data(), size_t(sz.width), sz.width, sz.height});
+                             Plane{pin_out.data(), size_t(sz.width), sz.width, sz.height}, nullptr,
+                             kCopiesOnly);
       });
       rep.row("host round trip, pinned frames, by copies", sz, locked_copies, 2.0 * n);
       for (int threads : {1, 8})

@@ -253,10 +253,10 @@ int main(int argc, char **argv) {
       if (!last_frame_streamed(runner)) throw std::runtime_error("pinned frames not streamed");
       rep.row("histeq: pinned frames (GPU, streamed)", sz, locked, 2.0 * n);
       GpuFrameRunner copying;
-      set_host_path(copying, HostPath::kCopies);
       copying.reserve(w, h);
       Stats locked_copies = time_host(iters, [&](int i) {
-        copying.process_host(eq, pl(pinned[i % kRotation].data()), out_pl(pin_out.data()));
+        copying.process_host(eq, pl(pinned[i % kRotation].data()), out_pl(pin_out.data()), nullptr,
+                             kCopiesOnly);
       });
       rep.row("histeq: pinned frames (GPU, by copies)", sz, locked_copies, 2.0 * n);
       Stats cpu = time_host(std::max(20, iters / 4), [&](int i) {

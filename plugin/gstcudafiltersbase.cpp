@@ -47,7 +47,7 @@ struct GstCudaFiltersBasePrivate
   const GstCudaFiltersEnvironment environment =
       GstCudaFiltersEnvironment::read ();
   GstCudaFiltersGpu gpu { environment };
-  GstCudaFiltersStream stream { environment.runners };
+  GstCudaFiltersStreaming stream { environment.runners };
   std::unique_ptr<GstCudaFiltersFlow> flow;
 };
 
@@ -176,10 +176,10 @@ gst_cuda_filters_base_stop (GstBaseTransform * trans)
   return TRUE;
 }
 
-GstCudaFiltersEngine *
-gst_cuda_filters_base_engine (GstCudaFiltersBase * self)
+void
+gst_cuda_filters_base_settings_changed (GstCudaFiltersBase * self)
 {
-  return get_priv (self)->engine.get ();
+  ++get_priv (self)->stream.settings_version;
 }
 
 static gboolean
@@ -209,7 +209,7 @@ gst_cuda_filters_base_set_caps (GstBaseTransform * trans, GstCaps * incaps,
 
   /* Renegotiation with the same frames keeps the frames held; new frames
    * come after a CAPS event, which drained them. */
-  GstCudaFiltersStream & s = priv->stream;
+  GstCudaFiltersStreaming & s = priv->stream;
   cudafilters::PackedPixels pixels;
   const bool packed = gst_cuda_filters_packed_pixels (&info, &pixels);
   const bool new_frames = s.info.finfo == nullptr ||
@@ -452,7 +452,7 @@ gst_cuda_filters_base_sink_event (GstBaseTransform * trans, GstEvent * event)
 {
   GstCudaFiltersBase *self = GST_CUDA_FILTERS_BASE (trans);
   GstCudaFiltersBasePrivate *priv = get_priv (self);
-  GstCudaFiltersStream & s = priv->stream;
+  GstCudaFiltersStreaming & s = priv->stream;
   const GstEventType type = GST_EVENT_TYPE (event);
   bool drained = true;
   switch (type) {

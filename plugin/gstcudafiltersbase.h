@@ -38,10 +38,9 @@ struct _GstCudaFiltersBaseClass
 {
   GstBaseTransformClass parent_class;
 
-  /* The element's engine, with its current settings
-   * (gst_cuda_filters_engine_new). Called when the element starts, under
-   * the object lock; later changes are pushed
-   * (gst_cuda_filters_base_push_settings). */
+  /* The element's engine, on its settings (gst_cuda_filters_engine_new).
+   * Called when the element starts, under the object lock; later changes
+   * are marked (gst_cuda_filters_base_settings_changed). */
   std::unique_ptr<GstCudaFiltersEngine> (*create_engine) (GstCudaFiltersBase * self);
 
   /* Whether the element can filter frames of @info with its current
@@ -50,17 +49,6 @@ struct _GstCudaFiltersBaseClass
   gboolean (*check_format) (GstCudaFiltersBase * self, const GstVideoInfo * info);
 };
 
-/* The engine of a started element (null otherwise); under the object
- * lock. */
-GstCudaFiltersEngine *gst_cuda_filters_base_engine (GstCudaFiltersBase * self);
-
-/* Under @self's object lock: the element's settings are now @params; its
- * engine, if started, filters from the next frame on with them. */
-template <typename Params> void
-gst_cuda_filters_base_push_settings (GstCudaFiltersBase * self,
-    const Params & params)
-{
-  if (auto *sink = dynamic_cast<GstCudaFiltersSettingsSink<Params> *> (
-          gst_cuda_filters_base_engine (self)))
-    sink->push (params);
-}
+/* Under @self's object lock: the settings the element's engine reads
+ * (gst_cuda_filters_engine_new) changed; the next frame takes them. */
+void gst_cuda_filters_base_settings_changed (GstCudaFiltersBase * self);

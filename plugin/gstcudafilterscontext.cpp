@@ -237,6 +237,27 @@ GstCudaFiltersContext::push () const
   return gst_cuda_context_push (context_);
 }
 
+std::atomic<int> &
+GstCudaFiltersContext::host_frames_in_flight () const
+{
+  /* Kept on the GstCudaContext, which every element sharing it holds. */
+  static const GQuark quark =
+      g_quark_from_static_string ("cudafilters-host-frames-in-flight");
+  static std::mutex made;
+  std::lock_guard<std::mutex> lock (made);
+  auto *count = static_cast<std::atomic<int> *> (g_object_get_qdata (
+          G_OBJECT (context_), quark));
+  if (!count) {
+    auto fresh = std::make_unique<std::atomic<int>> (0);
+    count = fresh.get ();
+    g_object_set_qdata_full (G_OBJECT (context_), quark, fresh.release (),
+        [](gpointer p) {
+          delete static_cast<std::atomic<int> *> (p);
+        });
+  }
+  return *count;
+}
+
 void
 GstCudaFiltersContext::pop () const
 {
@@ -356,6 +377,14 @@ GstCudaFiltersContext::push () const
   /* The runtime's context of the device is made current by selecting the
    * device; nothing to restore: every CUDA call of this plugin selects it. */
   return cudaSetDevice (device_) == cudaSuccess;
+}
+
+std::atomic<int> &
+GstCudaFiltersContext::host_frames_in_flight () const
+{
+  /* One primary context per device. */
+  static std::atomic<int> counts[64];
+  return counts[device_ % 64];
 }
 
 void

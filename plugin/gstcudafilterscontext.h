@@ -22,6 +22,7 @@
 #include <gst/cuda/gstcudacontext.h>
 #endif
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -57,6 +58,13 @@ public:
    * current. */
   bool push () const;
   void pop () const;
+
+  /* The frames in host memory that the elements of the open context are
+   * moving now, counted by their leases (GstCudaFiltersHostLease): a
+   * frame's route takes the paths that are fastest alone only while it is
+   * the one (GstCudaFiltersGpu::place). Shared by every element in the
+   * context, and lives as long as the context. */
+  std::atomic<int> & host_frames_in_flight () const;
 
   /* The element's context query and set_context, where contexts are
    * shared; false / nothing otherwise. */

@@ -7,15 +7,19 @@
  * GpuWindowFilter: nlm) filters whole frames, each from the frames within a
  * radius fixed for the engine's life.
  *
- * An element builds its engine from its settings when it starts:
+ * An element builds its engine on its settings when it starts:
  *
  *   return gst_cuda_filters_engine_new<cudafilters::HistEqCpu,
  *       cudafilters::HistEqGpu> (self->params);
  *
- * and pushes every later change, under its object lock, with
- * gst_cuda_filters_base_push_settings (gstcudafiltersbase.h): the engine
- * applies the settings last pushed before each frame. */
+ * The engine reads those settings (a field of the element, of the type
+ * both engines' set_params take: anything else does not compile) before
+ * each frame that follows a change, which the element marks under its
+ * object lock with gst_cuda_filters_base_settings_changed
+ * (gstcudafiltersbase.h). */
 #pragma once
+
+#include <glib.h>
 
 #include <cudafilters/cpu_plane_filter.h>
 #include <cudafilters/cpu_window_filter.h>
@@ -27,6 +31,12 @@
 #include <optional>
 #include <type_traits>
 #include <utility>
+
+template <typename CpuFilter, typename GpuFilter>
+class GstCudaFiltersEngineOfKind;
+using GstCudaFiltersPlaneEngine = GstCudaFiltersEngineOfKind<
+    cudafilters::CpuPlaneFilter, cudafilters::GpuPlaneFilter>;
+class GstCudaFiltersWindowEngine;
 
 /* What every engine does, whatever its kind. */
 class GstCudaFiltersEngine
@@ -43,14 +53,19 @@ public:
   virtual void abandon_gpu () = 0;
   virtual bool gpu_open () const = 0;
 
-  /* Under the element's object lock: takes the settings pushed since the
-   * last frame, for the next one. */
-  virtual void collect_settings () = 0;
+  /* Under the element's object lock: the element's settings, for the next
+   * frame, where they changed since the last call (@version moves on at
+   * each change). */
+  virtual void collect_settings (guint64 version) = 0;
   /* The next frame starts a new history (temporal smoothing). */
   virtual void reset_history () = 0;
   /* Frames from the next one on pack their pixels so (null: they are
    * planes); the filters then take them packed, as planes of bytes. */
   virtual void set_packing (const cudafilters::PackedPixels * pixels) = 0;
+
+  /* The engine as its kind: one of the two is null. */
+  virtual GstCudaFiltersPlaneEngine * planes () = 0;
+  virtual GstCudaFiltersWindowEngine * windows () = 0;
 };
 
 /* An engine of the kind whose CPU filters are @CpuFilter and GPU filters
@@ -64,9 +79,6 @@ public:
   virtual GpuFilter & gpu () = 0;
 };
 
-using GstCudaFiltersPlaneEngine = GstCudaFiltersEngineOfKind<
-    cudafilters::CpuPlaneFilter, cudafilters::GpuPlaneFilter>;
-
 class GstCudaFiltersWindowEngine : public GstCudaFiltersEngineOfKind<
     cudafilters::CpuWindowFilter, cudafilters::GpuWindowFilter>
 {
@@ -75,29 +87,18 @@ public:
   virtual int radius () const = 0;
 };
 
-/* Settings of type @Params pushed into an engine, under the element's
- * object lock. */
-template <typename Params>
-class GstCudaFiltersSettingsSink
-{
-public:
-  virtual ~GstCudaFiltersSettingsSink () = default;
-  virtual void push (const Params & params) = 0;
-};
-
-template <typename Cpu, typename Gpu>
-constexpr bool gst_cuda_filters_filters_windows =
+template <typename Gpu>
+constexpr bool gst_cuda_filters_engine_has_windows =
     std::is_base_of_v<cudafilters::GpuWindowFilter, Gpu>;
 
 /* The engine of the CPU engine type @Cpu and the GPU engine type @Gpu,
  * which both take @Params through set_params. */
 template <typename Cpu, typename Gpu, typename Params>
 class GstCudaFiltersEngineOf final
-    : public std::conditional_t<gst_cuda_filters_filters_windows<Cpu, Gpu>,
-        GstCudaFiltersWindowEngine, GstCudaFiltersPlaneEngine>,
-      public GstCudaFiltersSettingsSink<Params>
+    : public std::conditional_t<gst_cuda_filters_engine_has_windows<Gpu>,
+        GstCudaFiltersWindowEngine, GstCudaFiltersPlaneEngine>
 {
-  static constexpr bool kWindows = gst_cuda_filters_filters_windows<Cpu, Gpu>;
+  static constexpr bool kWindows = gst_cuda_filters_engine_has_windows<Gpu>;
   static_assert (kWindows == std::is_base_of_v<cudafilters::CpuWindowFilter, Cpu>,
       "the CPU and GPU engines filter the same kind of input");
   using CpuFilter = std::conditional_t<kWindows, cudafilters::CpuWindowFilter,
@@ -110,8 +111,9 @@ class GstCudaFiltersEngineOf final
       cudafilters::GpuPackedWindowFilter, cudafilters::GpuPackedPlaneFilter>;
 
 public:
-  GstCudaFiltersEngineOf (const Params & params, int radius)
-      : settings_ (params), radius_ (radius) {
+  /* @source: the element's settings, read under its object lock. */
+  GstCudaFiltersEngineOf (const Params & source, int radius)
+      : source_ (source), settings_ (source), radius_ (radius) {
     cpu_.set_params (settings_);
   }
 
@@ -137,14 +139,11 @@ public:
   }
   bool gpu_open () const override { return gpu_ != nullptr; }
 
-  void push (const Params & params) override {
-    pushed_ = params;
-  }
-  void collect_settings () override {
-    if (!pushed_)
+  void collect_settings (guint64 version) override {
+    if (version == collected_)
       return;
-    settings_ = *pushed_;
-    pushed_.reset ();
+    settings_ = source_;
+    collected_ = version;
     cpu_stale_ = gpu_stale_ = true;
   }
   void reset_history () override {
@@ -160,6 +159,19 @@ public:
       if (gpu_packed_)
         gpu_packed_->set_pixels (*pixels);
     }
+  }
+
+  GstCudaFiltersPlaneEngine * planes () override {
+    if constexpr (kWindows)
+      return nullptr;
+    else
+      return this;
+  }
+  GstCudaFiltersWindowEngine * windows () override {
+    if constexpr (kWindows)
+      return this;
+    else
+      return nullptr;
   }
 
   CpuFilter & cpu () override {
@@ -178,10 +190,11 @@ public:
   }
 
 private:
-  /* Pushed and not yet collected: under the element's object lock. */
-  std::optional<Params> pushed_;
+  /* The element's: under its object lock. */
+  const Params & source_;
   /* Collected: the streaming thread's. */
   Params settings_;
+  guint64 collected_ = 0;
   bool cpu_stale_ = false;
   bool gpu_stale_ = false;
   const int radius_;
@@ -192,8 +205,9 @@ private:
   std::optional<cudafilters::PackedPixels> pixels_;
 };
 
-/* The engine of an element whose settings are @params now, for filters of
- * whole frames with @radius. */
+/* The engine of an element whose settings are @params (a field of the
+ * element that outlives the engine), for filters of whole frames with
+ * @radius. */
 template <typename Cpu, typename Gpu, typename Params>
 std::unique_ptr<GstCudaFiltersEngine>
 gst_cuda_filters_engine_new (const Params & params, int radius = 0)

@@ -23,7 +23,7 @@ GST_DEBUG_CATEGORY_EXTERN (gst_cuda_filters_base_debug);
 #define GST_CAT_DEFAULT gst_cuda_filters_base_debug
 
 bool
-GstCudaFiltersStream::statistics_due (GstBuffer * buf)
+GstCudaFiltersStreaming::statistics_due (GstBuffer * buf)
 {
   GST_OBJECT_LOCK (trans);
   const GstCudaFiltersStats::Settings settings = stats_settings;
@@ -32,7 +32,7 @@ GstCudaFiltersStream::statistics_due (GstBuffer * buf)
 }
 
 void
-GstCudaFiltersStream::note_host_paths (
+GstCudaFiltersStreaming::note_host_paths (
     std::pair<GstCudaFiltersHostPath, GstCudaFiltersHostPath> paths)
 {
   auto say = [this] (const char *side, GstCudaFiltersHostPath now,
@@ -51,7 +51,7 @@ GstCudaFiltersStream::note_host_paths (
 }
 
 void
-GstCudaFiltersStream::note_in_place (bool now)
+GstCudaFiltersStreaming::note_in_place (bool now)
 {
   if (now == in_place)
     return;
@@ -78,7 +78,7 @@ cuda_map_flag ()
 /* Runs @work; a failure becomes an element error, a CUDA one once until the
  * next start. */
 template <typename Work> GstFlowReturn
-guarded (GstCudaFiltersStream & s, const Work & work)
+guarded (GstCudaFiltersStreaming & s, const Work & work)
 {
   try {
     work ();
@@ -93,13 +93,13 @@ guarded (GstCudaFiltersStream & s, const Work & work)
   return GST_FLOW_OK;
 }
 
-/* The settings pushed since the last frame, and a new history where one
+/* The settings changed since the last frame, and a new history where one
  * is due, for the engine about to filter a frame. */
 void
-configure (GstCudaFiltersStream & s, GstCudaFiltersEngine & engine)
+configure (GstCudaFiltersStreaming & s, GstCudaFiltersEngine & engine)
 {
   GST_OBJECT_LOCK (s.trans);
-  engine.collect_settings ();
+  engine.collect_settings (s.settings_version);
   GST_OBJECT_UNLOCK (s.trans);
   if (s.restart_history.exchange (false))
     engine.reset_history ();
@@ -110,7 +110,7 @@ configure (GstCudaFiltersStream & s, GstCudaFiltersEngine & engine)
  * no frame is held back, since a frame held cannot be dropped without
  * changing its neighbours' windows. */
 void
-reset_windows (GstCudaFiltersStream & s, cudafilters::CpuWindowRunner & cpu,
+reset_windows (GstCudaFiltersStreaming & s, cudafilters::CpuWindowRunner & cpu,
     int radius)
 {
   cpu.reset (radius);
@@ -161,7 +161,7 @@ drop_untransformed_metas (GstBaseTransform * trans, GstBuffer * buf)
  * comes with a buffer. A pool that gives none and says OK would lose the
  * frame without a word, so that is an error. */
 GstFlowReturn
-prepare_output (GstCudaFiltersStream & s, GstBuffer * in, GstBuffer ** out)
+prepare_output (GstCudaFiltersStreaming & s, GstBuffer * in, GstBuffer ** out)
 {
   *out = nullptr;
   GstFlowReturn ret = GST_BASE_TRANSFORM_GET_CLASS (s.trans)->
@@ -199,32 +199,42 @@ class FrameFlow final : public GstCudaFiltersFlow
       std::is_same_v<Engine, GstCudaFiltersPlaneEngine>;
 
 public:
-  FrameFlow (GstCudaFiltersStream & s, Engine & engine)
+  FrameFlow (GstCudaFiltersStreaming & s, Engine & engine)
       : s_ (s), engine_ (engine), cpu_ (s.runner_options) {}
 
   GstFlowReturn generate (GstBuffer * in, GstBuffer ** out) override {
     *out = nullptr;
     if (!in)
       return GST_FLOW_OK;
-    /* The input's memory is leased once: a lease counts a sighting. */
+    cudafilters::FrameLevels levels;
+    cudafilters::FrameLevels *want = s_.statistics_due (in) ? &levels :
+        nullptr;
+    GstCudaFiltersFrameRequest request;
+    request.in = in;
+    request.make_output = [this, in](GstBuffer ** made) {
+      return prepare_output (s_, in, made);
+    };
+    request.info = &s_.info;
+    request.cuda_caps = s_.cuda_caps;
+    request.levels_due = want != nullptr;
+    request.one_plane = kPlanes;
+    request.video_meta_downstream = s_.downstream_video_meta;
     GstCudaFiltersHostLease lease;
-    std::optional<GstCudaFiltersHostPath> in_path;
-    if (may_filter_in_place (in))
-      in_path = s_.gpu->lease_host_memory (lease, GstCudaFiltersPlacement {},
-          in, nullptr).first;
-    const bool in_place = in_path == GstCudaFiltersHostPath::kPinned;
-    s_.note_in_place (in_place);
-    if (in_place) {
-      const GstFlowReturn ret = transform_in_place (in);
-      if (ret == GST_FLOW_OK)
-        *out = in;
-      else
-        gst_buffer_unref (in);
-      return ret;
+    GstCudaFiltersPlacement at;
+    GstFlowReturn ret = s_.gpu->place (request, lease, at, out);
+    if (ret == GST_FLOW_OK) {
+      s_.note_in_place (at.in_place);
+      s_.note_host_paths ({at.in_path, at.out_path});
+      if (at.in_place) {
+        ret = transform_in_place (in, levels, want);
+        if (ret == GST_FLOW_OK)
+          *out = in;
+        else
+          gst_buffer_unref (in);
+        return ret;
+      }
+      ret = transform (at, in, *out, levels, want);
     }
-    GstFlowReturn ret = prepare_output (s_, in, out);
-    if (ret == GST_FLOW_OK)
-      ret = transform (in, *out, lease, in_path);
     if (ret != GST_FLOW_OK)
       gst_clear_buffer (out);
     gst_buffer_unref (in);
@@ -241,20 +251,15 @@ public:
   }
 
 private:
-  bool may_filter_in_place (GstBuffer * in) const {
-    if constexpr (kPlanes)
-      return s_.on_gpu () && s_.gpu->may_filter_in_place (in, s_.info,
-          s_.cuda_caps, s_.downstream_video_meta);
-    else
-      return false;
-  }
-  /* @lease holds the input's memory already where @in_path says how it is
-   * copied. */
-  GstFlowReturn transform (GstBuffer * inbuf, GstBuffer * outbuf,
-      GstCudaFiltersHostLease & lease,
-      std::optional<GstCudaFiltersHostPath> in_path);
-  /* @buf's memory is page-locked, and leased by the caller. */
-  GstFlowReturn transform_in_place (GstBuffer * buf);
+  /* The frame @inbuf -> @outbuf, placed @at; its levels into @levels where
+   * @want. */
+  GstFlowReturn transform (const GstCudaFiltersPlacement & at,
+      GstBuffer * inbuf, GstBuffer * outbuf,
+      cudafilters::FrameLevels & levels, cudafilters::FrameLevels * want);
+  /* The frame of @buf, placed in place (its memory page-locked, and leased
+   * by the caller). */
+  GstFlowReturn transform_in_place (GstBuffer * buf,
+      cudafilters::FrameLevels & levels, cudafilters::FrameLevels * want);
   /* The frame of @inbuf, mapped: the history restarted at a DISCONT, the
    * settings collected, @work run (an error becomes an element error), then
    * the statistics message where @want. */
@@ -265,30 +270,20 @@ private:
       const GstCudaFiltersFrame & in, GstCudaFiltersFrame & out,
       GstBuffer * inbuf, GstBuffer * outbuf, cudafilters::FrameLevels * want);
 
-  GstCudaFiltersStream & s_;
+  GstCudaFiltersStreaming & s_;
   Engine & engine_;
   std::conditional_t<kPlanes, cudafilters::CpuFrameRunner,
       cudafilters::CpuWindowRunner> cpu_;
 };
 
 template <typename Engine> GstFlowReturn
-FrameFlow<Engine>::transform (GstBuffer * inbuf, GstBuffer * outbuf,
-    GstCudaFiltersHostLease & lease,
-    std::optional<GstCudaFiltersHostPath> in_path)
+FrameFlow<Engine>::transform (const GstCudaFiltersPlacement & at,
+    GstBuffer * inbuf, GstBuffer * outbuf, cudafilters::FrameLevels & levels,
+    cudafilters::FrameLevels * want)
 {
   GstElement *element = GST_ELEMENT (s_.trans);
-  cudafilters::FrameLevels levels;
-  cudafilters::FrameLevels *want = s_.statistics_due (inbuf) ? &levels :
-      nullptr;
-  const GstCudaFiltersPlacement at = s_.gpu->place (inbuf, outbuf,
-      s_.cuda_caps, want != nullptr);
   GST_LOG_OBJECT (s_.trans, "frame on the %s, %s", at.in_device ? "device" :
       "host", at.queued () ? "queued" : "waited for");
-  auto paths = s_.gpu->lease_host_memory (lease, at, in_path ? nullptr : inbuf,
-      outbuf);
-  if (in_path)
-    paths.first = *in_path;
-  s_.note_host_paths (paths);
 
   GstCudaFiltersFrame in, out;
   if (!gst_cuda_filters_map_frame (element, in, s_.info, inbuf,
@@ -320,18 +315,14 @@ FrameFlow<Engine>::run_frame (GstBuffer * inbuf,
 }
 
 template <typename Engine> GstFlowReturn
-FrameFlow<Engine>::transform_in_place (GstBuffer * buf)
+FrameFlow<Engine>::transform_in_place (GstBuffer * buf,
+    cudafilters::FrameLevels & levels, cudafilters::FrameLevels * want)
 {
   if constexpr (!kPlanes) {
     g_return_val_if_reached (GST_FLOW_ERROR);
   } else {
     GstElement *element = GST_ELEMENT (s_.trans);
-    cudafilters::FrameLevels levels;
-    cudafilters::FrameLevels *want = s_.statistics_due (buf) ? &levels :
-        nullptr;
     GST_LOG_OBJECT (s_.trans, "frame on the host, filtered in place");
-    s_.note_host_paths ({GstCudaFiltersHostPath::kPinned,
-          GstCudaFiltersHostPath::kNone});
     drop_untransformed_metas (s_.trans, buf);
 
     GstCudaFiltersFrame frame;
@@ -357,7 +348,7 @@ FrameFlow<GstCudaFiltersPlaneEngine>::filter (const GstCudaFiltersPlacement &
   /* Only the first (luma or gray) plane is filtered; the others are
    * carried. */
   if (s_.on_gpu ()) {
-    s_.gpu->filter_host (engine_.gpu (), in, out, want);
+    s_.gpu->filter_host (at, engine_.gpu (), in, out, want);
     return;
   }
   cpu_.process (engine_.cpu (), in.luma (), out.luma_mut (), want);
@@ -383,7 +374,7 @@ FrameFlow<GstCudaFiltersWindowEngine>::filter (const GstCudaFiltersPlacement &
 class WindowFlow final : public GstCudaFiltersFlow
 {
 public:
-  WindowFlow (GstCudaFiltersStream & s, GstCudaFiltersWindowEngine & engine)
+  WindowFlow (GstCudaFiltersStreaming & s, GstCudaFiltersWindowEngine & engine)
       : s_ (s), engine_ (engine), radius_ (engine.radius ()),
         cpu_ (s.runner_options) {}
   ~WindowFlow () override { forget_waiting (); }
@@ -405,7 +396,7 @@ private:
   GstFlowReturn output (GstBuffer ** out);
   void forget_waiting ();
 
-  GstCudaFiltersStream & s_;
+  GstCudaFiltersStreaming & s_;
   GstCudaFiltersWindowEngine & engine_;
   const int radius_;
   cudafilters::CpuWindowRunner cpu_;
@@ -438,10 +429,14 @@ GstFlowReturn
 WindowFlow::push (GstBuffer * in)
 {
   const bool gpu = s_.on_gpu ();
-  const GstCudaFiltersPlacement at = s_.gpu->place (in, nullptr,
-      s_.cuda_caps, false);
+  GstCudaFiltersFrameRequest request;
+  request.in = in;
+  request.info = &s_.info;
+  request.cuda_caps = s_.cuda_caps;
   GstCudaFiltersHostLease lease;
-  s_.note_host_paths (s_.gpu->lease_host_memory (lease, at, in, nullptr));
+  GstCudaFiltersPlacement at;
+  s_.gpu->place (request, lease, at, nullptr);
+  s_.note_host_paths ({at.in_path, at.out_path});
   GstCudaFiltersFrame frame;
   if (!gst_cuda_filters_map_frame (GST_ELEMENT (s_.trans), frame, s_.info, in,
           map_flags (GST_MAP_READ, at.in_device)))
@@ -483,9 +478,13 @@ WindowFlow::output (GstBuffer ** out)
   GstCudaFiltersFrame frame;
   if (ret == GST_FLOW_OK) {
     want = s_.statistics_due (meta) ? &levels : nullptr;
-    at = s_.gpu->place (nullptr, *out, s_.cuda_caps, want != nullptr);
-    s_.note_host_paths (s_.gpu->lease_host_memory (lease, at, nullptr,
-            *out));
+    GstCudaFiltersFrameRequest request;
+    request.out = *out;
+    request.info = &s_.info;
+    request.cuda_caps = s_.cuda_caps;
+    request.levels_due = want != nullptr;
+    s_.gpu->place (request, lease, at, nullptr);
+    s_.note_host_paths ({at.in_path, at.out_path});
     if (!gst_cuda_filters_map_frame (GST_ELEMENT (s_.trans), frame, s_.info,
             *out, map_flags (GST_MAP_WRITE, at.out_device)))
       ret = GST_FLOW_ERROR;
@@ -570,13 +569,13 @@ WindowFlow::latency () const
 }  // namespace
 
 std::unique_ptr<GstCudaFiltersFlow>
-gst_cuda_filters_flow_new (GstCudaFiltersStream & stream,
+gst_cuda_filters_flow_new (GstCudaFiltersStreaming & stream,
     GstCudaFiltersEngine & engine)
 {
-  auto *windows = dynamic_cast<GstCudaFiltersWindowEngine *> (&engine);
+  GstCudaFiltersWindowEngine *windows = engine.windows ();
   if (!windows)
     return std::make_unique<FrameFlow<GstCudaFiltersPlaneEngine>> (stream,
-        dynamic_cast<GstCudaFiltersPlaneEngine &> (engine));
+        *engine.planes ());
   /* Without neighbours to wait for, a frame is filtered where it lies. */
   if (windows->radius () == 0)
     return std::make_unique<FrameFlow<GstCudaFiltersWindowEngine>> (stream,

@@ -31,9 +31,9 @@
 
 /* The element's streaming state that a flow works with; owned by the
  * element, which sets it before the first frame. */
-struct GstCudaFiltersStream
+struct GstCudaFiltersStreaming
 {
-  explicit GstCudaFiltersStream (const cudafilters::RunnerOptions & options)
+  explicit GstCudaFiltersStreaming (const cudafilters::RunnerOptions & options)
       : runner_options (options) {}
 
   /* What the CPU path's runners are given (the GPU's have their own). */
@@ -52,6 +52,9 @@ struct GstCudaFiltersStream
   GstCudaFiltersStats stats;
   /* Under the object lock. */
   GstCudaFiltersStats::Settings stats_settings;
+  /* Moves on at each change of the engine's settings; under the object
+   * lock. */
+  guint64 settings_version = 0;
   /* The next frame starts a new history (set from flushing threads too). */
   std::atomic<bool> restart_history { true };
 
@@ -93,4 +96,4 @@ public:
 
 /* The flow of @engine's kind, in @stream. */
 std::unique_ptr<GstCudaFiltersFlow> gst_cuda_filters_flow_new (
-    GstCudaFiltersStream & stream, GstCudaFiltersEngine & engine);
+    GstCudaFiltersStreaming & stream, GstCudaFiltersEngine & engine);

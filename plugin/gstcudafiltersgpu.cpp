@@ -15,6 +15,8 @@
 
 #include "gstcudafiltershostallocator.h"
 
+#include <atomic>
+#include <optional>
 #include <stdexcept>
 #include <vector>
 
@@ -27,7 +29,8 @@ struct GstCudaFiltersGpu::State
 {
   State (const GstCudaFiltersContext & context,
       const cudafilters::RunnerOptions & options)
-      : streams (context), runner (options), options (options) {}
+      : streams (context), runner (options), options (options),
+        host_frames_in_flight (context.host_frames_in_flight ()) {}
 
   /* The context's scheduling (cuda-wait=blocking), given back last. */
   std::unique_ptr<GstCudaFiltersBlockingWaits> blocking_waits;
@@ -37,6 +40,8 @@ struct GstCudaFiltersGpu::State
   /* Whole-frame filters: holds the frames of their windows. */
   std::unique_ptr<cudafilters::GpuWindowRunner> window_runner;
   cudafilters::RunnerOptions options;
+  /* The context's count, which outlives the state. */
+  std::atomic<int> & host_frames_in_flight;
 
   cudafilters::GpuWindowRunner & windows () {
     if (!window_runner)
@@ -136,7 +141,7 @@ GstCudaFiltersGpu::create_state (GstCudaFiltersEngine & engine,
       if (!state->blocking_waits)
         not_blocking = not_held;
     }
-    if (auto *windows = dynamic_cast<GstCudaFiltersWindowEngine *> (&engine)) {
+    if (GstCudaFiltersWindowEngine *windows = engine.windows ()) {
       state->window_runner = std::make_unique<cudafilters::GpuWindowRunner> (state->options);
       state->window_runner->reset (windows->radius ());
     }
@@ -295,36 +300,6 @@ is_cuda_memory (GstBuffer * buffer)
 
 }  // namespace
 
-GstCudaFiltersPlacement
-GstCudaFiltersGpu::place (GstBuffer * in, GstBuffer * out, bool cuda_caps,
-    bool levels_due) const
-{
-  GstCudaFiltersPlacement at;
-  /* CUDA memory in CUDA caps is mapped for the device; frames in
-   * system-memory caps are mapped on the host, whatever memory carries
-   * them (GstCudaMemory downloads itself), and so is a frame of which only
-   * one side is CUDA memory. */
-  if (!state_ || !cuda_caps || (in && !is_cuda_memory (in)) ||
-      (out && !is_cuda_memory (out)))
-    return at;
-  at.in_device = in != nullptr;
-  at.out_device = out != nullptr;
-  at.other_device = in && on_other_device (in);
-  if (in)
-    at.in_stream = GstCudaFiltersStreams::stream_of (in);
-  if (out)
-    at.out_users = GstCudaFiltersStreams::stream_of (out);
-  /* Queued where the streams order the frame's producer and consumers, and
-   * nothing needs the result on the host: not the levels, not another
-   * device's copy, not the 1.22 comparison point (host_sync). */
-  if (options_.host_sync)
-    return at;
-  at.queue_input = at.in_stream && !at.other_device;
-  at.queue_output = at.out_users && !levels_due &&
-      at.out_users == state_->streams.output_stream (out);
-  return at;
-}
-
 namespace {
 
 /* Host memory registered with the driver (cudaHostRegister) in an
@@ -408,32 +383,86 @@ private:
 
 }  // namespace
 
-std::pair<GstCudaFiltersHostPath, GstCudaFiltersHostPath>
-GstCudaFiltersGpu::lease_host_memory (GstCudaFiltersHostLease & lease,
-    const GstCudaFiltersPlacement & at, GstBuffer * in, GstBuffer * out) const
+GstFlowReturn
+GstCudaFiltersGpu::place (const GstCudaFiltersFrameRequest & r,
+    GstCudaFiltersHostLease & lease, GstCudaFiltersPlacement & at,
+    GstBuffer ** out) const
 {
-  std::pair<GstCudaFiltersHostPath, GstCudaFiltersHostPath> paths {
-  GstCudaFiltersHostPath::kNone, GstCudaFiltersHostPath::kNone};
+  at = GstCudaFiltersPlacement ();
+  std::optional<CudaPinner> pinner;
+  if (state_)
+    pinner.emplace (context_);
+  /* In place: the input is leased first, once (a lease counts a sighting),
+   * and is filtered in its own buffer where it turns out page-locked. */
+  bool in_leased = false;
+  if (r.one_plane && r.in && state_ && may_filter_in_place (r.in, *r.info,
+          r.cuda_caps, r.video_meta_downstream)) {
+    at.in_path = lease.use (r.in, *pinner);
+    in_leased = true;
+    at.in_place = at.in_path == GstCudaFiltersHostPath::kPinned;
+  }
+  GstBuffer *outbuf = at.in_place ? nullptr : r.out;
+  if (!at.in_place && !outbuf && r.make_output) {
+    const GstFlowReturn ret = r.make_output (out);
+    if (ret != GST_FLOW_OK)
+      return ret;
+    outbuf = *out;
+  }
+  GstBuffer *const in = r.in;
+
+  /* CUDA memory in CUDA caps is mapped for the device; frames in
+   * system-memory caps are mapped on the host, whatever memory carries
+   * them (GstCudaMemory downloads itself), and so is a frame of which only
+   * one side is CUDA memory. */
+  if (state_ && r.cuda_caps && (!in || is_cuda_memory (in)) &&
+      (!outbuf || is_cuda_memory (outbuf))) {
+    at.in_device = in != nullptr;
+    at.out_device = outbuf != nullptr;
+    at.other_device = in && on_other_device (in);
+    if (in)
+      at.in_stream = GstCudaFiltersStreams::stream_of (in);
+    if (outbuf)
+      at.out_users = GstCudaFiltersStreams::stream_of (outbuf);
+    /* Queued where the streams order the frame's producer and consumers,
+     * and nothing needs the result on the host: not the levels, not
+     * another device's copy, not the 1.22 comparison point (host_sync). */
+    if (!options_.host_sync) {
+      at.queue_input = at.in_stream && !at.other_device;
+      at.queue_output = at.out_users && !r.levels_due &&
+          at.out_users == state_->streams.output_stream (outbuf);
+    }
+  }
   if (!state_)
-    return paths;
-  const CudaPinner pinner (context_);
-  if (in && !at.in_device)
-    paths.first = lease.use (in, pinner);
-  if (out && !at.out_device)
-    paths.second = lease.use (out, pinner);
-  return paths;
+    return GST_FLOW_OK;
+
+  /* Host memory: page-locked where it lies when it comes back, held until
+   * the frame is done (gstcudafiltershostmemory.h). */
+  if (in && !at.in_device && !in_leased)
+    at.in_path = lease.use (in, *pinner);
+  if (outbuf && !at.out_device)
+    at.out_path = lease.use (outbuf, *pinner);
+  /* A one-plane filter's frame in host memory streams its planes where they
+   * lie and carries the others by DMA only while it is the context's one
+   * host frame in flight: alone, these are the faster; beside others the
+   * copy engines bound the frames and the host's copies carry more
+   * (cudafilters::HostRoute). */
+  if (r.one_plane && (!at.in_device || !at.out_device)) {
+    const bool alone = lease.travel_alone (state_->host_frames_in_flight);
+    at.host = cudafilters::HostRoute {alone, alone};
+  }
+  return GST_FLOW_OK;
 }
 
 void
-GstCudaFiltersGpu::filter_host (cudafilters::GpuPlaneFilter & filter,
-    const GstCudaFiltersFrame & in, GstCudaFiltersFrame & out,
-    cudafilters::FrameLevels * levels)
+GstCudaFiltersGpu::filter_host (const GstCudaFiltersPlacement & at,
+    cudafilters::GpuPlaneFilter & filter, const GstCudaFiltersFrame & in,
+    GstCudaFiltersFrame & out, cudafilters::FrameLevels * levels)
 {
   const Current scope (context_);
   State & s = *state_;
   out.carried_from (in, s.carried);
   s.runner.process_host (filter, in.luma (), out.luma_mut (), s.carried,
-      levels);
+      levels, at.host);
 }
 
 /* Whether @buf holds its frame as @info lays it out: no video meta, or one

@@ -11,6 +11,7 @@
 #include <gst/gst.h>
 #include <gst/video/video.h>
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -22,12 +23,14 @@
 #include "gstcudafiltershostmemory.h"
 #include "gstcudafiltersstreams.h"
 
+#include <cudafilters/gpu_frame_runner.h>
 #include <cudafilters/plane_levels.h>
 
-/* How one frame goes through the GPU: decided for each frame in one place,
- * GstCudaFiltersGpu::place (), from its buffers, the context their memory
- * lives in, the caps and whether the frame's levels are due. The flows and
- * the calls below only carry it out. */
+/* How one frame goes through the GPU, the whole route: decided for each
+ * frame in one place, GstCudaFiltersGpu::place (), from its buffers, the
+ * context their memory lives in, the caps, whether the frame's levels are
+ * due, and the other frames in host memory in flight. The flows, the calls
+ * below and the runners only carry it out. */
 struct GstCudaFiltersPlacement
 {
   /* The frame's input and output are mapped as CUDA device memory;
@@ -49,6 +52,41 @@ struct GstCudaFiltersPlacement
   bool queue_output = false;
   /* One-plane filters queue a frame only where both hold. */
   bool queued () const { return queue_input && queue_output; }
+
+  /* Frames in host memory. The frame is filtered in its own buffer, which
+   * is page-locked: there is no output buffer. */
+  bool in_place = false;
+  /* How the input's and the output's host memory is copied: pinned where
+   * it lies (page-locked already, or registered), or staged (kNone: on the
+   * device, absent, or the GPU is not open). */
+  GstCudaFiltersHostPath in_path = GstCudaFiltersHostPath::kNone;
+  GstCudaFiltersHostPath out_path = GstCudaFiltersHostPath::kNone;
+  /* What the runner may do besides copies: stream the planes where they
+   * lie and carry the others by DMA, only for a frame alone in flight in
+   * its context. */
+  cudafilters::HostRoute host;
+};
+
+/* What a frame's route is decided from, besides the buffers' memory. */
+struct GstCudaFiltersFrameRequest
+{
+  /* The input and the output; either may be null (the window flows place
+   * their input and output apart). */
+  GstBuffer *in = nullptr;
+  GstBuffer *out = nullptr;
+  /* Makes the output where the route needs one and @out is null. */
+  std::function<GstFlowReturn (GstBuffer **)> make_output;
+  /* The negotiated frames, in CUDA memory caps or not. */
+  const GstVideoInfo *info = nullptr;
+  bool cuda_caps = false;
+  /* The frame's statistics are due. */
+  bool levels_due = false;
+  /* A one-plane filter: the frame may be filtered in place, and is counted
+   * among the host frames in flight. */
+  bool one_plane = false;
+  /* Downstream reads GstVideoMeta: a frame filtered in place may keep
+   * upstream's layout. */
+  bool video_meta_downstream = false;
 };
 
 class GstCudaFiltersGpu
@@ -96,43 +134,26 @@ public:
   bool adopt (GstCudaContext * theirs, const GstVideoInfo & info,
       std::string & why);
 #endif
-  /* Whether @buffer is CUDA memory of another context than ours that we did
-   * not adopt: another device's. */
-  bool on_other_device (GstBuffer * buffer) const;
 
-  /* Where the frame @in -> @out goes (either may be null: the window
-   * flows place their input and output apart), in @cuda_caps, with its
-   * levels counted where @levels_due. Host memory, waited for, where the
-   * GPU is not open (the CPU path). */
-  GstCudaFiltersPlacement place (GstBuffer * in, GstBuffer * out,
-      bool cuda_caps, bool levels_due) const;
-
-  /* The system memory of @in and @out (either may be null) that the frame
-   * placed @at reads or writes on the host: page-locked where it lies when
-   * it comes back, and held in @lease until the frame is done
-   * (gstcudafiltershostmemory.h). Says how the input's and the output's
-   * memory are copied (kNone for a side on the device or absent, and
-   * where the GPU is not open). */
-  std::pair<GstCudaFiltersHostPath, GstCudaFiltersHostPath> lease_host_memory
-      (GstCudaFiltersHostLease & lease, const GstCudaFiltersPlacement & at,
-      GstBuffer * in, GstBuffer * out) const;
+  /* The route of the frame @r asks for, into @at: the one function that
+   * decides it. Makes the output (r.make_output, into *@out) where the
+   * frame is not filtered in place. The system memory the frame reads or
+   * writes on the host is page-locked where it lies when it comes back,
+   * and held in @lease until the frame is done, with the frame's place
+   * among the host frames in flight (gstcudafiltershostmemory.h). Host
+   * memory, waited for, where the GPU is not open (the CPU path). Returns
+   * the failure of make_output. */
+  GstFlowReturn place (const GstCudaFiltersFrameRequest & r,
+      GstCudaFiltersHostLease & lease, GstCudaFiltersPlacement & at,
+      GstBuffer ** out) const;
 
   /* One-plane filters. Host frames: the kernels read and write pinned
    * frames directly where the filter allows it, otherwise upload, filter,
    * download; the other planes are carried meanwhile, by DMA where both
    * sides are pinned. */
-  void filter_host (cudafilters::GpuPlaneFilter & filter,
-      const GstCudaFiltersFrame & in, GstCudaFiltersFrame & out,
-      cudafilters::FrameLevels * levels);
-  /* Whether a one-plane filter may filter the frame of @in (frames of
-   * @info, in @cuda_caps) in place: a frame with planes to carry, in
-   * system memory that is not CUDA memory nor read-only, in a buffer the
-   * element may write (no one else holds it or its memory), laid out as
-   * @info lays it out unless @video_meta_downstream (downstream reads the
-   * buffer's GstVideoMeta). It does where the memory is page-locked too:
-   * its carried planes then stay where they are, with no copy. */
-  bool may_filter_in_place (GstBuffer * in, const GstVideoInfo & info,
-      bool cuda_caps, bool video_meta_downstream) const;
+  void filter_host (const GstCudaFiltersPlacement & at,
+      cudafilters::GpuPlaneFilter & filter, const GstCudaFiltersFrame & in,
+      GstCudaFiltersFrame & out, cudafilters::FrameLevels * levels);
   /* One-plane filters, a host frame in place: its first plane copied to
    * the device, filtered and copied back; the other planes untouched. */
   void filter_host_in_place (cudafilters::GpuPlaneFilter & filter,
@@ -173,6 +194,20 @@ public:
 
 private:
   struct State;
+
+  /* Whether @buffer is CUDA memory of another context than ours that we did
+   * not adopt: another device's. */
+  bool on_other_device (GstBuffer * buffer) const;
+
+  /* Whether a one-plane filter may filter the frame of @in (frames of
+   * @info, in @cuda_caps) in place: a frame with planes to carry, in
+   * system memory that is not CUDA memory nor read-only, in a buffer the
+   * element may write (no one else holds it or its memory), laid out as
+   * @info lays it out unless @video_meta_downstream (downstream reads the
+   * buffer's GstVideoMeta). It is, where the memory is page-locked too:
+   * its carried planes then stay where they are, with no copy. */
+  bool may_filter_in_place (GstBuffer * in, const GstVideoInfo & info,
+      bool cuda_caps, bool video_meta_downstream) const;
 
   /* Frees the streams, runners and the engine's GPU side; keeps the
    * context. */

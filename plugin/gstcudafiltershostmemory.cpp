@@ -252,8 +252,18 @@ GstCudaFiltersHostLease::use (GstBuffer * buffer,
   return path;
 }
 
+bool
+GstCudaFiltersHostLease::travel_alone (std::atomic<int> & in_flight)
+{
+  g_return_val_if_fail (in_flight_ == nullptr, false);
+  in_flight_ = &in_flight;
+  return in_flight.fetch_add (1) == 0;
+}
+
 GstCudaFiltersHostLease::~GstCudaFiltersHostLease ()
 {
+  if (in_flight_)
+    in_flight_->fetch_sub (1);
   {
     std::lock_guard<std::mutex> l (registry_.lock_);
     for (const auto & h : held_)

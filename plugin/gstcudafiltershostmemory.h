@@ -30,6 +30,7 @@
 
 #include <gst/gst.h>
 
+#include <atomic>
 #include <cstddef>
 #include <list>
 #include <memory>
@@ -131,9 +132,14 @@ public:
    * buffer's memory will be copied. */
   GstCudaFiltersHostPath use (GstBuffer * buffer,
       const GstCudaFiltersHostPinner & pinner);
+  /* Counts the frame among @in_flight (the frames in host memory that
+   * elements of one CUDA context move now) until the lease ends; whether
+   * it is the only one. Once per lease. */
+  bool travel_alone (std::atomic<int> & in_flight);
 
 private:
   GstCudaFiltersHostRegistry & registry_;
+  std::atomic<int> *in_flight_ = nullptr;
   /* Root memories held (a reference each) with their entries. */
   std::vector<std::pair<GstMemory *, GstCudaFiltersHostEntry *>> held_;
 };

@@ -16,8 +16,8 @@
 GParamSpec *gst_cuda_filters_param_spec_temporal_smoothing (void);
 
 /* Applies @change to a copy of @params under @self's object lock and keeps
- * the result if @check (candidate, current) returns no error, pushing it
- * to the element's engine (gst_cuda_filters_base_push_settings). Otherwise the
+ * the result if @check (candidate, current) returns no error, for the
+ * element's engine (gst_cuda_filters_base_settings_changed). Otherwise the
  * parameters stay as they are, and a warning names the property, the value
  * refused, why, and the value that stays: "cudanlm0: refusing
  * patch-size=9: patch-size (9) must not exceed search-size (7): raise
@@ -32,7 +32,7 @@ gst_cuda_filters_update_params (GstCudaFiltersBase * self, Params & params,
   const std::string error = check (candidate, params);
   if (error.empty ()) {
     params = candidate;
-    gst_cuda_filters_base_push_settings (self, params);
+    gst_cuda_filters_base_settings_changed (self);
   }
   GST_OBJECT_UNLOCK (self);
   if (error.empty ())

@@ -7,7 +7,6 @@
 #include "runner_testing.h"
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <cstring>
@@ -24,33 +23,12 @@ bool rows_aligned16(ConstPlane plane) {
   return reinterpret_cast<uintptr_t>(plane.data) % 16 == 0 && plane.stride % 16 == 0;
 }
 
-// Frames in host memory that runners of this process are moving now. A
-// frame streamed by the kernels reads the host's memory across the bus as
-// often as the filter reads its input (twice for histogram equalization),
-// with the SMs' loads; copies read it once, with the copy engines. Alone,
-// streaming is the faster (94 against 102 us for a 1080p frame of
-// cudahisteq on an H200); beside others, copies carry more (eight runners
-// at once: 17,900 against 12,200 frames/s, docs/benchmarks.md).
-std::atomic<int> host_frames_in_flight{0};
-
-class HostFrameInFlight {
- public:
-  HostFrameInFlight() : others_(host_frames_in_flight.fetch_add(1)) {}
-  ~HostFrameInFlight() { host_frames_in_flight.fetch_sub(1); }
-  HostFrameInFlight(const HostFrameInFlight &) = delete;
-  HostFrameInFlight &operator=(const HostFrameInFlight &) = delete;
-  bool alone() const { return others_ == 0; }
-
- private:
-  int others_;
-};
-
 }  // namespace
 
 bool is_page_locked(ConstPlane plane) { return locate(plane).page_locked; }
 
 struct GpuFrameRunner::Impl {
-  Impl(const RunnerOptions &options, HostPath host_path);
+  explicit Impl(const RunnerOptions &options);
 
   // src and dst: device addresses of mapped page-locked host planes; queues
   // the frame without waiting for it.
@@ -70,7 +48,7 @@ struct GpuFrameRunner::Impl {
   // Filters one host frame of process_host, carried planes left by
   // queue_carried_dma copied on the host meanwhile, and waits for it, and
   // for the carried planes' DMAs where `carried_by_dma`. Streams it only
-  // where `may_stream` (alone in flight, not in place).
+  // where `may_stream` (the route allows it, not in place).
   void filter_host(GpuPlaneFilter &filter, ConstPlane src, Plane dst, const CarriedPlanes &carried,
                    FrameLevels *levels, bool may_stream, bool carried_by_dma);
   // Has `stream` wait, after the work queued on it so far, for the carried
@@ -110,30 +88,23 @@ struct GpuFrameRunner::Impl {
   // Whether each carried plane of the frame goes by DMA.
   std::vector<bool> carry_by_dma_;
   Event carry_done_{kHostWaitEventFlags};
-  HostPath host_path_;
   RunnerOptions options_;
   // Whether the last process_host streamed host memory.
   bool last_streamed_ = false;
 };
 
-GpuFrameRunner::Impl::Impl(const RunnerOptions &options, HostPath host_path)
+GpuFrameRunner::Impl::Impl(const RunnerOptions &options)
     : transfer_(std::make_unique<HostTransfer>(options.host_wait)), frame_done_(options.host_wait),
-      host_path_(host_path), options_(options) {}
+      options_(options) {}
 
 GpuFrameRunner::GpuFrameRunner(const RunnerOptions &options)
-    : impl_(std::make_unique<Impl>(options, HostPath::kAuto)) {}
+    : impl_(std::make_unique<Impl>(options)) {}
 
 GpuFrameRunner::~GpuFrameRunner() = default;
-
-void GpuFrameRunnerAccess::set_host_path(GpuFrameRunner &runner, HostPath path) {
-  runner.impl_->host_path_ = path;
-}
 
 bool GpuFrameRunnerAccess::last_frame_streamed(const GpuFrameRunner &runner) {
   return runner.impl_->last_streamed_;
 }
-
-void GpuFrameRunnerAccess::count_host_frame(int delta) { host_frames_in_flight.fetch_add(delta); }
 
 void GpuFrameRunner::reserve(int width, int height, int bytes_per_sample) {
   const int row = width * bytes_per_sample;
@@ -267,12 +238,13 @@ void GpuFrameRunner::Impl::copy_carried_on_host(const CarriedPlanes &carried) co
 }
 
 void GpuFrameRunner::process_host(GpuPlaneFilter &filter, ConstPlane src, Plane dst,
-                                  FrameLevels *levels) {
-  process_host(filter, src, dst, {}, levels);
+                                  FrameLevels *levels, HostRoute route) {
+  process_host(filter, src, dst, {}, levels, route);
 }
 
 void GpuFrameRunner::process_host(GpuPlaneFilter &filter, ConstPlane src, Plane dst,
-                                  const CarriedPlanes &carried, FrameLevels *levels) {
+                                  const CarriedPlanes &carried, FrameLevels *levels,
+                                  HostRoute route) {
   if (src.samples != dst.samples || src.width != dst.width || src.height != dst.height)
     throw std::invalid_argument("source and output planes differ in size or layout");
   for (const CarriedPlane &c : carried)
@@ -289,17 +261,11 @@ void GpuFrameRunner::process_host(GpuPlaneFilter &filter, ConstPlane src, Plane 
   }
   reserve(src.width, src.height, src.samples.bytes);
   m.switch_to(m.stream_.get());
-  const HostFrameInFlight counted;
-  // Carried planes go by DMA only while no other host frame of the process
-  // is in flight: beside others the copy engines bound the frames, and the
-  // host has cores to spare (eight 1080p NV12 streams of cudahisteq: 13,900
-  // frames/s with the chroma by DMA, 21,500 with it copied on the host,
-  // docs/benchmarks.md). Queued first, on a stream of their own: if this
-  // throws, the filter's stream has nothing of this frame.
-  const bool carried_by_dma = m.queue_carried_dma(carried, counted.alone());
+  // The carried planes' DMAs are queued first, on a stream of their own: if
+  // this throws, the filter's stream has nothing of this frame.
+  const bool carried_by_dma = m.queue_carried_dma(carried, route.carried_by_dma);
   try {
-    m.filter_host(filter, src, dst, carried, levels, counted.alone() && !in_place,
-                  carried_by_dma);
+    m.filter_host(filter, src, dst, carried, levels, route.stream && !in_place, carried_by_dma);
   } catch (...) {
     // Nothing queued for this frame may read or write the caller's planes
     // once the caller has them back: kernels streaming them, their copies.
@@ -321,7 +287,7 @@ void GpuFrameRunner::Impl::filter_host(GpuPlaneFilter &filter, ConstPlane src, P
                                        const CarriedPlanes &carried, FrameLevels *levels,
                                        bool may_stream, bool carried_by_dma) {
   const HostResidence in = locate(src), out = locate(dst);
-  last_streamed_ = host_path_ == HostPath::kAuto && may_stream && !levels &&
+  last_streamed_ = may_stream && !levels &&
                    filter.streams_host_memory() && in.device != nullptr &&
                    out.device != nullptr && rows_aligned16(src) && rows_aligned16(dst);
   // The carried planes left to the host are copied while the GPU works; a

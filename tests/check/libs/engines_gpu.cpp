@@ -142,10 +142,10 @@ GST_START_TEST (test_runner_memory_combinations)
 }
 GST_END_TEST;
 
-/* Page-locked frames are streamed by the kernels only while no other frame
- * in host memory is in flight in the process; beside one, they are copied
- * (streaming reads the host's memory across the bus once per pass, and
- * under many streams the copies carry more). The output is the same. */
+/* Page-locked frames are streamed by the kernels only where the route
+ * allows it; a frame beside others is copied (streaming reads the host's
+ * memory across the bus once per pass, and under many streams the copies
+ * carry more). The output is the same. */
 GST_START_TEST (test_pinned_frames_copied_beside_others)
 {
   std::mt19937 rng (77);
@@ -161,8 +161,7 @@ GST_START_TEST (test_pinned_frames_copied_beside_others)
   fail_unless (last_frame_streamed (runner), "a frame alone was not streamed");
   check_equalized (src.plane (), dst.plane (), "alone");
   {
-    const OtherHostFrame other;
-    runner.process_host (eq, src.plane (), dst.plane ());
+    runner.process_host (eq, src.plane (), dst.plane (), nullptr, kCopiesOnly);
     fail_if (last_frame_streamed (runner), "a frame beside another was "
         "streamed");
     check_equalized (src.plane (), dst.plane (), "beside another");
@@ -214,7 +213,6 @@ GST_START_TEST (test_runner_streams_pinned_frames)
     HistEqGpu eq = make_histeq_gpu (mode);
     GpuFrameRunner runner (kPoisoned);
     GpuFrameRunner copying (kPoisoned);
-    set_host_path (copying, HostPath::kCopies);
     for (const auto & s : sizes) {
       const int w = s[0], h = s[1];
       const int lo = int (rng () % 100), hi = lo + 1 + int (rng () % 100);
@@ -230,7 +228,8 @@ GST_START_TEST (test_runner_streams_pinned_frames)
           w, h);
       check_equalized (src.plane (), dst.plane (), "streamed");
 
-      copying.process_host (eq, src.plane (), copied.plane ());
+      copying.process_host (eq, src.plane (), copied.plane (), nullptr,
+          kCopiesOnly);
       fail_if (last_frame_streamed (copying));
       check_equalized (src.plane (), copied.plane (), "copied");
     }
@@ -379,7 +378,6 @@ GST_START_TEST (test_clahe_engine_paths)
   };
   GpuFrameRunner runner (kPoisoned);
   GpuFrameRunner copying (kPoisoned);
-  set_host_path (copying, HostPath::kCopies);
   const char *skip = g_getenv ("CUDAFILTERS_TEST_SKIP_LARGE");
   const bool skip_large = skip && *skip && *skip != '0';
   for (const ClaheParams & p : grids) {
@@ -400,7 +398,8 @@ GST_START_TEST (test_clahe_engine_paths)
       runner.process_host (clahe, src.plane (), dst.plane ());
       fail_unless (last_frame_streamed (runner), "%dx%d was not streamed", w, h);
       check_equalized (src.plane (), dst.plane (), "CLAHE streamed", cpu);
-      copying.process_host (clahe, src.plane (), copied.plane ());
+      copying.process_host (clahe, src.plane (), copied.plane (), nullptr,
+          kCopiesOnly);
       check_equalized (src.plane (), copied.plane (), "CLAHE copied", cpu);
       runner.process_host (clahe, src.plane (), pageable.plane ());
       fail_if (last_frame_streamed (runner));

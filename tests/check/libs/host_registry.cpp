@@ -147,6 +147,34 @@ GST_START_TEST (test_pinned_at_second_sight)
 }
 GST_END_TEST;
 
+/* A frame's lease counts it among the frames in flight of its context
+ * until it ends: the route takes the paths of a frame alone only for the
+ * one that finds no other in flight. */
+GST_START_TEST (test_leases_count_frames_in_flight)
+{
+  GstCudaFiltersHostRegistry reg (16 * kBytes);
+  std::atomic<int> in_flight (0), other_context (0);
+  {
+    GstCudaFiltersHostLease first (reg);
+    fail_unless (first.travel_alone (in_flight), "the first frame is alone");
+    fail_unless_equals_int (in_flight.load (), 1);
+    {
+      GstCudaFiltersHostLease second (reg);
+      fail_if (second.travel_alone (in_flight), "a second frame is alone");
+      GstCudaFiltersHostLease elsewhere (reg);
+      fail_unless (elsewhere.travel_alone (other_context),
+          "a frame of another context is not alone");
+      fail_unless_equals_int (in_flight.load (), 2);
+    }
+    fail_unless_equals_int (in_flight.load (), 1);
+    fail_unless_equals_int (other_context.load (), 0);
+  }
+  fail_unless_equals_int (in_flight.load (), 0);
+  GstCudaFiltersHostLease later (reg);
+  fail_unless (later.travel_alone (in_flight), "alone once the others ended");
+}
+GST_END_TEST;
+
 /* The pin is undone when the memory is freed, before its bytes go. */
 GST_START_TEST (test_unpinned_before_bytes_are_freed)
 {
@@ -423,6 +451,7 @@ host_registry_suite (void)
   tcase_add_test (tc, test_refused_and_turned_off);
   tcase_add_test (tc, test_memory_the_pinner_leaves_alone);
   tcase_add_test (tc, test_threads_share_the_registry);
+  tcase_add_test (tc, test_leases_count_frames_in_flight);
   return s;
 }
 

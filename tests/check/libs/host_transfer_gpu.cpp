@@ -336,9 +336,7 @@ GST_START_TEST (test_frame_filtered_in_place)
   const size_t stride = 640, luma = stride * h;
   for (int case_ = 0; case_ < 4; ++case_) {
     const bool locked = case_ & 1, beside = case_ & 2;
-    std::unique_ptr<OtherHostFrame> other;
-    if (beside)
-      other = std::make_unique<OtherHostFrame> ();
+    const HostRoute route = beside ? kCopiesOnly : HostRoute ();
     std::vector<uint8_t> pageable (2 * luma);
     PinnedBuffer pinned;
     pinned.reserve (2 * luma);
@@ -350,7 +348,7 @@ GST_START_TEST (test_frame_filtered_in_place)
           case_);
       memcpy (frame, content.data (), 2 * luma);
       runner.process_host (eq, ConstPlane (frame, stride, w, h),
-          Plane (frame, stride, w, h));
+          Plane (frame, stride, w, h), nullptr, route);
       char what[96];
       snprintf (what, sizeof what, "%s, %s, frame %u", locked ?
           "page-locked" : "pageable", beside ? "beside another frame" :
@@ -781,9 +779,7 @@ GST_START_TEST (test_carried_planes_of_a_host_frame)
     const int src_locked = case_ & 1, dst_locked = (case_ >> 1) & 1;
     const bool beside = case_ & 4;
     {
-      std::unique_ptr<OtherHostFrame> other;
-      if (beside)
-        other = std::make_unique<OtherHostFrame> ();
+      const HostRoute route = beside ? kCopiesOnly : HostRoute ();
       std::vector<uint8_t> src_pageable (frame), dst_pageable (frame);
       PinnedBuffer src_pinned, dst_pinned;
       src_pinned.reserve (frame);
@@ -803,7 +799,7 @@ GST_START_TEST (test_carried_planes_of_a_host_frame)
         for (int p = 0; p < 2; ++p)
           carried.push_back ({ConstPlane (in + luma + p * chroma, cstride, cw,
                       ch), Plane (out + luma + p * chroma, cstride, cw, ch)});
-        runner.process_host (eq, y_in, y_out, carried);
+        runner.process_host (eq, y_in, y_out, carried, nullptr, route);
         char what[96];
         snprintf (what, sizeof what, "source %s, output %s, %s, frame %u",
             src_locked ? "page-locked" : "pageable",
