@@ -3,12 +3,13 @@
 //
 //   cuda:   filesrc ! qtdemux ! h264parse ! nvh264dec ! <element> ! fakesink
 //           (frames decoded by NVDEC into CUDA memory; "decode" is the
-//           decoder alone, the ceiling NVDEC sets);
+//           decoder alone, the ceiling NVDEC sets; "identity" the decoder
+//           and GStreamer's identity, what a stream costs unfiltered);
 //   system: appsrc ! <element> ! fakesink, NV12 frames in (pageable) system
 //           memory, uploaded and downloaded by the element.
 //
 //   multistream_bench --clip FILE [--streams 1,4,16,32] [--memory cuda,system]
-//                     [--only decode,histeq,clahe,nlm,sharpen,lowlight]
+//                     [--only decode,identity,histeq,clahe,nlm,sharpen,lowlight]
 //                     [--devices 0[,1..]] [--contexts shared|own] [--loops L]
 //                     [--frames N] [--cuda-wait blocking,keep] [--queue]
 //                     [--json FILE]
@@ -59,6 +60,7 @@
 #include <sstream>
 #include <unistd.h>
 #include <cctype>
+#include <cstring>
 
 #include <memory>
 #include <stdexcept>
@@ -77,12 +79,17 @@ struct Element {
   const char *name;
   const char *factory;  // nullptr: the decoder alone
   std::function<std::unique_ptr<cudafilters::GpuPlaneFilter>()> engine;
+  // One of ours, with the backend, device and cuda-wait properties.
+  bool ours() const { return factory != nullptr && std::strcmp(factory, "identity") != 0; }
 };
 
 // Each engine at its defaults, which are its element's (NlmGpu: automatic
 // strength, as cudanlm).
 const Element kElements[] = {
     {"decode", nullptr, nullptr},
+    // The decoder and an element that costs nothing: what a stream costs
+    // without filtering, threads included (with --queue, the queue's too).
+    {"identity", "identity", nullptr},
     {"histeq", "cudahisteq", [] { return std::make_unique<cudafilters::HistEqGpu>(); }},
     {"clahe", "cudaclahe", [] { return std::make_unique<cudafilters::ClaheGpu>(); }},
     {"nlm", "cudanlm", [] { return std::make_unique<cudafilters::NlmGpu>(); }},
@@ -376,10 +383,12 @@ std::vector<GstBuffer *> system_frames() {
 std::string launch_for(const std::string &memory, const Element &e, int device,
                        const std::string &clip, const std::string &cuda_wait, bool queue) {
   std::string filter = queue ? "queue ! " : "";
-  if (e.factory)
+  if (e.ours())
     filter += std::string(e.factory) + " name=filter backend=cuda cuda-device-id=" +
               std::to_string(device) + (cuda_wait != "unset" ? " cuda-wait=" + cuda_wait : "") +
               " ! ";
+  else if (e.factory)
+    filter += std::string(e.factory) + " name=filter ! ";
   if (memory == "cuda")
     return "filesrc location=\"" + clip + "\" ! qtdemux ! h264parse ! " + decoder_for(device) +
            " ! video/x-raw(memory:CUDAMemory) ! " + filter + "fakesink name=sink sync=false";
@@ -515,14 +524,14 @@ void run_all(const MultiOptions &opt) {
       std::printf("%s: GPU time %.1f us per NV12 1080p frame, ceiling %.0f fps per GPU\n", e.name,
                   c.gpu_us, 1e6 / c.gpu_us);
     for (const std::string &memory : opt.memory) {
-      if (memory == "system" && !e.factory) continue;
+      if (memory == "system" && !e.ours()) continue;
       for (int n : opt.streams)
         for (const std::string &wait : opt.cuda_waits) {
-        if (!e.factory && wait != opt.cuda_waits.front()) continue;  // no element, no wait
+        if (!e.ours() && wait != opt.cuda_waits.front()) continue;  // no element of ours, no wait
         const Throughput t = run_streams(opt, memory, e, n, contexts, frames_in, wait);
         std::printf("  %-6s %-8s N=%-3d GPUs=%zu %-8s %8.1f fps  (%6.1f per stream, slowest %6.1f)"
                     "  CPU %5.2f cores  window %5.2f s%s\n",
-                    memory.c_str(), e.name, n, opt.devices.size(), e.factory ? wait.c_str() : "-",
+                    memory.c_str(), e.name, n, opt.devices.size(), e.ours() ? wait.c_str() : "-",
                     t.fps, t.fps / n, t.slowest_fps, t.cpu_cores, t.window_s,
                     t.overlapped ? "" : "  (pipelines did not overlap)");
         std::printf("         CPU %.1f us per frame; by thread:", t.cpu_us_per_frame);
@@ -540,7 +549,7 @@ void run_all(const MultiOptions &opt) {
                        "\"cpu_cores\":%.2f,\"cpu_us_per_frame\":%.2f,\"window_s\":%.3f,\"overlapped\":%s,"
                        "\"gpu_us\":%.2f,\"latency_p50_us\":%.1f,\"latency_p99_us\":%.1f}\n",
                        memory.c_str(), e.name, n, opt.devices.size(),
-                       opt.shared_contexts ? "shared" : "own", e.factory ? wait.c_str() : "",
+                       opt.shared_contexts ? "shared" : "own", e.ours() ? wait.c_str() : "",
                        opt.queue ? "true" : "false", t.fps, t.slowest_fps, t.cpu_cores,
                        t.cpu_us_per_frame, t.window_s, t.overlapped ? "true" : "false", c.gpu_us,
                        t.latency_p50_us, t.latency_p99_us);
