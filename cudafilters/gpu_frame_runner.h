@@ -49,10 +49,9 @@ class GpuFrameRunner {
   // src and dst are host planes of equal size. Where `route` allows it,
   // both are page-locked and mapped for the device, with 16-byte aligned
   // rows, and the filter streams host memory, its kernels read and write
-  // them directly. Otherwise page-locked memory (cudaHostAlloc/cudaHostRegister, any context) is
-  // copied directly, and pageable memory goes through the runner's
-  // page-locked staging band by band, the host copies spread over the
-  // shared thread pool and overlapping the DMA of neighbouring bands.
+  // them directly. Otherwise page-locked memory (cudaHostAlloc,
+  // cudaHostRegister, any context) is copied directly, and pageable memory
+  // through the runner's page-locked staging.
   //
   // With `levels`, the histograms of src and dst are counted on the device
   // too and stored there; such a frame is copied in and out, never
