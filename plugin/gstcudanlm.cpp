@@ -360,7 +360,8 @@ gst_cuda_nlm_class_init (GstCudaNlmClass * klass)
           1, cudafilters::kNlmMaxPatchSize, defaults.patch_size, live));
   g_object_class_install_property (gobject_class, PROP_SEARCH_SIZE,
       g_param_spec_int ("search-size", "Search size",
-          "Side of the square window searched for similar patches (odd)",
+          "Diameter of the disk of offsets searched for similar patches "
+          "(odd): offsets within search-size / 2 of the pixel",
           1, cudafilters::kNlmMaxSearchSize, defaults.search_size, live));
   g_object_class_install_property (gobject_class, PROP_NOISE_SIGMA,
       g_param_spec_float ("noise-sigma", "Noise sigma",

@@ -190,7 +190,8 @@ CF_INLINE void filter_tile(const TileArgs<CH> &a) {
   const ptrdiff_t row0 = origin - RP;
 
   for (int dx = -a.rs; dx <= a.rs; ++dx) {
-    for (int dy = -a.rs; dy <= a.rs; ++dy) {
+    const int rows = nlm_search_rows(a.rs, dx);
+    for (int dy = -rows; dy <= rows; ++dy) {
       const int shift = dy * S + dx;
       float *__restrict cols = a.columns;
       if constexpr (!GAUSS) {

@@ -347,18 +347,20 @@ __global__ void __launch_bounds__(256, CH == 1 ? 2 : 1) nlm_kernel(const __grid_
       load_tile<CH>(k, fi <= k.center ? fi - 1 : fi, y0, x0, F, P);
     }
     for (int dx = -rs; dx <= rs; ++dx) {
-      // Pointers walk down the rows with dy: no index arithmetic per offset
-      // beyond a step and F's row shift.
+      // The disk's column dx (nlm_search_rows). Pointers walk down the rows
+      // with dy: no index arithmetic per offset beyond a step and F's row
+      // shift.
+      const int rows = nlm_search_rows(rs, dx);
       const uint32_t *pq[CH][Sh::kDiffRegs];
       const float *fp[CH];
 #pragma unroll
       for (int c = 0; c < CH; ++c) {
 #pragma unroll
         for (int q = 0; q < Sh::kDiffRegs; ++q)
-          pq[c][q] = P[c] + p_base[c] + q * p_row8 - rs * k.p_stride + dx;
-        fp[c] = F[c] + f_base[c] - rs * k.f_stride + dx;
+          pq[c][q] = P[c] + p_base[c] + q * p_row8 - rows * k.p_stride + dx;
+        fp[c] = F[c] + f_base[c] - rows * k.f_stride + dx;
       }
-      for (int dy = -rs, row = f_row - rs; dy <= rs; ++dy, ++row) {
+      for (int dy = -rows, row = f_row - rows; dy <= rows; ++dy, ++row) {
         // Column sums of 16 rows x 8 columns per block, packed as the
         // row product's A fragments.
         uint32_t vh[Sh::kColBlocks][2];

@@ -114,6 +114,9 @@ reference_nlm_levels (const Img & src, const NlmSettings & s, int bits)
       double wsum = 0, vsum = 0;
       for (int dy = -rs; dy <= rs; ++dy)
         for (int dx = -rs; dx <= rs; ++dx) {
+          /* The search window is the disk of radius rs. */
+          if (dx * dx + dy * dy > rs * rs)
+            continue;
           double d2 = 0;
           for (int ky = -rp; ky <= rp; ++ky)
             for (int kx = -rp; kx <= rp; ++kx) {

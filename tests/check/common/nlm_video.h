@@ -45,6 +45,9 @@ reference_nlm_frames (const std::vector<std::vector<Image>> & frames,
       for (size_t f = 0; f < frames.size (); ++f)
         for (int dy = -rs; dy <= rs; ++dy)
           for (int dx = -rs; dx <= rs; ++dx) {
+            /* The search window is the disk of radius rs. */
+            if (dx * dx + dy * dy > rs * rs)
+              continue;
             double d2 = 0;
             for (int ky = -rp; ky <= rp; ++ky)
               for (int kx = -rp; kx <= rp; ++kx)
