@@ -187,7 +187,7 @@ def timing(results):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--photos", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "photos"))
+    ap.add_argument("--photos", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bench", "photos"))
     ap.add_argument("--backend", default="cuda", choices=["cuda", "cpu", "auto"])
     ap.add_argument("--timing", action="store_true")
     ap.add_argument("--deep", action="store_true", help="also 16-bit frames against OpenCV on CV_16U")
