@@ -188,6 +188,16 @@ GstCudaFiltersContext::usable (std::string & why) const
   return false;
 }
 
+/* One count per device, for every context on it: the copy engines and the
+ * bus that decide a host frame's route are the device's, whichever context
+ * (separate pipelines each make their own) moves the frame. */
+static std::atomic<int> &
+gst_cuda_filters_host_frames_on_device (gint device)
+{
+  static std::atomic<int> counts[64];
+  return counts[(guint) device % 64];
+}
+
 #ifdef HAVE_GST_CUDA
 
 bool
@@ -240,22 +250,9 @@ GstCudaFiltersContext::push () const
 std::atomic<int> &
 GstCudaFiltersContext::host_frames_in_flight () const
 {
-  /* Kept on the GstCudaContext, which every element sharing it holds. */
-  static const GQuark quark =
-      g_quark_from_static_string ("cudafilters-host-frames-in-flight");
-  static std::mutex made;
-  std::lock_guard<std::mutex> lock (made);
-  auto *count = static_cast<std::atomic<int> *> (g_object_get_qdata (
-          G_OBJECT (context_), quark));
-  if (!count) {
-    auto fresh = std::make_unique<std::atomic<int>> (0);
-    count = fresh.get ();
-    g_object_set_qdata_full (G_OBJECT (context_), quark, fresh.release (),
-        [](gpointer p) {
-          delete static_cast<std::atomic<int> *> (p);
-        });
-  }
-  return *count;
+  guint device = 0;
+  g_object_get (context_, "cuda-device-id", &device, nullptr);
+  return gst_cuda_filters_host_frames_on_device ((gint) device);
 }
 
 void
@@ -382,9 +379,7 @@ GstCudaFiltersContext::push () const
 std::atomic<int> &
 GstCudaFiltersContext::host_frames_in_flight () const
 {
-  /* One primary context per device. */
-  static std::atomic<int> counts[64];
-  return counts[device_ % 64];
+  return gst_cuda_filters_host_frames_on_device (device_);
 }
 
 void

@@ -59,11 +59,11 @@ public:
   bool push () const;
   void pop () const;
 
-  /* The frames in host memory that the elements of the open context are
-   * moving now, counted by their leases (GstCudaFiltersHostLease): a
-   * frame's route takes the paths that are fastest alone only while it is
-   * the one (GstCudaFiltersGpu::place). Shared by every element in the
-   * context, and lives as long as the context. */
+  /* The frames in host memory that the elements on the open context's
+   * device are moving now, counted by their leases
+   * (GstCudaFiltersHostLease): a frame's route takes the paths that are
+   * fastest alone only while it is the one (GstCudaFiltersGpu::place).
+   * One count per device, whatever context the elements use. */
   std::atomic<int> & host_frames_in_flight () const;
 
   /* The element's context query and set_context, where contexts are

@@ -215,3 +215,7 @@ gst_cuda_filters_engine_new (const Params & params, int radius = 0)
   return std::make_unique<GstCudaFiltersEngineOf<Cpu, Gpu, Params>> (params,
       radius);
 }
+/* The engine reads @params for its whole life: a temporary does not do. */
+template <typename Cpu, typename Gpu, typename Params>
+std::unique_ptr<GstCudaFiltersEngine>
+gst_cuda_filters_engine_new (const Params && params, int radius = 0) = delete;

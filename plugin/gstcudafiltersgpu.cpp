@@ -40,7 +40,7 @@ struct GstCudaFiltersGpu::State
   /* Whole-frame filters: holds the frames of their windows. */
   std::unique_ptr<cudafilters::GpuWindowRunner> window_runner;
   cudafilters::RunnerOptions options;
-  /* The context's count, which outlives the state. */
+  /* The device's count, which outlives the state. */
   std::atomic<int> & host_frames_in_flight;
 
   cudafilters::GpuWindowRunner & windows () {
@@ -389,6 +389,8 @@ GstCudaFiltersGpu::place (const GstCudaFiltersFrameRequest & r,
     GstBuffer ** out) const
 {
   at = GstCudaFiltersPlacement ();
+  /* A frame filtered in place has no output: one-plane filters make it. */
+  g_return_val_if_fail (!(r.one_plane && r.out), GST_FLOW_ERROR);
   std::optional<CudaPinner> pinner;
   if (state_)
     pinner.emplace (context_);
@@ -442,8 +444,8 @@ GstCudaFiltersGpu::place (const GstCudaFiltersFrameRequest & r,
   if (outbuf && !at.out_device)
     at.out_path = lease.use (outbuf, *pinner);
   /* A one-plane filter's frame in host memory streams its planes where they
-   * lie and carries the others by DMA only while it is the context's one
-   * host frame in flight: alone, these are the faster; beside others the
+   * lie and carries the others by DMA only while it is the device's one host
+   * frame in flight: alone, these are the faster; beside others the
    * copy engines bound the frames and the host's copies carry more
    * (cudafilters::HostRoute). */
   if (r.one_plane && (!at.in_device || !at.out_device)) {

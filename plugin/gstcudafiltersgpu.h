@@ -62,8 +62,8 @@ struct GstCudaFiltersPlacement
   GstCudaFiltersHostPath in_path = GstCudaFiltersHostPath::kNone;
   GstCudaFiltersHostPath out_path = GstCudaFiltersHostPath::kNone;
   /* What the runner may do besides copies: stream the planes where they
-   * lie and carry the others by DMA, only for a frame alone in flight in
-   * its context. */
+   * lie and carry the others by DMA, only for a frame alone in flight on
+   * its device. */
   cudafilters::HostRoute host;
 };
 

@@ -133,7 +133,7 @@ public:
   GstCudaFiltersHostPath use (GstBuffer * buffer,
       const GstCudaFiltersHostPinner & pinner);
   /* Counts the frame among @in_flight (the frames in host memory that
-   * elements of one CUDA context move now) until the lease ends; whether
+   * elements move to and from one device now) until the lease ends; whether
    * it is the only one. Once per lease. */
   bool travel_alone (std::atomic<int> & in_flight);
 
