@@ -13,7 +13,11 @@ window and a pixel p:
   w(p,d) = exp(-max(D - 2 noise_sigma^2, 0) / h^2)   (h, noise_sigma in 8-bit units),
 
 computed per offset over the whole frame (squared difference image, box
-sums, weight, accumulation). The variants:
+sums, weight, accumulation). With several channels (chroma: U and V
+together) D is the mean over the box and the channels, and one weight
+serves every channel; with several frames (temporal) the offsets d run over
+the same window in each frame, D comparing the frame denoised at p with
+that frame at p + d, and I(p+d) is that frame's. The variants:
 
   pixelwise       today's: output(p) = sum_d w(p,d) I(p+d) / sum_d w(p,d);
   copy-2x2        weights at the grid points g (even row, even column) only,
@@ -28,35 +32,59 @@ sums, weight, accumulation). The variants:
   copy-2x2-fp16   copy-2x2 with each weight rounded to float16 before it is
                   accumulated (the sums in float32); also over the disk.
 
+The grid and the blocks are those of the plane denoised: for chroma, in
+chroma-sample coordinates (patch and search count chroma samples too).
+
 The outputs are rounded to 8 bits, as the element writes them, and scored by
 PSNR against the clean frame (nlm_auto_strength.py's psnr). For each case
-and variant: the best PSNR over a grid of strengths relative to the true
-noise sigma s, h = a s for a = 0.4, 0.5, ..., 1.6, with noise-sigma s and
-with noise-sigma 0 (26 settings), and its difference to pixelwise's best;
-also the difference at pixelwise's best setting.
+and variant: the best PSNR over a grid of strengths relative to a noise
+level s of the case, h = a s for a = 0.4, 0.5, ..., 1.6, with noise-sigma s
+and with noise-sigma 0 (26 settings; colour: each with 3 chroma strengths,
+78), and its difference to pixelwise's best; also the difference at
+pixelwise's best setting.
 
 Cases:
 
-  gray    the photos DIR/gray/*.png of `nlm_auto_strength.py --prepare DIR`
-          with Gaussian noise of sigma 10, 20, 30: the same noisy frames as
-          that study's gray cases (its case_frames: seeded by the name and
-          sigma, added to the 8-bit photo, rounded and clipped), then a
-          centre crop; s is the sigma;
-  camera  the held-out photos of camera_set.py's simulated camera (its
-          make_case, from DIR/photos/*.png and the stored H.264 frames
-          DIR/h264/*.npz of `camera_set.py --prepare DIR`): the luma of the
-          middle frame against the clean frame's, a centre crop; s is the
-          standard deviation of noisy - clean over the crop. The first N
-          cases of an order that spreads them over the 8 variants and 6
-          peaks (48 covers every variant x peak once; 192 is all).
+  gray      the photos DIR/gray/*.png of `nlm_auto_strength.py --prepare DIR`
+            with Gaussian noise of sigma 10, 20, 30: the same noisy frames as
+            that study's gray cases (its case_frames: seeded by the name and
+            sigma, added to the 8-bit photo, rounded and clipped), then a
+            centre crop; s is the sigma;
+  camera    the held-out photos of camera_set.py's simulated camera (its
+            make_case, from DIR/photos/*.png and the stored H.264 frames
+            DIR/h264/*.npz of `camera_set.py --prepare DIR`): the luma of the
+            middle frame against the clean frame's, a centre crop; s is the
+            standard deviation of noisy - clean over the crop. The first N
+            cases of an order that spreads them over the 8 variants and 6
+            peaks (48 covers every variant x peak once; 192 is all);
+  colour    the photos DIR/colour/*.png with Gaussian noise of sigma 10, 20,
+            30 added in RGB, as I420 (nlm_auto_strength.py's colour case:
+            BT.601 full range, chroma averaged over 2x2), a centre crop
+            (chroma crop/2, luma the matching crop x crop). Luma denoised as
+            gray; U and V together, d2 the mean over the patch and both
+            channels, one weight for both, w = exp(-max(d2 - 2 (sigma hc /
+            h)^2, 0) / hc^2) with the chroma strength hc = c h, c = 0.5,
+            0.75, 1.0 (the luma weight function at strength c h and
+            noise-sigma c noise-sigma). PSNR over all the Y, U and V
+            samples against the clean photo's I420; s is the standard
+            deviation of noisy - clean luma over the crop (about 0.6 sigma);
+  temporal  nlm_auto_strength.py's temporal case: three gray frames panning
+            2 px right and 1 px down per frame, each with its own noise,
+            sigma 10, 20, 30 (the same noisy frames), the same centre crop of
+            each; the middle frame denoised with the search over all three
+            (temporal-radius 1) and scored against its clean frame; s is
+            the sigma.
 
     python3 studies/nlm_fewer_weights.py --self-check
     python3 studies/nlm_fewer_weights.py --quick --json quick.json
     python3 studies/nlm_fewer_weights.py --json fewer.json --photos .carry/photos --camera .carry/camera
     python3 studies/nlm_fewer_weights.py --json fewer-all.json --camera-limit 192
+    python3 studies/nlm_fewer_weights.py --kinds colour,temporal --json ct.json
 
---self-check compares the model with a direct per-pixel NLM on a small
-frame (every variant), and the grid variants at step 1 with pixelwise.
+--self-check compares the model with a direct per-pixel NLM on small frames
+(every variant: gray, the luma and chroma of a small I420 frame, and three
+frames of a pan), the grid variants at step 1 with pixelwise, and the
+scores with nlm_auto_strength.py's psnr.
 --quick: 2 photos, crop 96, sigma 20, a = 0.6, 1.0, 1.4, 2 camera cases.
 
 Backend: CuPy when it imports and finds a GPU (crop 512 by default), else
@@ -80,7 +108,8 @@ ensure(["cv2", "numpy"])
 import cv2  # noqa: E402
 import numpy as np  # noqa: E402
 
-from nlm_auto_strength import CALIBRATION, GRAY, add_noise, case_frames, psnr  # noqa: E402
+from nlm_auto_strength import CALIBRATION, COLOUR, GRAY, PAN, add_noise, case_frames, psnr  # noqa: E402
+from nlm_auto_strength import rgb_to_i420  # noqa: E402
 from camera_set import FRAMES, HELD_OUT, PEAKS  # noqa: E402
 from camera_set import VARIANTS as CAMERA_VARIANTS  # noqa: E402
 from camera_set import digest, load_photo, make_case  # noqa: E402
@@ -89,6 +118,8 @@ PATCH = 7
 SEARCH = 21
 STEP = 2
 SIGMAS = [10, 20, 30]
+KINDS = ["gray", "camera", "colour", "temporal"]
+CHROMA_FACTORS = [0.5, 0.75, 1.0]                                 # chroma strength hc = c h
 STRENGTH_FACTORS = [round(0.4 + 0.1 * i, 1) for i in range(13)]   # h = a s, 0.4 .. 1.6
 ALLOWANCE_FACTORS = [1.0, 0.0]                                    # noise-sigma = b s
 QUICK_FACTORS = [0.6, 1.0, 1.4]
@@ -182,17 +213,32 @@ def spread(xp, wg, h, w, step):
     return out
 
 
-def denoise_variants(xp, noisy, settings, step=STEP, patch=PATCH, search=SEARCH):
-    """Every variant's output of a gray frame for every (h, noise_sigma) of
-    settings, before rounding: {variant: K x H x W float32 array}."""
+def as_frames(frames):
+    """A 2-D plane (one frame, one channel), or a list of frames, each a
+    2-D plane or a list of planes (its channels): a list of lists of planes."""
+    if hasattr(frames, "ndim") and frames.ndim == 2:
+        return [[frames]]
+    return [[f] if hasattr(f, "ndim") and f.ndim == 2 else list(f) for f in frames]
+
+
+def denoise_variants(xp, frames, settings, centre=None, step=STEP, patch=PATCH, search=SEARCH):
+    """Every variant's output of the frame at `centre` of `frames` (as_frames;
+    default the middle one) for every (h, noise_sigma) of settings, before
+    rounding: {variant: K x C x H x W float32 array}, C the channels. The
+    search runs over the same window in every frame, the frame denoised
+    first, then the others in time order; the distance is the mean over the
+    patch and the channels, one weight serving every channel."""
     f32 = xp.float32
-    noisy = xp.asarray(noisy, dtype=f32)
-    height, width = noisy.shape
+    frames = as_frames(frames)
+    nt, nc = len(frames), len(frames[0])
+    centre = nt // 2 if centre is None else centre
+    height, width = frames[0][0].shape
     p, r = patch // 2, search // 2
     k = len(settings)
-    img = xp.pad(noisy, p + r, mode="reflect")   # numpy's and CuPy's "reflect" is reflect-101
+    # numpy's and CuPy's "reflect" is reflect-101
+    pads = [[xp.pad(xp.asarray(c, dtype=f32), p + r, mode="reflect") for c in f] for f in frames]
     eh, ew = height + 2 * p, width + 2 * p       # the pixels the patches reach
-    ref = img[r:r + eh, r:r + ew]
+    refs = [img[r:r + eh, r:r + ew] for img in pads[centre]]
     neg_inv_h2 = xp.asarray([-1.0 / (h * h) for h, _ in settings], f32)[:, None, None]
     allowance = xp.asarray([2.0 * s * s for _, s in settings], f32)[:, None, None]
     gh, gw = -(-height // step), -(-width // step)
@@ -200,52 +246,84 @@ def denoise_variants(xp, noisy, settings, step=STEP, patch=PATCH, search=SEARCH)
     # window is their sum.
     acc = {}
     for region in ("disk", "corner"):
-        acc[region] = {n: xp.zeros((k, height, width), f32)
-                       for n in ("pix_num", "pix_den", "copy_num", "spread_num", "copy16_num")}
+        acc[region] = {n: xp.zeros((k, nc, height, width), f32)
+                       for n in ("pix_num", "copy_num", "spread_num", "copy16_num")}
+        acc[region]["pix_den"] = xp.zeros((k, height, width), f32)
         acc[region].update({n: xp.zeros((k, gh, gw), f32) for n in ("grid_den", "grid16_den")})
     sq = xp.empty((eh, ew), f32)
+    sq1 = xp.empty((eh, ew), f32)
     wt = xp.empty((k, height, width), f32)
     tmp = xp.empty((k, height, width), f32)
-    inv_area = np.float32(1.0 / (patch * patch))
-    for dy in range(-r, r + 1):
-        for dx in range(-r, r + 1):
-            a = acc["disk" if dy * dy + dx * dx <= r * r else "corner"]
-            shifted = img[r + dy:r + dy + eh, r + dx:r + dx + ew]
-            xp.subtract(ref, shifted, out=sq)
-            xp.multiply(sq, sq, out=sq)
-            dist = box_sums(sq, patch, height, width)
-            dist *= inv_area
-            src = shifted[p:p + height, p:p + width]          # I(p + d)
-            xp.subtract(dist[None], allowance, out=wt)
-            xp.maximum(wt, 0, out=wt)
-            xp.multiply(wt, neg_inv_h2, out=wt)
-            xp.exp(wt, out=wt)
-            # pixelwise
-            a["pix_den"] += wt
-            xp.multiply(wt, src[None], out=tmp)
-            a["pix_num"] += tmp
-            # the grid points' weights
-            wg = wt[:, ::step, ::step]
-            a["grid_den"] += wg
-            add_copied(a["copy_num"], wg, src, step)
-            ws = spread(xp, wg, height, width, step)
-            ws *= src[None]
-            a["spread_num"] += ws
-            w16 = wg.astype(xp.float16).astype(f32)
-            a["grid16_den"] += w16
-            add_copied(a["copy16_num"], w16, src, step)
+    # Box sums of integer squared differences stay under 2^24 (2 channels:
+    # 98 x 255^2), exact in float32.
+    inv_area = np.float32(1.0 / (patch * patch * nc))
+    for t in [centre] + [t for t in range(nt) if t != centre]:
+        for dy in range(-r, r + 1):
+            for dx in range(-r, r + 1):
+                a = acc["disk" if dy * dy + dx * dx <= r * r else "corner"]
+                shifted = [img[r + dy:r + dy + eh, r + dx:r + dx + ew] for img in pads[t]]
+                for c in range(nc):
+                    xp.subtract(refs[c], shifted[c], out=sq1 if c else sq)
+                    if c:
+                        xp.multiply(sq1, sq1, out=sq1)
+                        sq += sq1
+                    else:
+                        xp.multiply(sq, sq, out=sq)
+                dist = box_sums(sq, patch, height, width)
+                dist *= inv_area
+                src = [sh[p:p + height, p:p + width] for sh in shifted]   # I(p + d)
+                xp.subtract(dist[None], allowance, out=wt)
+                xp.maximum(wt, 0, out=wt)
+                xp.multiply(wt, neg_inv_h2, out=wt)
+                xp.exp(wt, out=wt)
+                # pixelwise
+                a["pix_den"] += wt
+                for c in range(nc):
+                    xp.multiply(wt, src[c][None], out=tmp)
+                    a["pix_num"][:, c] += tmp
+                # the grid points' weights
+                wg = wt[:, ::step, ::step]
+                a["grid_den"] += wg
+                ws = spread(xp, wg, height, width, step)
+                w16 = wg.astype(xp.float16).astype(f32)
+                a["grid16_den"] += w16
+                for c in range(nc):
+                    add_copied(a["copy_num"][:, c], wg, src[c], step)
+                    xp.multiply(ws, src[c][None], out=tmp)
+                    a["spread_num"][:, c] += tmp
+                    add_copied(a["copy16_num"][:, c], w16, src[c], step)
 
     def whole(name):
         return acc["disk"][name] + acc["corner"][name]
 
     out = {}
     for suffix, get in (("", whole), ("-disk", lambda n: acc["disk"][n])):
-        out["pixelwise" + suffix] = get("pix_num") / get("pix_den")
-        out["copy-2x2" + suffix] = get("copy_num") / copied(xp, get("grid_den"), height, width, step)
-        out["spread-3x3" + suffix] = get("spread_num") / spread(xp, get("grid_den"), height, width, step)
-        out["copy-2x2-fp16" + suffix] = get("copy16_num") / copied(xp, get("grid16_den"), height, width,
-                                                                  step)
+        out["pixelwise" + suffix] = get("pix_num") / get("pix_den")[:, None]
+        out["copy-2x2" + suffix] = get("copy_num") / copied(xp, get("grid_den"), height, width,
+                                                            step)[:, None]
+        out["spread-3x3" + suffix] = get("spread_num") / spread(xp, get("grid_den"), height, width,
+                                                                step)[:, None]
+        out["copy-2x2-fp16" + suffix] = get("copy16_num") / copied(xp, get("grid16_den"), height,
+                                                                  width, step)[:, None]
     return {v: out[v] for v in VARIANTS}
+
+
+def chroma_params(params, chroma_factors):
+    """The chroma weights' (h, noise_sigma) of each luma (h, noise_sigma) and
+    chroma strength hc = c h, c outermost: w = exp(-max(d2 - 2 (sigma hc /
+    h)^2, 0) / hc^2) is the luma weight function at (c h, c sigma)."""
+    return [(c * h, c * s) for c in chroma_factors for h, s in params]
+
+
+def case_outputs(xp, kind, frames, params, chroma_factors, denoise=denoise_variants):
+    """A case's outputs by part: [(indices of the planes, {variant: K' x C x H
+    x W})]. frames: the case's frames, each a list of planes (Y; or Y, U, V).
+    Colour: luma at params, then U and V together at chroma_params."""
+    luma = denoise(xp, [[f[0]] for f in frames], params)
+    if kind != "colour":
+        return [([0], luma)]
+    chroma = denoise(xp, [f[1:] for f in frames], chroma_params(params, chroma_factors))
+    return [([0], luma), ([1, 2], chroma)]
 
 
 def rounded(xp, out):
@@ -253,13 +331,33 @@ def rounded(xp, out):
     return xp.clip(xp.rint(out), 0, 255)
 
 
-def psnr_each(xp, outs, clean):
-    """psnr() of each output (K x H x W) of a frame against clean (H x W):
-    the same figures, computed where the outputs are."""
-    diff = rounded(xp, outs) - xp.asarray(clean, dtype=xp.float32)[None]
-    err = to_host((diff * diff).astype(xp.float64).sum(axis=(1, 2)))
-    mse = err / clean.size
-    return [99.0 if m == 0 else float(10 * np.log10(255.0 ** 2 / m)) for m in mse]
+def squared_errors(xp, outs, clean):
+    """Sum of squared errors of each rounded output (K x C x H x W) against the
+    clean planes (C of H x W), in float64: K values."""
+    ref = xp.asarray(np.stack([np.asarray(c, np.float32) for c in clean]))
+    diff = rounded(xp, outs) - ref[None]
+    return to_host((diff * diff).astype(xp.float64).sum(axis=(1, 2, 3)))
+
+
+def to_psnr(err, n):
+    """psnr() of a sum of squared errors over n samples."""
+    mse = err / n
+    return 99.0 if mse == 0 else float(10 * np.log10(255.0 ** 2 / mse))
+
+
+def case_scores(xp, parts, clean, chroma_factors):
+    """{variant: PSNR over every plane of clean, for each setting}: settings
+    as settings_of()'s; colour, (a, b, c) with c outermost, the chroma part's
+    order (chroma_params)."""
+    n = sum(c.size for c in clean)
+    scores = {}
+    for v in VARIANTS:
+        errs = [squared_errors(xp, outs[v], [clean[i] for i in idx]) for idx, outs in parts]
+        total = errs[0]
+        if len(errs) > 1:   # colour: luma's error at (a, b) + chroma's at (a, b, c)
+            total = np.tile(errs[0], len(chroma_factors)) + errs[1]
+        scores[v] = [to_psnr(e, n) for e in total]
+    return scores
 
 
 # ------------------------------------------------------------------ cases
@@ -271,10 +369,24 @@ def centre_crop(plane, size):
     return np.ascontiguousarray(plane[y0:y0 + ch, x0:x0 + cw])
 
 
-def gray_photos(photo_dir, limit):
-    names = [n for n in GRAY if os.path.exists(os.path.join(photo_dir, "gray", n + ".png"))]
+def crop_i420(planes, size):
+    """The centre crop of an I420 frame: chroma size/2 x size/2 (at most its
+    own size), luma the matching 2x2 samples of each."""
+    u = planes[1]
+    ch, cw = min(u.shape[0], size // 2), min(u.shape[1], size // 2)
+    y0, x0 = (u.shape[0] - ch) // 2, (u.shape[1] - cw) // 2
+    y = planes[0][2 * y0:2 * (y0 + ch), 2 * x0:2 * (x0 + cw)]
+    return [np.ascontiguousarray(y)] + [np.ascontiguousarray(c[y0:y0 + ch, x0:x0 + cw])
+                                        for c in planes[1:]]
+
+
+def photos(photo_dir, kind, limit):
+    """The photos of nlm_auto_strength.py --prepare of a kind: gray and
+    temporal from DIR/gray, colour from DIR/colour; the first `limit`."""
+    folder, order = ("colour", COLOUR) if kind == "colour" else ("gray", GRAY)
+    names = [n for n in order if os.path.exists(os.path.join(photo_dir, folder, n + ".png"))]
     if not names:
-        sys.exit(f"no photos in {photo_dir}/gray (run: python3 studies/nlm_auto_strength.py "
+        sys.exit(f"no photos in {photo_dir}/{folder} (run: python3 studies/nlm_auto_strength.py "
                  f"--prepare {photo_dir})")
     return names[:limit] if limit else names
 
@@ -296,50 +408,81 @@ def camera_cases(limit):
     return order[:limit]
 
 
-def settings_of(factors):
-    return [(a, b) for b in ALLOWANCE_FACTORS for a in factors]
+def settings_of(factors, chroma_factors=None):
+    """(a, b): h = a s, noise_sigma = b s; with chroma_factors (colour),
+    (a, b, c), hc = c h, c outermost."""
+    base = [(a, b) for b in ALLOWANCE_FACTORS for a in factors]
+    if chroma_factors is None:
+        return base
+    return [(a, b, c) for c in chroma_factors for a, b in base]
+
+
+def case_input(case, crop, camera_dir, photo_dir):
+    """(frames: lists of planes, the middle one denoised; clean planes of
+    the middle frame; noise level s; row)."""
+    kind, name = case[0], case[1]
+    if kind in ("gray", "temporal"):
+        sigma = case[2]
+        frames, ref = case_frames(photo_dir, kind, name, sigma, 0)
+        # the same crop of each frame: the pan stays
+        noisy = [[centre_crop(f[0], crop)] for f in frames]
+        clean = [centre_crop(ref[0], crop)]
+        row = {"kind": kind, "photo": name, "sigma": sigma, "calibration": name in CALIBRATION}
+        return noisy, clean, float(sigma), row
+    if kind == "colour":
+        sigma = case[2]
+        frames, ref = case_frames(photo_dir, "colour", name, sigma, 0)
+        noisy = [crop_i420(frames[0], crop)]
+        clean = crop_i420(ref, crop)
+        s = float(np.std(noisy[0][0].astype(np.float64) - clean[0]))
+        row = {"kind": kind, "photo": name, "sigma": sigma, "calibration": name in CALIBRATION,
+               "chroma_sigma": float(np.std(np.concatenate(
+                   [(noisy[0][i].astype(np.float64) - clean[i]).ravel() for i in (1, 2)])))}
+        return noisy, clean, s, row
+    _, name, peak, variant = case
+    frames, clean_frames = make_case(load_photo(camera_dir, name), name, peak, variant,
+                                     os.path.join(camera_dir, "h264"))
+    noisy = centre_crop(frames[FRAMES // 2][0], crop)
+    clean = centre_crop(clean_frames[FRAMES // 2][0], crop)
+    manifest = os.path.join(camera_dir, "manifest.json")
+    same = None
+    if os.path.exists(manifest):
+        with open(manifest) as f:
+            same = json.load(f).get(f"{name}-{peak}-{variant}") == digest(frames)
+    row = {"kind": "camera", "photo": name, "peak": peak, "variant": variant,
+           "calibration": False, "same_frames": same}
+    return [[noisy]], [clean], float(np.std(noisy.astype(np.float64) - clean)), row
 
 
 def run_case(task):
     """Denoises one case with every variant and setting; its row."""
-    case, crop, factors, backend_name, camera_dir, photo_dir = task
+    case, crop, factors, chroma_factors, backend_name, camera_dir, photo_dir = task
     xp, _ = backend(backend_name)
     t0 = time.time()
-    if case[0] == "gray":
-        _, name, sigma = case
-        frames, ref = case_frames(photo_dir, "gray", name, sigma, 0)
-        noisy, clean = centre_crop(frames[0][0], crop), centre_crop(ref[0], crop)
-        true_sigma = float(sigma)
-        row = {"kind": "gray", "photo": name, "sigma": sigma, "calibration": name in CALIBRATION}
-    else:
-        _, name, peak, variant = case
-        frames, clean_frames = make_case(load_photo(camera_dir, name), name, peak, variant,
-                                         os.path.join(camera_dir, "h264"))
-        noisy = centre_crop(frames[FRAMES // 2][0], crop)
-        clean = centre_crop(clean_frames[FRAMES // 2][0], crop)
-        true_sigma = float(np.std(noisy.astype(np.float64) - clean))
-        manifest = os.path.join(camera_dir, "manifest.json")
-        same = None
-        if os.path.exists(manifest):
-            with open(manifest) as f:
-                same = json.load(f).get(f"{name}-{peak}-{variant}") == digest(frames)
-        row = {"kind": "camera", "photo": name, "peak": peak, "variant": variant,
-               "calibration": False, "same_frames": same}
-    settings = settings_of(factors)
-    params = [(a * true_sigma, b * true_sigma) for a, b in settings]
-    outs = denoise_variants(xp, noisy, params)
-    row.update({"true_sigma": true_sigma, "size": list(noisy.shape), "noisy": psnr([noisy], [clean]),
-                "measured_sigma": float(np.std(noisy.astype(np.float64) - clean))})
-    grid = {v: psnr_each(xp, outs[v], clean) for v in VARIANTS}
-    del outs
+    frames, clean, true_sigma, row = case_input(case, crop, camera_dir, photo_dir)
+    kind = row["kind"]
+    cf = chroma_factors if kind == "colour" else None
+    settings = settings_of(factors, cf)
+    params = [(a * true_sigma, b * true_sigma) for a, b in settings_of(factors)]
+    parts = case_outputs(xp, kind, frames, params, chroma_factors)
+    mid = frames[len(frames) // 2]
+    row.update({"true_sigma": true_sigma, "size": list(mid[0].shape), "frames": len(frames),
+                "noisy": psnr(mid, clean),
+                "measured_sigma": float(np.std(mid[0].astype(np.float64) - clean[0]))})
+    grid = case_scores(xp, parts, clean, chroma_factors)
+    del parts
     best = {}
     for v in VARIANTS:
         i = int(np.argmax(grid[v]))
-        a, b = settings[i]
+        a, b = settings[i][:2]
+        h, ns = a * true_sigma, b * true_sigma
         # a best setting at the end of the strength grid may lie beyond it
         edge = a in (factors[0], factors[-1])
-        best[v] = {"psnr": grid[v][i], "a": a, "b": b, "h": params[i][0],
-                   "noise_sigma": params[i][1], "at_edge": edge}
+        best[v] = {"psnr": grid[v][i], "a": a, "b": b, "h": h, "noise_sigma": ns, "at_edge": edge}
+        if cf:
+            c = settings[i][2]
+            best[v].update({"c": c, "chroma_h": c * h, "chroma_noise_sigma": c * ns,
+                            "c_at_edge": c in (min(cf), max(cf))})
     i_ref = int(np.argmax(grid[REFERENCE]))
     row["settings"] = settings
     row["grid"] = grid
@@ -350,13 +493,22 @@ def run_case(task):
     return row
 
 
+def label(r):
+    """A case's name: photo and sigma, or the camera's photo, peak and variant."""
+    if r["kind"] == "camera":
+        return f"{r['photo']} {r['peak']} {r['variant']}"
+    return f"{r['photo']} sigma {r['sigma']}"
+
+
 def describe(r):
-    what = (f"gray   {r['photo']:20} sigma {r['sigma']:3}" if r["kind"] == "gray" else
-            f"camera {r['photo']:16} {r['peak']:3} {r['variant']:8}")
+    what = (f"camera {r['photo']:16} {r['peak']:3} {r['variant']:8}" if r["kind"] == "camera" else
+            f"{r['kind']:8} {r['photo']:20} sigma {r['sigma']:3}")
     b = r["best"][REFERENCE]
     diffs = " ".join(f"{r['diff_best'][v]:+.3f}" for v in VARIANTS[1:])
+    chroma = f", hc {b['chroma_h']:5.2f}" if "chroma_h" in b else ""
     return (f"{what} s {r['true_sigma']:5.2f} noisy {r['noisy']:5.2f} | pixelwise {b['psnr']:6.3f} "
-            f"(h {b['h']:5.2f}, noise-sigma {b['noise_sigma']:5.2f}) | {diffs} [{r['seconds']:.1f} s]")
+            f"(h {b['h']:5.2f}, noise-sigma {b['noise_sigma']:5.2f}{chroma}) | {diffs} "
+            f"[{r['seconds']:.1f} s]")
 
 
 # ------------------------------------------------------------------ report
@@ -364,7 +516,7 @@ def describe(r):
 def report(rows):
     lines = []
     w = lines.append
-    kinds = [k for k in ("gray", "camera") if any(r["kind"] == k for r in rows)]
+    kinds = [k for k in KINDS if any(r["kind"] == k for r in rows)]
     head = "| variant | weights per pixel |"
     rule = "| --- | ---: |"
     for k in kinds:
@@ -383,6 +535,10 @@ def report(rows):
                      f"{sum(x >= WITHIN for x in d)} | {np.mean(s):+.3f} ({min(s):+.3f}) |")
         w(line)
     w("")
+    if "colour" in kinds or "temporal" in kinds:
+        w("Weights per output sample and frame searched: chroma's per chroma sample; temporal "
+          "searches three frames (three times as many per output pixel).")
+        w("")
     for k in kinds:
         sel = [r for r in rows if r["kind"] == k]
         edge = [r for r in sel if r["best"][REFERENCE]["at_edge"]]
@@ -391,16 +547,21 @@ def report(rows):
         w(f"{k}: {len(sel)} cases, pixelwise best PSNR mean {mean_best:.2f} dB"
           f" (noisy {np.mean([r['noisy'] for r in sel]):.2f}); pixelwise's best strength at an end "
           f"of the grid in {len(edge)}" + (": " + ", ".join(
-              f"{r['photo']} {r.get('sigma', r.get('peak'))}" for r in edge[:8]) if edge else "")
+              label(r) for r in edge[:8]) if edge else "")
           + f" (any variant's: {edge_any}); noise-sigma 0 best in "
           f"{sum(r['best'][REFERENCE]['b'] == 0 for r in sel)}.")
         w("  best a (h = a s), mean: " + ", ".join(
             f"{v} {np.mean([r['best'][v]['a'] for r in sel]):.2f}" for v in VARIANTS))
+        if k == "colour":
+            w("  best c (hc = c h), mean: " + ", ".join(
+                f"{v} {np.mean([r['best'][v]['c'] for r in sel]):.2f}" for v in VARIANTS)
+              + f"; pixelwise's best c at an end of the chroma grid in "
+              f"{sum(r['best'][REFERENCE]['c_at_edge'] for r in sel)} (c "
+              + ", ".join(f"{c:g}: {sum(r['best'][REFERENCE]['c'] == c for r in sel)}"
+                          for c in sorted({r['best'][REFERENCE]['c'] for r in sel})) + ")")
         worst = {v: min(sel, key=lambda r: r["diff_best"][v]) for v in VARIANTS[1:]}
         w("  worst case per variant: " + "; ".join(
-            f"{v} {worst[v]['diff_best'][v]:+.3f} ({worst[v]['photo']} "
-            + (f"sigma {worst[v]['sigma']}" if k == "gray" else f"{worst[v]['peak']} {worst[v]['variant']}")
-            + ")" for v in VARIANTS[1:]))
+            f"{v} {worst[v]['diff_best'][v]:+.3f} ({label(worst[v])})" for v in VARIANTS[1:]))
     text = "\n".join(lines) + "\n"
     print(text)
     return text
@@ -438,30 +599,41 @@ def against_engine(rows, path):
 
 # ------------------------------------------------------------------ self-check
 
-def direct(noisy, settings, step=STEP, patch=PATCH, search=SEARCH):
+def direct(frames, settings, centre=None, step=STEP, patch=PATCH, search=SEARCH):
     """Every variant by the definition, pixel by pixel (float64, padding by
-    OpenCV): {variant: K x H x W}."""
+    OpenCV): {variant: K x C x H x W}. frames as as_frames(); settings (h,
+    sigma), or (h, sigma, hc) for chroma: w = exp(-max(d2 - 2 (sigma hc /
+    h)^2, 0) / hc^2), d2 the mean over the patch and the channels, the search
+    over the same window of every frame."""
+    frames = as_frames(frames)
+    nt, nc = len(frames), len(frames[0])
+    centre = nt // 2 if centre is None else centre
     p, r = patch // 2, search // 2
-    height, width = noisy.shape
-    pad = cv2.copyMakeBorder(noisy.astype(np.float64), p + r, p + r, p + r, p + r,
-                             cv2.BORDER_REFLECT_101)
-    windows = np.lib.stride_tricks.sliding_window_view(pad, (patch, patch))
+    height, width = frames[0][0].shape
+    pads = [[cv2.copyMakeBorder(c.astype(np.float64), p + r, p + r, p + r, p + r,
+                                cv2.BORDER_REFLECT_101) for c in f] for f in frames]
+    windows = [[np.lib.stride_tricks.sliding_window_view(c, (patch, patch)) for c in f] for f in pads]
     dy, dx = np.mgrid[-r:r + 1, -r:r + 1]
     disk = dy * dy + dx * dx <= r * r
-    weights = np.empty((len(settings), height, width, search, search))
-    values = np.empty((height, width, search, search))
+    weights = np.empty((len(settings), height, width, nt, search, search))
+    values = np.empty((nc, height, width, nt, search, search))
     for y in range(height):
         for x in range(width):
-            centre = windows[y + r, x + r]
-            others = windows[y:y + search, x:x + search]
-            dist = ((others - centre) ** 2).mean(axis=(2, 3))
-            for i, (h, s) in enumerate(settings):
-                weights[i, y, x] = np.exp(-np.maximum(dist - 2 * s * s, 0) / (h * h))
-            values[y, x] = pad[y + p:y + p + search, x + p:x + p + search]
+            for t in range(nt):
+                dist = np.mean([((windows[t][c][y:y + search, x:x + search]
+                                  - windows[centre][c][y + r, x + r]) ** 2).mean(axis=(2, 3))
+                                for c in range(nc)], axis=0)
+                for i, setting in enumerate(settings):
+                    h, s = setting[:2]
+                    hc = setting[2] if len(setting) > 2 else h
+                    weights[i, y, x, t] = np.exp(-np.maximum(dist - 2 * (s * hc / h) ** 2, 0)
+                                                 / (hc * hc))
+                for c in range(nc):
+                    values[c, y, x, t] = pads[t][c][y + p:y + p + search, x + p:x + p + search]
 
     def nlm(wfield, mask):
         wm = wfield * mask
-        return (wm * values).sum(axis=(3, 4)) / wm.sum(axis=(3, 4))
+        return (wm[:, None] * values[None]).sum(axis=(4, 5, 6)) / wm.sum(axis=(3, 4, 5))[:, None]
 
     out = {}
     for suffix, mask in (("", np.ones_like(disk)), ("-disk", disk)):
@@ -485,39 +657,88 @@ def direct(noisy, settings, step=STEP, patch=PATCH, search=SEARCH):
     return out
 
 
+def pattern(height, width, phase=0.0):
+    yy, xx = np.mgrid[0:height, 0:width]
+    return 100 + 60 * np.sin(xx / 3.0 + phase) * np.cos(yy / 4.0) + 40 * (xx > width // 2)
+
+
 def self_check(xp, name):
     rng = np.random.default_rng(7)
-    yy, xx = np.mgrid[0:19, 0:23]
-    clean = np.rint(100 + 60 * np.sin(xx / 3.0) * np.cos(yy / 4.0) + 40 * (xx > 11)).astype(np.uint8)
-    noisy = add_noise(clean.astype(np.float64), 15, rng)
     settings = [(8.0, 15.0), (15.0, 0.0), (4.0, 6.0)]
-    t0 = time.time()
-    model = {v: to_host(o) for v, o in denoise_variants(xp, noisy, settings).items()}
-    ref = direct(noisy, settings)
+    chroma = [0.5, 1.0]
     failed = False
-    print(f"self-check ({name}), a {noisy.shape[1]}x{noisy.shape[0]} frame, {len(settings)} settings:")
-    for v in VARIANTS:
-        err = float(np.abs(model[v] - ref[v]).max())
-        # float32 sums against float64; a float16 rounding may fall the other
-        # way for a weight at a tie.
-        tol = 2e-2 if "fp16" in v else 1e-3
-        ok = err <= tol
+    t0 = time.time()
+
+    def check(what, ok, text):
+        nonlocal failed
         failed |= not ok
-        print(f"  {v:20} against the direct per-pixel definition: max |diff| {err:.2e} "
-              f"(<= {tol:g}) {'ok' if ok else 'FAILED'}")
-    one = {v: to_host(o) for v, o in denoise_variants(xp, noisy, settings, step=1).items()}
-    for v in ("copy-2x2", "copy-2x2-disk"):
-        base = "pixelwise-disk" if v.endswith("disk") else "pixelwise"
-        err = float(np.abs(one[v] - one[base]).max())
-        ok = err <= 1e-4
-        failed |= not ok
-        print(f"  {v} at step 1 against {base}: max |diff| {err:.2e} (<= 1e-4) {'ok' if ok else 'FAILED'}")
-    ours = psnr_each(xp, xp.asarray(model["spread-3x3"]), clean)
-    theirs = [psnr([np.clip(np.rint(o), 0, 255)], [clean]) for o in model["spread-3x3"]]
-    ok = ours == theirs
-    failed |= not ok
-    print(f"  psnr_each against nlm_auto_strength.psnr: {'equal' if ok else 'DIFFERENT'} "
-          f"({', '.join(f'{p:.4f}' for p in ours)})")
+        print(f"  {what}: {text} {'ok' if ok else 'FAILED'}")
+
+    def against_direct(what, model, ref):
+        for v in VARIANTS:
+            err = float(np.abs(to_host(model[v]) - ref[v]).max())
+            # float32 sums against float64; a float16 rounding may fall the
+            # other way for a weight at a tie.
+            tol = 2e-2 if "fp16" in v else 1e-3
+            check(f"{what + ' ' + v:32}", err <= tol,
+                  f"against the direct per-pixel definition: max |diff| {err:.2e} (<= {tol:g})")
+
+    def at_step_one(what, frames, params):
+        one = {v: to_host(o) for v, o in denoise_variants(xp, frames, params, step=1).items()}
+        for v in ("copy-2x2", "copy-2x2-disk"):
+            base = "pixelwise-disk" if v.endswith("disk") else "pixelwise"
+            err = float(np.abs(one[v] - one[base]).max())
+            check(f"{what} {v} at step 1 against {base}", err <= 1e-4,
+                  f"max |diff| {err:.2e} (<= 1e-4)")
+
+    def scores(what, kind, frames, clean, parts, combos):
+        """case_scores against nlm_auto_strength.psnr of the rounded planes."""
+        ours = case_scores(xp, parts, clean, chroma)["spread-3x3"]
+        theirs = []
+        for i in combos:
+            planes = [np.clip(np.rint(to_host(parts[0][1]["spread-3x3"][i % len(settings)])[0]), 0, 255)]
+            if kind == "colour":
+                planes += list(np.clip(np.rint(to_host(parts[1][1]["spread-3x3"][i])), 0, 255))
+            theirs.append(psnr(planes, clean))
+        check(f"{what} scores against nlm_auto_strength.psnr", ours == theirs,
+              f"{'equal' if ours == theirs else 'DIFFERENT'} ({', '.join(f'{p:.4f}' for p in ours)})")
+
+    # gray: one frame of 23x19
+    clean = np.rint(pattern(19, 23)).astype(np.uint8)
+    noisy = add_noise(clean.astype(np.float64), 15, rng)
+    print(f"self-check ({name}), {len(settings)} settings (h, noise-sigma) {settings}:")
+    print(f"gray, a {noisy.shape[1]}x{noisy.shape[0]} frame:")
+    parts = case_outputs(xp, "gray", [[noisy]], settings, chroma)
+    against_direct("gray", parts[0][1], direct(noisy, settings))
+    at_step_one("gray", noisy, settings)
+    scores("gray", "gray", [[noisy]], [clean], parts, range(len(settings)))
+
+    # colour: I420 of a 44x36 RGB frame, noise added in RGB
+    rgb = np.stack([pattern(36, 44), pattern(36, 44, 1.0)[:, ::-1], 255 - pattern(36, 44, 2.0)], -1)
+    rgb = np.clip(np.rint(rgb), 0, 255).astype(np.uint8)
+    clean = rgb_to_i420(rgb)
+    frame = rgb_to_i420(add_noise(rgb.astype(np.float64), 15, rng))
+    print(f"colour, I420 of a {rgb.shape[1]}x{rgb.shape[0]} frame (chroma {frame[1].shape[1]}x"
+          f"{frame[1].shape[0]}, U and V together), chroma strength hc = c h for c in {chroma}:")
+    parts = case_outputs(xp, "colour", [frame], settings, chroma)
+    against_direct("colour luma", parts[0][1], direct([frame[0]], settings))
+    # the chroma weight as docs/cudanlm.md writes it: (h, sigma, hc)
+    against_direct("colour chroma", parts[1][1],
+                   direct([[frame[1], frame[2]]], [(h, s, c * h) for c in chroma for h, s in settings]))
+    at_step_one("colour chroma", [[frame[1], frame[2]]], settings)
+    scores("colour", "colour", [frame], clean, parts, range(len(settings) * len(chroma)))
+
+    # temporal: three frames of a pan (2 right, 1 down per frame), own noise each
+    big = pattern(19 + 2 * PAN[1], 23 + 2 * PAN[0])
+    crops = [big[k * PAN[1]:k * PAN[1] + 19, k * PAN[0]:k * PAN[0] + 23] for k in range(3)]
+    clean = np.rint(crops[1]).astype(np.uint8)
+    frames = [[add_noise(c, 15, rng)] for c in crops]
+    print("temporal, three 23x19 frames of a pan, the middle one denoised:")
+    parts = case_outputs(xp, "temporal", frames, settings, chroma)
+    against_direct("temporal", parts[0][1], direct(frames, settings))
+    at_step_one("temporal", frames, settings)
+    scores("temporal", "temporal", frames, [clean], parts, range(len(settings)))
+
     print(f"  {time.time() - t0:.1f} s")
     if failed:
         sys.exit("self-check failed")
@@ -531,13 +752,18 @@ def main():
     ap.add_argument("--json", help="every row, to this file")
     ap.add_argument("--photos", default=".carry/photos", help="nlm_auto_strength.py --prepare's folder")
     ap.add_argument("--camera", default=".carry/camera", help="camera_set.py --prepare's folder")
-    ap.add_argument("--kinds", nargs="+", default=["gray", "camera"], choices=["gray", "camera"])
-    ap.add_argument("--sigmas", type=int, nargs="+", default=SIGMAS)
-    ap.add_argument("--limit-photos", type=int, default=0, help="the first N gray photos (0: all)")
+    ap.add_argument("--kinds", nargs="+", default=["gray,camera"],
+                    help="of " + ",".join(KINDS) + " (commas or spaces; default gray,camera)")
+    ap.add_argument("--sigmas", type=int, nargs="+", default=SIGMAS, help="gray and colour")
+    ap.add_argument("--temporal-sigmas", type=int, nargs="+", help="temporal (default: --sigmas)")
+    ap.add_argument("--limit-photos", type=int, default=0,
+                    help="the first N photos of each of gray, colour, temporal (0: all)")
     ap.add_argument("--camera-limit", type=int, default=48, help="camera cases (192: all)")
     ap.add_argument("--crop", type=int, help="centre crop (default 512 with CuPy, 256 with numpy)")
     ap.add_argument("--factors", type=float, nargs="+", default=STRENGTH_FACTORS,
                     help="h = a * sigma for these a")
+    ap.add_argument("--chroma-factors", type=float, nargs="+", default=CHROMA_FACTORS,
+                    help="colour: chroma strength hc = c * h for these c")
     ap.add_argument("--engine-grid", default=os.path.join(HERE, "auto-strength", "grid.json"),
                     help="nlm_auto_strength.py --grid's file: the engine's PSNR at the same settings")
     ap.add_argument("--backend", default="auto", choices=["auto", "numpy", "cupy"])
@@ -546,6 +772,10 @@ def main():
                     help="2 photos, crop 96, sigma 20, a = 0.6 1.0 1.4, 2 camera cases")
     ap.add_argument("--self-check", action="store_true")
     args = ap.parse_args()
+    kinds = [k for arg in args.kinds for k in arg.split(",") if k]
+    unknown = [k for k in kinds if k not in KINDS]
+    if unknown:
+        ap.error(f"--kinds: unknown {', '.join(unknown)} (of {','.join(KINDS)})")
     xp, name = backend(args.backend)
     if args.self_check:
         self_check(xp, name)
@@ -555,15 +785,22 @@ def main():
         args.factors, args.camera_limit = QUICK_FACTORS, 2
     crop = args.crop or (512 if name == "cupy" else 256)
     factors = sorted(args.factors)
+    chroma_factors = sorted(args.chroma_factors)
     cases = []
-    if "gray" in args.kinds:
-        cases += [("gray", n, s) for n in gray_photos(args.photos, args.limit_photos) for s in args.sigmas]
-    if "camera" in args.kinds:
-        cases += [("camera",) + c for c in camera_cases(args.camera_limit)]
-    tasks = [(c, crop, factors, name, args.camera, args.photos) for c in cases]
+    for kind in KINDS:
+        if kind not in kinds:
+            continue
+        if kind == "camera":
+            cases += [("camera",) + c for c in camera_cases(args.camera_limit)]
+            continue
+        sigmas = args.temporal_sigmas or args.sigmas if kind == "temporal" else args.sigmas
+        cases += [(kind, n, s) for n in photos(args.photos, kind, args.limit_photos) for s in sigmas]
+    tasks = [(c, crop, factors, chroma_factors, name, args.camera, args.photos) for c in cases]
     jobs = 1 if name == "cupy" else (args.jobs or os.cpu_count() or 1)
-    print(f"{len(cases)} cases, crop {crop}, {len(settings_of(factors))} settings, backend {name}"
-          + (f", {jobs} processes" if jobs > 1 else ""), flush=True)
+    print(f"{len(cases)} cases, crop {crop}, {len(settings_of(factors))} settings"
+          + (f" (colour: {len(settings_of(factors, chroma_factors))}, chroma strength c h for c in "
+             f"{' '.join(f'{c:g}' for c in chroma_factors)})" if "colour" in kinds else "")
+          + f", backend {name}" + (f", {jobs} processes" if jobs > 1 else ""), flush=True)
     print("columns: pixelwise best PSNR, then best - pixelwise best of " + ", ".join(VARIANTS[1:]),
           flush=True)
     t0 = time.time()
@@ -587,6 +824,8 @@ def main():
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"rows": rows, "variants": VARIANTS, "settings": settings_of(factors),
+                       "colour_settings": settings_of(factors, chroma_factors), "kinds": kinds,
+                       "argv": sys.argv[1:],
                        "crop": crop, "patch": PATCH, "search": SEARCH, "step": STEP,
                        "backend": name, "seconds": seconds, "quick": args.quick,
                        "report": text}, f, indent=0)
