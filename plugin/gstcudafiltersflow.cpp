@@ -10,7 +10,6 @@
 
 #include <deque>
 #include <exception>
-#include <optional>
 #include <type_traits>
 
 #include <cudafilters/cpu_frame_runner.h>

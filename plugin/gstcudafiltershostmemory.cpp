@@ -45,7 +45,6 @@ init_debug_category ()
       });
 }
 
-
 }  // namespace
 
 /* The registry's record of one root memory, owned by the memory's qdata. */
