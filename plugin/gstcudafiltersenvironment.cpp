@@ -17,14 +17,16 @@ GstCudaFiltersEnvironment
 GstCudaFiltersEnvironment::read ()
 {
   GstCudaFiltersEnvironment e;
-  e.runners.poison_outputs = flag ("CUDAFILTERS_POISON_OUTPUT");
   const gchar *wait = g_getenv ("CUDAFILTERS_HOST_WAIT");
   if (wait && std::strcmp (wait, "poll") == 0)
     e.runners.host_wait = cudafilters::HostWait::poll;
   else if (wait && std::strcmp (wait, "block") == 0)
     e.runners.host_wait = cudafilters::HostWait::block;
+#ifdef CUDAFILTERS_TEST_SWITCHES
+  e.runners.poison_outputs = flag ("CUDAFILTERS_POISON_OUTPUT");
   e.host_sync = flag ("CUDAFILTERS_HOST_SYNC");
   e.other_device_for_tests = flag ("CUDAFILTERS_TEST_OTHER_DEVICE");
+#endif
   return e;
 }
 

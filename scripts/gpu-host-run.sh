@@ -95,7 +95,7 @@ if [ "${SANITIZE:-1}" = 1 ]; then
     run_tool synccheck $faults $all &
     run_tool racecheck $faults engines-gpu cudahisteq-gpu cudaclahe-gpu &
     wait
-    CK_FORK=no CUDAFILTERS_POISON_OUTPUT=1 GST_PLUGIN_PATH_1_0="$PWD/build/plugin" \
+    CK_FORK=no CUDAFILTERS_POISON_OUTPUT=1 GST_PLUGIN_PATH_1_0="$PWD/build/tests/plugin" \
       GST_CHECKS=test_matches_definition,test_live_changes,test_flat_frames_stay_flat,test_deep_strength_in_8bit_units,test_temporal_sequences,test_temporal_flush_discont_caps \
       compute-sanitizer --tool racecheck --error-exitcode 1 build/tests/test-cudanlm-gpu \
       > "$OUT/sanitizer-racecheck-nlm.log" 2>&1 || touch "$OUT/sanitizer-failed"
