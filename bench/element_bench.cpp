@@ -45,7 +45,9 @@
 // --pageable [--formats GRAY8,NV12,RGBA] [--size S]: appsrc ! <element> !
 // fakesink on frames from a source that costs nothing: it cycles N buffers
 // of a pool of pageable system memory (N = 4 and 32, as a camera's or a
-// decoder's pool does), hands over memory allocated for every frame (never
+// decoder's pool does), cycles 4 with a reference kept until the next frame
+// (a buffer the element may not write, as behind a tee: never filtered in
+// place), hands over memory allocated for every frame (never
 // written by the source: the element's first touch of it is part of what a
 // fresh frame costs), or cycles 4 buffers of the pool the element proposes
 // (page-locked). Per row, at 720p, 1080p and 4K: the interval between
@@ -55,8 +57,8 @@
 // at its second), whose mean interval and CPU time are printed beside;
 // `identity` in the element's place gives what the pipeline costs alone. Run with --backend
 // cpu for the CPU backend's figures beside them. --rounds N (default 1)
-// runs the sources of a row N times in turn (4 cycled, 32 cycled, fresh,
-// proposed, then again) and reports each source over all its rounds, so
+// runs the sources of a row N times in turn (4 cycled, 32 cycled, 4 shared,
+// fresh, proposed, then again) and reports each source over all its rounds, so
 // that a state of the machine that lasts one run (frequency, which cores
 // the threads landed on) weighs on every source alike.
 //
@@ -595,9 +597,12 @@ double process_cpu_us() {
   return us(u.ru_utime) + us(u.ru_stime);
 }
 
-// What appsrc hands over: buffers cycled from a pool of system memory, fresh
-// memory every frame, or buffers of the pool the element proposes.
-enum class Source { kCycled, kFresh, kProposed };
+// What appsrc hands over: buffers cycled from a pool of system memory, the
+// same with a reference kept by the source until its next frame (as a tee's
+// other branch would: the element may not write the buffer, so it never
+// filters in place), fresh memory every frame, or buffers of the pool the
+// element proposes.
+enum class Source { kCycled, kCycledShared, kFresh, kProposed };
 
 struct PageableSource {
   Source kind = Source::kCycled;
@@ -607,7 +612,9 @@ struct PageableSource {
   gsize size = 0;
   int pushed = 0;
   int frames = 0;
+  GstBuffer *held = nullptr;  // kCycledShared: the last frame pushed
   ~PageableSource() {
+    if (held) gst_buffer_unref(held);
     if (!pool) return;
     gst_buffer_pool_set_active(pool, FALSE);
     gst_object_unref(pool);
@@ -637,6 +644,10 @@ struct PageableSource {
 
 void pageable_need_data(GstAppSrc *src, guint, gpointer data) {
   auto *s = static_cast<PageableSource *>(data);
+  if (s->held) {
+    gst_buffer_unref(s->held);
+    s->held = nullptr;
+  }
   if (s->pushed == s->frames) {
     gst_app_src_end_of_stream(src);
     return;
@@ -654,6 +665,7 @@ void pageable_need_data(GstAppSrc *src, guint, gpointer data) {
   GST_BUFFER_PTS(b) = GstClockTime(s->pushed) * GST_SECOND / 30;
   GST_BUFFER_DURATION(b) = GST_SECOND / 30;
   ++s->pushed;
+  if (s->kind == Source::kCycledShared) s->held = gst_buffer_ref(b);
   gst_app_src_push_buffer(src, b);
 }
 
@@ -681,9 +693,10 @@ PageableRun run_pageable_pipeline(const std::string &middle, const char *format,
   gst_video_info_set_format(&info, gst_video_format_from_string(format), sz.width, sz.height);
   source.size = GST_VIDEO_INFO_SIZE(&info);
   // Two rounds through the pool before the timed frames.
-  const int warmup = kind == Source::kFresh ? 0 : 2 * (kind == Source::kCycled ? pool_size : 4);
+  const bool cycled = kind == Source::kCycled || kind == Source::kCycledShared;
+  const int warmup = kind == Source::kFresh ? 0 : 2 * (cycled ? pool_size : 4);
   source.frames = frames + warmup;
-  if (kind == Source::kCycled) {
+  if (cycled) {
     source.pool = gst_buffer_pool_new();
     GstStructure *config = gst_buffer_pool_get_config(source.pool);
     GstCaps *c = gst_caps_from_string(source.caps.c_str());
@@ -763,6 +776,7 @@ void run_pageable(const ElementOptions &opt, GstCudaContext *ctx, FILE *json) {
     int pool_size;
   } sources[] = {{"4 buffers cycled", Source::kCycled, 4},
                  {"32 buffers cycled", Source::kCycled, 32},
+                 {"4 cycled, shared", Source::kCycledShared, 4},
                  {"fresh memory", Source::kFresh, 0},
                  {"proposed pool", Source::kProposed, 0}};
   const std::vector<std::string> formats = split(opt.formats);
