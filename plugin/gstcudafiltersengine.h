@@ -51,7 +51,6 @@ public:
   /* Drops the GPU engine without freeing its device memory, where its
    * context cannot be made current: the context frees it when it goes. */
   virtual void abandon_gpu () = 0;
-  virtual bool gpu_open () const = 0;
 
   /* Under the element's object lock: the element's settings, for the next
    * frame, where they changed since the last call (@version moves on at
@@ -137,7 +136,6 @@ public:
     (void) gpu_packed_.release ();
     (void) gpu_.release ();
   }
-  bool gpu_open () const override { return gpu_ != nullptr; }
 
   void collect_settings (guint64 version) override {
     if (version == collected_)

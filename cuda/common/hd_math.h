@@ -128,10 +128,6 @@ CUDAFILTERS_HD int floor_to_int(float v) {
 #endif
 }
 
-CUDAFILTERS_HD uint8_t saturate_u8(int v) {
-  return static_cast<uint8_t>(v < 0 ? 0 : v > 255 ? 255 : v);
-}
-
 // Reflect-101 index into [0, len) for any distance outside it (OpenCV's
 // BORDER_REFLECT_101, reflected again while still outside).
 CUDAFILTERS_HD int reflect101(int i, int len) {

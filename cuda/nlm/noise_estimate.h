@@ -353,8 +353,6 @@ struct NoiseBins {
 
 class NoiseTable {
  public:
-  static constexpr int kBins = kNoiseBins;
-
   // Adds the interior pixels of `plane` (host memory, any layout): every
   // pixel with a whole 3x3 neighbourhood, in the rows noise_row_step
   // samples, pixels `step` samples apart (2 for one channel of interleaved
