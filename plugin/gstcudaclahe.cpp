@@ -152,11 +152,7 @@ gst_cuda_clahe_class_init (GstCudaClaheClass * klass)
       "Contrast-limited adaptive histogram equalization of 8- to 16-bit video "
       "frames on an NVIDIA GPU (bit-identical to OpenCV's CLAHE)",
       "cudafilters developers");
-  gst_cuda_filters_base_class_add_pad_templates (element_class,
-      GST_CUDA_FILTERS_FORMATS ", " GST_CUDA_FILTERS_PACKED_FORMATS ", "
-      GST_CUDA_FILTERS_DEEP_FORMATS, GST_CUDA_FILTERS_CUDA_FORMATS ", "
-      GST_CUDA_FILTERS_PACKED_CUDA_FORMATS ", "
-      GST_CUDA_FILTERS_DEEP_CUDA_FORMATS);
+  gst_cuda_filters_base_class_add_pad_templates (element_class);
 
   filter_class->create_engine = gst_cuda_clahe_create_engine;
 

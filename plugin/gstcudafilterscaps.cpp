@@ -23,20 +23,21 @@ template_caps_fields (const gchar * formats)
 }
 
 void
-gst_cuda_filters_base_class_add_pad_templates (GstElementClass * klass,
-    const gchar * formats, const gchar * cuda_formats)
+gst_cuda_filters_base_class_add_pad_templates (GstElementClass * klass)
 {
   /* Memory kind is kept: CUDA memory in, CUDA memory out; system memory in,
    * system memory out. Without GStreamer's CUDA library there is no CUDA
    * memory to take. */
-  gchar *sysmem = template_caps_fields (formats);
+  gchar *sysmem = template_caps_fields (GST_CUDA_FILTERS_FORMATS ", "
+      GST_CUDA_FILTERS_PACKED_FORMATS ", " GST_CUDA_FILTERS_DEEP_FORMATS);
 #ifdef HAVE_GST_CUDA
-  gchar *cuda = template_caps_fields (cuda_formats);
+  gchar *cuda = template_caps_fields (GST_CUDA_FILTERS_CUDA_FORMATS ", "
+      GST_CUDA_FILTERS_PACKED_CUDA_FORMATS ", "
+      GST_CUDA_FILTERS_DEEP_CUDA_FORMATS);
   gchar *str = g_strdup_printf ("video/x-raw(%s), %s; video/x-raw, %s",
       kCudaMemoryFeature, cuda, sysmem);
   g_free (cuda);
 #else
-  (void) cuda_formats;
   gchar *str = g_strdup_printf ("video/x-raw, %s", sysmem);
 #endif
   GstCaps *caps = gst_caps_from_string (str);

@@ -34,10 +34,9 @@
 #define GST_CUDA_FILTERS_DEEP_CUDA_FORMATS "P010_10LE, P016_LE, I420_10LE, " \
     "Y444_16LE"
 
-/* Adds the sink and src pad templates: @cuda_formats in CUDA memory, then
- * @formats in system memory; each a comma-separated list of format names. */
-void gst_cuda_filters_base_class_add_pad_templates (GstElementClass * klass,
-    const gchar * formats, const gchar * cuda_formats);
+/* Adds the sink and src pad templates: the formats above in CUDA memory,
+ * then in system memory. */
+void gst_cuda_filters_base_class_add_pad_templates (GstElementClass * klass);
 
 /* The caps on the other pad: the same, CUDA memory first where
  * @prefer_cuda (an upstream that offers both, as cudaupload does, then

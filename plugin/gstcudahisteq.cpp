@@ -151,11 +151,7 @@ gst_cuda_hist_eq_class_init (GstCudaHistEqClass * klass)
       "Equalizes the histogram of 8- to 16-bit video frames on an NVIDIA GPU "
       "(8-bit: bit-identical to OpenCV's equalizeHist)",
       "cudafilters developers");
-  gst_cuda_filters_base_class_add_pad_templates (element_class,
-      GST_CUDA_FILTERS_FORMATS ", " GST_CUDA_FILTERS_PACKED_FORMATS ", "
-      GST_CUDA_FILTERS_DEEP_FORMATS, GST_CUDA_FILTERS_CUDA_FORMATS ", "
-      GST_CUDA_FILTERS_PACKED_CUDA_FORMATS ", "
-      GST_CUDA_FILTERS_DEEP_CUDA_FORMATS);
+  gst_cuda_filters_base_class_add_pad_templates (element_class);
 
   filter_class->create_engine = gst_cuda_hist_eq_create_engine;
   filter_class->check_format = gst_cuda_hist_eq_check_format;

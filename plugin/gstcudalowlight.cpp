@@ -560,11 +560,7 @@ gst_cuda_low_light_class_init (GstCudaLowLightClass * klass)
       "Brightens dark, noisy video on an NVIDIA GPU: non-local means "
       "denoising with automatic strength, then CLAHE, optionally sharpening",
       "cudafilters developers");
-  gst_cuda_filters_base_class_add_pad_templates (element_class,
-      GST_CUDA_FILTERS_FORMATS ", " GST_CUDA_FILTERS_PACKED_FORMATS ", "
-      GST_CUDA_FILTERS_DEEP_FORMATS, GST_CUDA_FILTERS_CUDA_FORMATS ", "
-      GST_CUDA_FILTERS_PACKED_CUDA_FORMATS ", "
-      GST_CUDA_FILTERS_DEEP_CUDA_FORMATS);
+  gst_cuda_filters_base_class_add_pad_templates (element_class);
 
   element_class->change_state =
       GST_DEBUG_FUNCPTR (gst_cuda_low_light_change_state);
