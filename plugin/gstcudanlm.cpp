@@ -195,6 +195,35 @@ give_strength (GstCudaNlm * self, const GParamSpec * pspec,
   }
 }
 
+/* The properties, each a field of the parameters (patch-weighting: whether
+ * patches are Gaussian-weighted). Setting strength, noise-sigma or
+ * chroma-strength also turns auto-strength off, and temporal-radius is
+ * refused while running: gst_cuda_nlm_set_property sees to those first. */
+static const GstCudaFiltersField<cudafilters::NlmParams> kFields[] = {
+  gst_cuda_filters_field<&cudafilters::NlmParams::h> (PROP_STRENGTH),
+  gst_cuda_filters_field<&cudafilters::NlmParams::patch_size> (PROP_PATCH_SIZE),
+  gst_cuda_filters_field<&cudafilters::NlmParams::search_size>
+      (PROP_SEARCH_SIZE),
+  gst_cuda_filters_field<&cudafilters::NlmParams::noise_sigma>
+      (PROP_NOISE_SIGMA),
+  {PROP_PATCH_WEIGHTING,
+        [](cudafilters::NlmParams & p, const GValue * v) {
+          p.gaussian = g_value_get_enum (v) == GST_CUDA_NLM_PATCH_GAUSSIAN;},
+        [](const cudafilters::NlmParams & p, GValue * v) {
+          g_value_set_enum (v, p.gaussian ? GST_CUDA_NLM_PATCH_GAUSSIAN :
+              GST_CUDA_NLM_PATCH_BOX);}},
+  gst_cuda_filters_field<&cudafilters::NlmParams::chroma_h>
+      (PROP_CHROMA_STRENGTH),
+  gst_cuda_filters_field<&cudafilters::NlmParams::temporal_radius>
+      (PROP_TEMPORAL_RADIUS),
+  gst_cuda_filters_field<&cudafilters::NlmParams::auto_strength>
+      (PROP_AUTO_STRENGTH),
+  gst_cuda_filters_field<&cudafilters::NlmParams::auto_scale>
+      (PROP_AUTO_STRENGTH_SCALE),
+  gst_cuda_filters_field<&cudafilters::NlmParams::noise_smoothing>
+      (PROP_NOISE_SMOOTHING),
+};
+
 static void
 gst_cuda_nlm_set_property (GObject * object, guint prop_id,
     const GValue * value, GParamSpec * pspec)
@@ -206,31 +235,13 @@ gst_cuda_nlm_set_property (GObject * object, guint prop_id,
       const float h = g_value_get_float (value);
       give_strength (self, pspec, value, [h](cudafilters::NlmParams & p) {
             p.h = h;});
-      break;
-    }
-    case PROP_PATCH_SIZE:{
-      const int n = g_value_get_int (value);
-      update_params (self, pspec, value, [n](cudafilters::NlmParams & p) {
-            p.patch_size = n;});
-      break;
-    }
-    case PROP_SEARCH_SIZE:{
-      const int n = g_value_get_int (value);
-      update_params (self, pspec, value, [n](cudafilters::NlmParams & p) {
-            p.search_size = n;});
-      break;
+      return;
     }
     case PROP_NOISE_SIGMA:{
       const float s = g_value_get_float (value);
       give_strength (self, pspec, value, [s](cudafilters::NlmParams & p) {
             p.noise_sigma = s;});
-      break;
-    }
-    case PROP_PATCH_WEIGHTING:{
-      const bool g = g_value_get_enum (value) == GST_CUDA_NLM_PATCH_GAUSSIAN;
-      update_params (self, pspec, value, [g](cudafilters::NlmParams & p) {
-            p.gaussian = g;});
-      break;
+      return;
     }
     case PROP_CHROMA_STRENGTH:{
       /* 0 is no strength: it leaves chroma as it is, with automatic
@@ -243,25 +254,7 @@ gst_cuda_nlm_set_property (GObject * object, guint prop_id,
         update_params (self, pspec, value, set);
       else
         give_strength (self, pspec, value, set);
-      break;
-    }
-    case PROP_AUTO_STRENGTH:{
-      const bool on = g_value_get_boolean (value);
-      update_params (self, pspec, value, [on](cudafilters::NlmParams & p) {
-            p.auto_strength = on;});
-      break;
-    }
-    case PROP_AUTO_STRENGTH_SCALE:{
-      const float k = g_value_get_float (value);
-      update_params (self, pspec, value, [k](cudafilters::NlmParams & p) {
-            p.auto_scale = k;});
-      break;
-    }
-    case PROP_NOISE_SMOOTHING:{
-      const float k = g_value_get_float (value);
-      update_params (self, pspec, value, [k](cudafilters::NlmParams & p) {
-            p.noise_smoothing = k;});
-      break;
+      return;
     }
     case PROP_TEMPORAL_RADIUS:{
       /* The frames held and the latency reported follow the radius the
@@ -275,61 +268,25 @@ gst_cuda_nlm_set_property (GObject * object, guint prop_id,
             "NULL and READY states only; temporal-radius stays %d",
             GST_OBJECT_NAME (self), g_value_get_int (value),
             snapshot_params (self).temporal_radius);
-        break;
+        return;
       }
-      const int r = g_value_get_int (value);
-      update_params (self, pspec, value, [r](cudafilters::NlmParams & p) {
-            p.temporal_radius = r;});
       break;
     }
     default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
   }
+  if (!gst_cuda_filters_set_field (GST_CUDA_FILTERS_BASE (self), self->params,
+          kFields, prop_id, value, pspec, nlm_params_refusal))
+    G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
 }
 
 static void
 gst_cuda_nlm_get_property (GObject * object, guint prop_id, GValue * value,
     GParamSpec * pspec)
 {
-  const cudafilters::NlmParams p = snapshot_params (GST_CUDA_NLM (object));
-
-  switch (prop_id) {
-    case PROP_STRENGTH:
-      g_value_set_float (value, p.h);
-      break;
-    case PROP_PATCH_SIZE:
-      g_value_set_int (value, p.patch_size);
-      break;
-    case PROP_SEARCH_SIZE:
-      g_value_set_int (value, p.search_size);
-      break;
-    case PROP_NOISE_SIGMA:
-      g_value_set_float (value, p.noise_sigma);
-      break;
-    case PROP_PATCH_WEIGHTING:
-      g_value_set_enum (value, p.gaussian ? GST_CUDA_NLM_PATCH_GAUSSIAN :
-          GST_CUDA_NLM_PATCH_BOX);
-      break;
-    case PROP_CHROMA_STRENGTH:
-      g_value_set_float (value, p.chroma_h);
-      break;
-    case PROP_TEMPORAL_RADIUS:
-      g_value_set_int (value, p.temporal_radius);
-      break;
-    case PROP_AUTO_STRENGTH:
-      g_value_set_boolean (value, p.auto_strength);
-      break;
-    case PROP_AUTO_STRENGTH_SCALE:
-      g_value_set_float (value, p.auto_scale);
-      break;
-    case PROP_NOISE_SMOOTHING:
-      g_value_set_float (value, p.noise_smoothing);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-      break;
-  }
+  if (!gst_cuda_filters_get_field (snapshot_params (GST_CUDA_NLM (object)),
+          kFields, prop_id, value))
+    G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
 }
 
 static void
