@@ -68,15 +68,6 @@ G_DEFINE_TYPE (GstCudaClahe, gst_cuda_clahe, GST_TYPE_CUDA_FILTERS_BASE);
 GST_ELEMENT_REGISTER_DEFINE (cudaclahe, "cudaclahe", GST_RANK_NONE,
     GST_TYPE_CUDA_CLAHE);
 
-static cudafilters::ClaheParams
-snapshot_params (GstCudaClahe * self)
-{
-  GST_OBJECT_LOCK (self);
-  const cudafilters::ClaheParams p = self->params;
-  GST_OBJECT_UNLOCK (self);
-  return p;
-}
-
 static std::unique_ptr<GstCudaFiltersEngine>
 gst_cuda_clahe_create_engine (GstCudaFiltersBase * base)
 {
@@ -111,8 +102,8 @@ static void
 gst_cuda_clahe_get_property (GObject * object, guint prop_id, GValue * value,
     GParamSpec * pspec)
 {
-  if (!gst_cuda_filters_get_field (snapshot_params (GST_CUDA_CLAHE (object)),
-          kFields, prop_id, value))
+  if (!gst_cuda_filters_get_field (gst_cuda_filters_snapshot_params
+          (GST_CUDA_CLAHE (object)), kFields, prop_id, value))
     G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
 }
 

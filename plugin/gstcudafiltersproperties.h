@@ -15,6 +15,17 @@
  * (default 0: off), live and controllable. */
 GParamSpec *gst_cuda_filters_param_spec_temporal_smoothing (void);
 
+/* A copy of @self's parameters (its `params`), taken under its object
+ * lock. */
+template <typename Element> auto
+gst_cuda_filters_snapshot_params (Element * self)
+{
+  GST_OBJECT_LOCK (self);
+  auto params = self->params;
+  GST_OBJECT_UNLOCK (self);
+  return params;
+}
+
 /* Applies @change to a copy of @params under @self's object lock and keeps
  * the result if @check (candidate, current) returns no error, for the
  * element's engine (gst_cuda_filters_base_settings_changed). Otherwise the

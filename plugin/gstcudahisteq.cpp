@@ -61,21 +61,12 @@ G_DEFINE_TYPE (GstCudaHistEq, gst_cuda_hist_eq, GST_TYPE_CUDA_FILTERS_BASE);
 GST_ELEMENT_REGISTER_DEFINE (cudahisteq, "cudahisteq", GST_RANK_NONE,
     GST_TYPE_CUDA_HIST_EQ);
 
-static cudafilters::HistEqParams
-snapshot_params (GstCudaHistEq * self)
-{
-  GST_OBJECT_LOCK (self);
-  const cudafilters::HistEqParams p = self->params;
-  GST_OBJECT_UNLOCK (self);
-  return p;
-}
-
 static gboolean
 gst_cuda_hist_eq_check_format (GstCudaFiltersBase * base,
     const GstVideoInfo * info)
 {
   GstCudaHistEq *self = GST_CUDA_HIST_EQ (base);
-  const int bits = snapshot_params (self).significant_bits;
+  const int bits = gst_cuda_filters_snapshot_params (self).significant_bits;
   const cudafilters::SampleLayout format = gst_cuda_filters_sample_layout (info);
   if (cudafilters::with_significant_bits (format, bits).valid ())
     return TRUE;
@@ -119,8 +110,8 @@ static void
 gst_cuda_hist_eq_get_property (GObject * object, guint prop_id,
     GValue * value, GParamSpec * pspec)
 {
-  if (!gst_cuda_filters_get_field (snapshot_params (GST_CUDA_HIST_EQ (object)),
-          kFields, prop_id, value))
+  if (!gst_cuda_filters_get_field (gst_cuda_filters_snapshot_params
+          (GST_CUDA_HIST_EQ (object)), kFields, prop_id, value))
     G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
 }
 

@@ -127,15 +127,6 @@ gst_cuda_nlm_patch_weighting_get_type (void)
   return type;
 }
 
-static cudafilters::NlmParams
-snapshot_params (GstCudaNlm * self)
-{
-  GST_OBJECT_LOCK (self);
-  cudafilters::NlmParams p = self->params;
-  GST_OBJECT_UNLOCK (self);
-  return p;
-}
-
 /* The radius is the one the element starts with (temporal-radius is
  * refused while it runs). */
 static std::unique_ptr<GstCudaFiltersEngine>
@@ -184,11 +175,11 @@ template < typename Change > static void
 give_strength (GstCudaNlm * self, const GParamSpec * pspec,
     const GValue * value, Change change)
 {
-  const bool was_auto = snapshot_params (self).auto_strength;
+  const bool was_auto = gst_cuda_filters_snapshot_params (self).auto_strength;
   update_params (self, pspec, value, [&change](cudafilters::NlmParams & p) {
         change (p);
         p.auto_strength = false;});
-  if (was_auto && !snapshot_params (self).auto_strength) {
+  if (was_auto && !gst_cuda_filters_snapshot_params (self).auto_strength) {
     GST_INFO_OBJECT (self, "%s set: auto-strength is now off (set "
         "auto-strength=true to turn it back on)", pspec->name);
     g_object_notify_by_pspec (G_OBJECT (self), auto_strength_pspec);
@@ -267,7 +258,7 @@ gst_cuda_nlm_set_property (GObject * object, guint prop_id,
         g_warning ("%s: refusing temporal-radius=%d: it can be set in the "
             "NULL and READY states only; temporal-radius stays %d",
             GST_OBJECT_NAME (self), g_value_get_int (value),
-            snapshot_params (self).temporal_radius);
+            gst_cuda_filters_snapshot_params (self).temporal_radius);
         return;
       }
       break;
@@ -284,8 +275,8 @@ static void
 gst_cuda_nlm_get_property (GObject * object, guint prop_id, GValue * value,
     GParamSpec * pspec)
 {
-  if (!gst_cuda_filters_get_field (snapshot_params (GST_CUDA_NLM (object)),
-          kFields, prop_id, value))
+  if (!gst_cuda_filters_get_field (gst_cuda_filters_snapshot_params
+          (GST_CUDA_NLM (object)), kFields, prop_id, value))
     G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
 }
 

@@ -94,15 +94,6 @@ gst_cuda_sharpen_kernel_get_type (void)
   return type;
 }
 
-static cudafilters::SharpenParams
-snapshot_params (GstCudaSharpen * self)
-{
-  GST_OBJECT_LOCK (self);
-  cudafilters::SharpenParams p = self->params;
-  GST_OBJECT_UNLOCK (self);
-  return p;
-}
-
 static std::unique_ptr<GstCudaFiltersEngine>
 gst_cuda_sharpen_create_engine (GstCudaFiltersBase * base)
 {
@@ -136,8 +127,8 @@ static void
 gst_cuda_sharpen_get_property (GObject * object, guint prop_id,
     GValue * value, GParamSpec * pspec)
 {
-  if (!gst_cuda_filters_get_field (snapshot_params (GST_CUDA_SHARPEN (object)),
-          kFields, prop_id, value))
+  if (!gst_cuda_filters_get_field (gst_cuda_filters_snapshot_params
+          (GST_CUDA_SHARPEN (object)), kFields, prop_id, value))
     G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
 }
 
