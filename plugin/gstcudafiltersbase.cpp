@@ -12,6 +12,7 @@
 #include "gstcudafiltersflow.h"
 #include "gstcudafiltersframe.h"
 #include "gstcudafiltersgpu.h"
+#include "gstcudafiltersproperties.h"
 
 GST_DEBUG_CATEGORY (gst_cuda_filters_base_debug);
 #define GST_CAT_DEFAULT gst_cuda_filters_base_debug
@@ -62,24 +63,12 @@ get_priv (GstCudaFiltersBase * self)
       gst_cuda_filters_base_get_instance_private (self));
 }
 
-GType
-gst_cuda_filters_backend_get_type (void)
-{
-  static GType type = 0;
-  static const GEnumValue values[] = {
+GST_CUDA_FILTERS_DEFINE_ENUM_TYPE (GstCudaFiltersBackend,
+    gst_cuda_filters_backend,
     {GST_CUDA_FILTERS_BACKEND_AUTO,
         "The GPU when one is usable, otherwise the CPU (with a warning)", "auto"},
     {GST_CUDA_FILTERS_BACKEND_CUDA, "The GPU; fail to start without one", "cuda"},
-    {GST_CUDA_FILTERS_BACKEND_CPU, "The CPU", "cpu"},
-    {0, nullptr, nullptr},
-  };
-
-  if (g_once_init_enter (&type)) {
-    GType t = g_enum_register_static ("GstCudaFiltersBackend", values);
-    g_once_init_leave (&type, t);
-  }
-  return type;
-}
+    {GST_CUDA_FILTERS_BACKEND_CPU, "The CPU", "cpu"});
 
 /* Waits for every frame queued on the GPU. A failure there (a fault in a
  * frame already pushed) is an element error. */

@@ -3,6 +3,7 @@
 #endif
 
 #include "gstcudafilterscontext.h"
+#include "gstcudafiltersproperties.h"
 
 #ifdef HAVE_GST_CUDA
 #include <gst/cuda/cuda-gst.h>
@@ -21,26 +22,14 @@ GST_DEBUG_CATEGORY_EXTERN (gst_cuda_filters_base_debug);
 
 bool GstCudaFiltersContext::driver_loaded_ = false;
 
-GType
-gst_cuda_filters_cuda_wait_get_type (void)
-{
-  static GType type = 0;
-  static const GEnumValue values[] = {
+GST_CUDA_FILTERS_DEFINE_ENUM_TYPE (GstCudaFiltersCudaWait,
+    gst_cuda_filters_cuda_wait,
     {GST_CUDA_FILTERS_CUDA_WAIT_BLOCKING,
         "Threads waiting for the GPU in the element's CUDA context sleep until "
           "its interrupt: the context schedules blocking synchronisation while "
           "the element uses it", "blocking"},
     {GST_CUDA_FILTERS_CUDA_WAIT_KEEP,
-        "The CUDA context's scheduling is left as it is", "keep"},
-    {0, nullptr, nullptr},
-  };
-
-  if (g_once_init_enter (&type)) {
-    GType t = g_enum_register_static ("GstCudaFiltersCudaWait", values);
-    g_once_init_leave (&type, t);
-  }
-  return type;
-}
+        "The CUDA context's scheduling is left as it is", "keep"});
 
 namespace {
 

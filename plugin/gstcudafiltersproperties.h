@@ -15,6 +15,23 @@
  * (default 0: off), live and controllable. */
 GParamSpec *gst_cuda_filters_param_spec_temporal_smoothing (void);
 
+/* Defines type_name_get_type (), the enum type @TypeName of the
+ * GEnumValue entries that follow, registered at the first call: GLib's
+ * G_DEFINE_ENUM_TYPE (2.74, newer than the plugin's minimum) with a
+ * description of each value. */
+#define GST_CUDA_FILTERS_DEFINE_ENUM_TYPE(TypeName, type_name, ...) \
+GType \
+type_name##_get_type (void) \
+{ \
+  static GType type = 0; \
+  static const GEnumValue values[] = { __VA_ARGS__, {0, nullptr, nullptr} }; \
+  if (g_once_init_enter (&type)) { \
+    GType t = g_enum_register_static (#TypeName, values); \
+    g_once_init_leave (&type, t); \
+  } \
+  return type; \
+}
+
 /* A copy of @self's parameters (its `params`), taken under its object
  * lock. */
 template <typename Element> auto

@@ -108,24 +108,12 @@ G_DEFINE_TYPE (GstCudaNlm, gst_cuda_nlm, GST_TYPE_CUDA_FILTERS_BASE);
 GST_ELEMENT_REGISTER_DEFINE (cudanlm, "cudanlm", GST_RANK_NONE,
     GST_TYPE_CUDA_NLM);
 
-GType
-gst_cuda_nlm_patch_weighting_get_type (void)
-{
-  static GType type = 0;
-  static const GEnumValue values[] = {
+GST_CUDA_FILTERS_DEFINE_ENUM_TYPE (GstCudaNlmPatchWeighting,
+    gst_cuda_nlm_patch_weighting,
     {GST_CUDA_NLM_PATCH_BOX, "Every patch pixel counts the same", "box"},
     {GST_CUDA_NLM_PATCH_GAUSSIAN,
         "Patch pixels weighted by a Gaussian of their distance from the centre "
-          "(standard deviation patch-size / 4)", "gaussian"},
-    {0, nullptr, nullptr},
-  };
-
-  if (g_once_init_enter (&type)) {
-    GType t = g_enum_register_static ("GstCudaNlmPatchWeighting", values);
-    g_once_init_leave (&type, t);
-  }
-  return type;
-}
+          "(standard deviation patch-size / 4)", "gaussian"});
 
 /* The radius is the one the element starts with (temporal-radius is
  * refused while it runs). */

@@ -74,25 +74,13 @@ G_DEFINE_TYPE (GstCudaSharpen, gst_cuda_sharpen, GST_TYPE_CUDA_FILTERS_BASE);
 GST_ELEMENT_REGISTER_DEFINE (cudasharpen, "cudasharpen", GST_RANK_NONE,
     GST_TYPE_CUDA_SHARPEN);
 
-GType
-gst_cuda_sharpen_kernel_get_type (void)
-{
-  static GType type = 0;
-  static const GEnumValue values[] = {
+GST_CUDA_FILTERS_DEFINE_ENUM_TYPE (GstCudaSharpenKernel,
+    gst_cuda_sharpen_kernel,
     {(gint) cudafilters::SharpenKernel::kUnsharp,
         "Unsharp masking: src + amount * (src - Gaussian blur), above threshold",
         "unsharp"},
     {(gint) cudafilters::SharpenKernel::kLaplacian3x3,
-        "The 3x3 sharpening kernel [0 -1 0; -1 5 -1; 0 -1 0]", "laplacian-3x3"},
-    {0, nullptr, nullptr},
-  };
-
-  if (g_once_init_enter (&type)) {
-    GType t = g_enum_register_static ("GstCudaSharpenKernel", values);
-    g_once_init_leave (&type, t);
-  }
-  return type;
-}
+        "The 3x3 sharpening kernel [0 -1 0; -1 5 -1; 0 -1 0]", "laplacian-3x3"});
 
 static std::unique_ptr<GstCudaFiltersEngine>
 gst_cuda_sharpen_create_engine (GstCudaFiltersBase * base)
