@@ -86,28 +86,6 @@ static const GstCudaFiltersField<cudafilters::ClaheParams> kFields[] = {
 };
 
 static void
-gst_cuda_clahe_set_property (GObject * object, guint prop_id,
-    const GValue * value, GParamSpec * pspec)
-{
-  GstCudaClahe *self = GST_CUDA_CLAHE (object);
-  /* A change that makes the parameters invalid is refused, and says why. */
-  if (!gst_cuda_filters_set_field (GST_CUDA_FILTERS_BASE (self), self->params, kFields,
-          prop_id, value, pspec, [](const cudafilters::ClaheParams & p,
-              const cudafilters::ClaheParams &) {
-            return cudafilters::clahe_params_error (p);}))
-    G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-}
-
-static void
-gst_cuda_clahe_get_property (GObject * object, guint prop_id, GValue * value,
-    GParamSpec * pspec)
-{
-  if (!gst_cuda_filters_get_field (gst_cuda_filters_snapshot_params
-          (GST_CUDA_CLAHE (object)), kFields, prop_id, value))
-    G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-}
-
-static void
 gst_cuda_clahe_class_init (GstCudaClaheClass * klass)
 {
   GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
@@ -118,8 +96,10 @@ gst_cuda_clahe_class_init (GstCudaClaheClass * klass)
       GST_PARAM_MUTABLE_PLAYING | GST_PARAM_CONTROLLABLE |
       G_PARAM_STATIC_STRINGS);
 
-  gobject_class->set_property = gst_cuda_clahe_set_property;
-  gobject_class->get_property = gst_cuda_clahe_get_property;
+  gobject_class->set_property = gst_cuda_filters_set_field_property<
+      GST_CUDA_CLAHE, kFields, cudafilters::clahe_params_error>;
+  gobject_class->get_property =
+      gst_cuda_filters_get_field_property<GST_CUDA_CLAHE, kFields>;
 
   g_object_class_install_property (gobject_class, PROP_CLIP_LIMIT,
       g_param_spec_double ("clip-limit", "Clip limit",

@@ -179,3 +179,30 @@ gst_cuda_filters_get_field (const Params & params,
     }
   return FALSE;
 }
+
+/* set_property and get_property of an element whose properties are all
+ * fields of its parameters (cudanlm reads its own so, but sets some with
+ * checks of its own): @Cast is its type's cast (GST_CUDA_CLAHE), @Fields
+ * its table, @Check what is wrong with a set of parameters (empty when
+ * nothing is), for gst_cuda_filters_set_field to refuse a change that makes
+ * them invalid and say why. */
+template <auto Cast, auto & Fields, auto Check> void
+gst_cuda_filters_set_field_property (GObject * object, guint prop_id,
+    const GValue * value, GParamSpec * pspec)
+{
+  auto *self = Cast (object);
+  using Params = decltype (self->params);
+  if (!gst_cuda_filters_set_field (GST_CUDA_FILTERS_BASE (self), self->params,
+          Fields, prop_id, value, pspec,
+          [](const Params & p, const Params &) { return Check (p); }))
+    G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+}
+
+template <auto Cast, auto & Fields> void
+gst_cuda_filters_get_field_property (GObject * object, guint prop_id,
+    GValue * value, GParamSpec * pspec)
+{
+  if (!gst_cuda_filters_get_field (gst_cuda_filters_snapshot_params
+          (Cast (object)), Fields, prop_id, value))
+    G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+}

@@ -95,35 +95,16 @@ static const GstCudaFiltersField<cudafilters::HistEqParams> kFields[] = {
 };
 
 static void
-gst_cuda_hist_eq_set_property (GObject * object, guint prop_id,
-    const GValue * value, GParamSpec * pspec)
-{
-  GstCudaHistEq *self = GST_CUDA_HIST_EQ (object);
-  if (!gst_cuda_filters_set_field (GST_CUDA_FILTERS_BASE (self), self->params, kFields,
-          prop_id, value, pspec, [](const cudafilters::HistEqParams & p,
-              const cudafilters::HistEqParams &) {
-            return cudafilters::histeq_params_error (p);}))
-    G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-}
-
-static void
-gst_cuda_hist_eq_get_property (GObject * object, guint prop_id,
-    GValue * value, GParamSpec * pspec)
-{
-  if (!gst_cuda_filters_get_field (gst_cuda_filters_snapshot_params
-          (GST_CUDA_HIST_EQ (object)), kFields, prop_id, value))
-    G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-}
-
-static void
 gst_cuda_hist_eq_class_init (GstCudaHistEqClass * klass)
 {
   GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
   GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
   GstCudaFiltersBaseClass *filter_class = GST_CUDA_FILTERS_BASE_CLASS (klass);
 
-  gobject_class->set_property = gst_cuda_hist_eq_set_property;
-  gobject_class->get_property = gst_cuda_hist_eq_get_property;
+  gobject_class->set_property = gst_cuda_filters_set_field_property<
+      GST_CUDA_HIST_EQ, kFields, cudafilters::histeq_params_error>;
+  gobject_class->get_property =
+      gst_cuda_filters_get_field_property<GST_CUDA_HIST_EQ, kFields>;
 
   g_object_class_install_property (gobject_class, PROP_TEMPORAL_SMOOTHING,
       gst_cuda_filters_param_spec_temporal_smoothing ());

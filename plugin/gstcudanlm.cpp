@@ -260,15 +260,6 @@ gst_cuda_nlm_set_property (GObject * object, guint prop_id,
 }
 
 static void
-gst_cuda_nlm_get_property (GObject * object, guint prop_id, GValue * value,
-    GParamSpec * pspec)
-{
-  if (!gst_cuda_filters_get_field (gst_cuda_filters_snapshot_params
-          (GST_CUDA_NLM (object)), kFields, prop_id, value))
-    G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-}
-
-static void
 gst_cuda_nlm_class_init (GstCudaNlmClass * klass)
 {
   GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
@@ -281,7 +272,8 @@ gst_cuda_nlm_class_init (GstCudaNlmClass * klass)
   const GParamFlags controllable = (GParamFlags) (live | GST_PARAM_CONTROLLABLE);
 
   gobject_class->set_property = gst_cuda_nlm_set_property;
-  gobject_class->get_property = gst_cuda_nlm_get_property;
+  gobject_class->get_property =
+      gst_cuda_filters_get_field_property<GST_CUDA_NLM, kFields>;
 
   g_object_class_install_property (gobject_class, PROP_STRENGTH,
       g_param_spec_float ("strength", "Strength",

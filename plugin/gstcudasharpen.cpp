@@ -99,28 +99,6 @@ static const GstCudaFiltersField<cudafilters::SharpenParams> kFields[] = {
 };
 
 static void
-gst_cuda_sharpen_set_property (GObject * object, guint prop_id,
-    const GValue * value, GParamSpec * pspec)
-{
-  GstCudaSharpen *self = GST_CUDA_SHARPEN (object);
-  /* A change that makes the parameters invalid is refused, and says why. */
-  if (!gst_cuda_filters_set_field (GST_CUDA_FILTERS_BASE (self), self->params, kFields,
-          prop_id, value, pspec, [](const cudafilters::SharpenParams & p,
-              const cudafilters::SharpenParams &) {
-            return cudafilters::sharpen_params_error (p);}))
-    G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-}
-
-static void
-gst_cuda_sharpen_get_property (GObject * object, guint prop_id,
-    GValue * value, GParamSpec * pspec)
-{
-  if (!gst_cuda_filters_get_field (gst_cuda_filters_snapshot_params
-          (GST_CUDA_SHARPEN (object)), kFields, prop_id, value))
-    G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-}
-
-static void
 gst_cuda_sharpen_class_init (GstCudaSharpenClass * klass)
 {
   GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
@@ -131,8 +109,10 @@ gst_cuda_sharpen_class_init (GstCudaSharpenClass * klass)
       GST_PARAM_MUTABLE_PLAYING | GST_PARAM_CONTROLLABLE |
       G_PARAM_STATIC_STRINGS);
 
-  gobject_class->set_property = gst_cuda_sharpen_set_property;
-  gobject_class->get_property = gst_cuda_sharpen_get_property;
+  gobject_class->set_property = gst_cuda_filters_set_field_property<
+      GST_CUDA_SHARPEN, kFields, cudafilters::sharpen_params_error>;
+  gobject_class->get_property =
+      gst_cuda_filters_get_field_property<GST_CUDA_SHARPEN, kFields>;
 
   g_object_class_install_property (gobject_class, PROP_KERNEL,
       g_param_spec_enum ("kernel", "Kernel",
