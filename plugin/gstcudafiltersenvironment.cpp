@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#ifdef CUDAFILTERS_TEST_SWITCHES
 namespace {
 
 bool
@@ -12,6 +13,7 @@ flag (const gchar * name)
 }
 
 }  // namespace
+#endif
 
 GstCudaFiltersEnvironment
 GstCudaFiltersEnvironment::read ()
