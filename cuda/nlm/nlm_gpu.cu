@@ -544,11 +544,11 @@ struct AutoArgs {
 // One block of kNoiseReadThreads: the frame's estimates from their tables,
 // then one thread follows them and sets the coefficients.
 __global__ void __launch_bounds__(kNoiseReadThreads) nlm_auto_kernel(AutoArgs a) {
-  const NoiseReadings luma_readings = read_noise_table(a.tables.tables[0], a.tables.bits[0]);
-  const NoiseReadings chroma_readings =
-      a.has_chroma ? read_noise_table(a.tables.tables[1], a.tables.bits[1]) : NoiseReadings{};
+  __shared__ NoiseReadings r[kMaxNoiseTablesRead];
+  NoiseTableGpu *const tables[kMaxNoiseTablesRead] = {a.tables.tables, a.tables.tables + 1};
+  read_noise_tables(tables, a.tables.bits, a.has_chroma ? 2 : 1, r);
   if (threadIdx.x != 0) return;
-  const FrameNoise f = frame_noise_of(luma_readings, a.has_chroma, chroma_readings);
+  const FrameNoise f = frame_noise_of(r[0], a.has_chroma, a.has_chroma ? r[1] : NoiseReadings{});
   AutoState &s = *a.state;
   if (a.restart) *a.state = AutoState{};
   const double luma = follow_noise(s.luma, f.luma.sigma, a.past_weight);
@@ -623,6 +623,8 @@ NlmGpu::NlmGpu() : impl_(std::make_unique<Impl>()) {
   CUDAFILTERS_CHECK(cudaGetDevice(&device));
   CUDAFILTERS_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
   impl_->max_shared_ = size_t(optin);
+  CUDAFILTERS_CHECK(cudaFuncSetAttribute(nlm_auto_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         int(noise_read_shared(kMaxNoiseTablesRead))));
   for (bool large : {false, true})
     for (int channels : {1, 2})
       for (bool clamp : {false, true}) {
@@ -664,7 +666,7 @@ void NlmGpu::Impl::enqueue_auto(const FramePlanes &frame, bool chroma, cudaStrea
   const AutoArgs a{estimator_->fill(stream), auto_state_.get(), coeffs_.get(),
                    double(p.noise_smoothing), p.auto_scale, p.temporal_radius, p.patch_size,
                    p.gaussian, has_chroma, chroma, restart_};
-  nlm_auto_kernel<<<1, kNoiseReadThreads, 0, stream>>>(a);
+  nlm_auto_kernel<<<1, kNoiseReadThreads, noise_read_shared(has_chroma ? 2 : 1), stream>>>(a);
   check_launch("nlm_auto_kernel");
   restart_ = false;
 }

@@ -436,7 +436,7 @@ class NoiseEstimatorGpu {
 
   // Instead of estimate(): queues the pass over the planes added and hands
   // the tables to a kernel of the caller's, next on the stream, which must
-  // read every table it was given with read_noise_table (noise_table.cuh),
+  // read every table it was given with read_noise_tables (noise_table.cuh),
   // and so clear it.
   struct Tables {
     NoiseTableGpu *tables;

@@ -11,12 +11,13 @@ namespace cudafilters {
 namespace {
 
 // A block covers kTableColumns columns and kGroupRows x kRowGroups sampled
-// rows: each group of threads walks its rows down the columns. The table
-// pass is bound by the shared atomics (two per pixel at 8 bits): the shape
-// matters little (on the H100, 1080p I420: 25.6 to 30 us over seven shapes
-// from 256 to 1024 threads and 8 to 32 rows per thread; docs/cudanlm.md).
+// rows: each group of threads walks its rows down the columns. At the
+// sampling budget (kNoiseSamplePixels a plane) a 1080p I420 frame has few
+// sampled rows, and 16 rows a thread made 64 blocks, half a wave on an H200
+// (132 SMs): 8 rows a thread take the pass from 14 to 16 us down to 9 us,
+// the same as 4 rows or other block widths (studies/noise-table-shapes).
 constexpr int kTableColumns = 256;
-constexpr int kGroupRows = 16;
+constexpr int kGroupRows = 8;
 constexpr int kRowGroups = 2;
 constexpr int kTableThreads = kTableColumns * kRowGroups;
 constexpr int kTableRows = kGroupRows * kRowGroups;
@@ -294,7 +295,10 @@ __global__ void __launch_bounds__(kTableThreads) noise_curve_kernel(CurveArgs a)
 // reading (none where `correlated` is null).
 __global__ void __launch_bounds__(kNoiseReadThreads)
     noise_curve_tail_kernel(Table *tables, int bits, const double *correlated, double *sigmas) {
-  const NoiseReadings r = read_noise_table(tables[blockIdx.x], bits);
+  __shared__ NoiseReadings readings[1];
+  Table *const table[1] = {tables + blockIdx.x};
+  read_noise_tables(table, &bits, 1, readings);
+  const NoiseReadings &r = readings[0];
   if (threadIdx.x == 0)
     sigmas[blockIdx.x] = r.pixels < kNoiseBandMinPixels
                              ? -1.0
@@ -311,10 +315,11 @@ struct TailArgs {
 
 // One block: luma's table and chroma's, as frame_noise_of reads them.
 __global__ void __launch_bounds__(kNoiseReadThreads) noise_tail_kernel(TailArgs a) {
-  const NoiseReadings luma = read_noise_table(a.tables[0], a.bits[0]);
-  const NoiseReadings chroma = a.chroma ? read_noise_table(a.tables[1], a.bits[1]) : NoiseReadings{};
+  __shared__ NoiseReadings r[kMaxNoiseTablesRead];
+  Table *const tables[kMaxNoiseTablesRead] = {a.tables, a.tables + 1};
+  read_noise_tables(tables, a.bits, a.chroma ? 2 : 1, r);
   if (threadIdx.x != 0) return;
-  const FrameNoise f = frame_noise_of(luma, a.chroma != 0, chroma);
+  const FrameNoise f = frame_noise_of(r[0], a.chroma != 0, a.chroma ? r[1] : NoiseReadings{});
   a.sigmas[0] = f.luma.sigma;
   a.sigmas[1] = f.chroma.sigma;
   *a.correlated = f.luma.correlated;
@@ -334,7 +339,11 @@ struct NoiseEstimatorGpu::Impl {
   ClearOnFirstUse clear;
 };
 
-NoiseEstimatorGpu::NoiseEstimatorGpu() : impl_(std::make_unique<Impl>()) {}
+NoiseEstimatorGpu::NoiseEstimatorGpu() : impl_(std::make_unique<Impl>()) {
+  CUDAFILTERS_CHECK(cudaFuncSetAttribute(noise_tail_kernel,
+                                         cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         int(noise_read_shared(kMaxNoiseTablesRead))));
+}
 
 NoiseEstimatorGpu::~NoiseEstimatorGpu() = default;
 NoiseEstimatorGpu::NoiseEstimatorGpu(NoiseEstimatorGpu &&) noexcept = default;
@@ -380,7 +389,7 @@ void NoiseEstimatorGpu::estimate(int tables, cudaStream_t stream) {
   const Tables t = fill(stream);
   TailArgs a{t.tables, {}, tables == 2 ? 1 : 0, impl_->sigmas.get(), impl_->correlated.get()};
   for (int i = 0; i < kMaxTables; ++i) a.bits[i] = t.bits[i];
-  noise_tail_kernel<<<1, kNoiseReadThreads, 0, stream>>>(a);
+  noise_tail_kernel<<<1, kNoiseReadThreads, noise_read_shared(tables), stream>>>(a);
   check_launch("noise_tail_kernel");
 }
 
@@ -458,7 +467,7 @@ void NoiseCurveGpu::estimate(ConstPlane plane, int step, cudaStream_t stream,
       check_launch("noise_curve_kernel");
     }
   }
-  noise_curve_tail_kernel<<<kNoiseBands, kNoiseReadThreads, 0, stream>>>(
+  noise_curve_tail_kernel<<<kNoiseBands, kNoiseReadThreads, noise_read_shared(1), stream>>>(
       m.tables.get(), bits, correlated, m.sigmas.get());
   check_launch("noise_curve_tail_kernel");
 }
