@@ -300,89 +300,6 @@ is_cuda_memory (GstBuffer * buffer)
 
 }  // namespace
 
-namespace {
-
-/* Host memory registered with the driver (cudaHostRegister) in an
- * element's context, and unregistered with that context current, on
- * whichever thread frees the memory. */
-class CudaPin final : public GstCudaFiltersHostPinner::Pin
-{
-public:
-  /* Throws where the context cannot be made current or the driver
-   * refuses. */
-  CudaPin (const GstCudaFiltersContext & context, guint8 * data,
-      size_t bytes) {
-    context_.share (context);
-    GstCudaFiltersScopedContext current (context_);
-    if (!current.pushed ())
-      throw std::runtime_error ("the element's CUDA context could not be "
-          "made current to page-lock system memory");
-    range_ = cudafilters::HostRegistration (data, bytes);
-  }
-  ~CudaPin () override {
-    /* The registration is portable: any context may end it, though the
-     * element's should be the one current. */
-    GstCudaFiltersScopedContext current (context_);
-    if (!current.pushed ())
-      GST_WARNING ("the element's CUDA context could not be made current "
-          "to unregister page-locked memory");
-    range_.reset ();
-    const cudaError_t e = cudafilters::take_release_error ();
-    if (e != cudaSuccess)
-      GST_WARNING ("cudaHostUnregister failed: %s", cudaGetErrorString (e));
-  }
-
-private:
-  GstCudaFiltersContext context_;
-  cudafilters::HostRegistration range_;
-};
-
-class CudaPinner final : public GstCudaFiltersHostPinner
-{
-public:
-  explicit CudaPinner (const GstCudaFiltersContext & context)
-      : context_ (context) {}
-
-  /* Pinned: memory whose one mapping lasts as long as the memory does,
-   * the system memory allocator's (pools, appsrc, wrapped memory) and
-   * file-descriptor memory (shared memory, dmabuf), which GStreamer maps
-   * once. A registration is made on the address a map returns and must
-   * not outlive the pages behind it: memory that another allocator maps
-   * anew on each map (GL, VA, an element's own) could come back at the
-   * same address with other pages, and the device would read the old
-   * ones, so it is staged. The element's own memory is page-locked, and
-   * CUDA memory downloads itself. */
-  Kind classify (GstMemory * root) const override {
-    if (root->allocator && GST_IS_CUDA_FILTERS_HOST_ALLOCATOR (root->allocator))
-      return Kind::kPageLocked;
-#ifdef HAVE_GST_CUDA
-    if (gst_is_cuda_memory (root))
-      return Kind::kPageLocked;
-#endif
-    if (GST_MEMORY_FLAG_IS_SET (root, GST_MEMORY_FLAG_NOT_MAPPABLE))
-      return Kind::kOther;
-    if (gst_memory_is_type (root, GST_ALLOCATOR_SYSMEM) ||
-        gst_memory_is_type (root, "fd") || gst_memory_is_type (root, "dmabuf"))
-      return Kind::kPinnable;
-    return Kind::kOther;
-  }
-
-  std::unique_ptr<Pin> pin (guint8 * data, size_t bytes,
-      std::string & why) const override {
-    try {
-      return std::make_unique<CudaPin> (context_, data, bytes);
-    } catch (const std::exception & e) {
-      why = e.what ();
-      return nullptr;
-    }
-  }
-
-private:
-  const GstCudaFiltersContext & context_;
-};
-
-}  // namespace
-
 GstFlowReturn
 GstCudaFiltersGpu::place (const GstCudaFiltersFrameRequest & r,
     GstCudaFiltersHostLease & lease, GstCudaFiltersPlacement & at,
@@ -391,7 +308,7 @@ GstCudaFiltersGpu::place (const GstCudaFiltersFrameRequest & r,
   at = GstCudaFiltersPlacement ();
   /* A frame filtered in place has no output: one-plane filters make it. */
   g_return_val_if_fail (!(r.one_plane && r.out), GST_FLOW_ERROR);
-  std::optional<CudaPinner> pinner;
+  std::optional<GstCudaFiltersCudaPinner> pinner;
   if (state_)
     pinner.emplace (context_);
   /* In place: the input is leased first, once (a lease counts a sighting),

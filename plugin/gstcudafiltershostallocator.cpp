@@ -6,9 +6,15 @@
 
 #include <cuda_runtime.h>
 #include <gst/video/video.h>
+#ifdef HAVE_GST_CUDA
+#include <gst/cuda/gstcudamemory.h>
+#endif
+
+#include <cudafilters/cuda_memory.h>
 
 #include <cstring>
 #include <new>
+#include <stdexcept>
 
 GST_DEBUG_CATEGORY_STATIC (gst_cuda_filters_host_allocator_debug);
 #define GST_CAT_DEFAULT gst_cuda_filters_host_allocator_debug
@@ -189,4 +195,80 @@ gst_cuda_filters_host_pool_new (const GstCudaFiltersContext & context,
     return nullptr;
   }
   return pool;
+}
+
+namespace {
+
+/* Host memory registered with the driver in an element's context, and
+ * unregistered with that context current. */
+class CudaPin final : public GstCudaFiltersHostPinner::Pin
+{
+public:
+  /* Throws where the context cannot be made current or the driver
+   * refuses. */
+  CudaPin (const GstCudaFiltersContext & context, guint8 * data,
+      size_t bytes) {
+    context_.share (context);
+    GstCudaFiltersScopedContext current (context_);
+    if (!current.pushed ())
+      throw std::runtime_error ("the element's CUDA context could not be "
+          "made current to page-lock system memory");
+    range_ = cudafilters::HostRegistration (data, bytes);
+  }
+  ~CudaPin () override {
+    /* The registration is portable: any context may end it, though the
+     * element's should be the one current. */
+    GstCudaFiltersScopedContext current (context_);
+    if (!current.pushed ())
+      GST_WARNING ("the element's CUDA context could not be made current "
+          "to unregister page-locked memory");
+    range_.reset ();
+    const cudaError_t e = cudafilters::take_release_error ();
+    if (e != cudaSuccess)
+      GST_WARNING ("cudaHostUnregister failed: %s", cudaGetErrorString (e));
+  }
+
+private:
+  GstCudaFiltersContext context_;
+  cudafilters::HostRegistration range_;
+};
+
+}  // namespace
+
+/* Pinned: memory whose one mapping lasts as long as the memory does,
+ * the system memory allocator's (pools, appsrc, wrapped memory) and
+ * file-descriptor memory (shared memory, dmabuf), which GStreamer maps
+ * once. A registration is made on the address a map returns and must
+ * not outlive the pages behind it: memory that another allocator maps
+ * anew on each map (GL, VA, an element's own) could come back at the
+ * same address with other pages, and the device would read the old
+ * ones, so it is staged. The element's own memory is page-locked, and
+ * CUDA memory downloads itself. */
+GstCudaFiltersHostPinner::Kind
+GstCudaFiltersCudaPinner::classify (GstMemory * root) const
+{
+  if (root->allocator && GST_IS_CUDA_FILTERS_HOST_ALLOCATOR (root->allocator))
+    return Kind::kPageLocked;
+#ifdef HAVE_GST_CUDA
+  if (gst_is_cuda_memory (root))
+    return Kind::kPageLocked;
+#endif
+  if (GST_MEMORY_FLAG_IS_SET (root, GST_MEMORY_FLAG_NOT_MAPPABLE))
+    return Kind::kOther;
+  if (gst_memory_is_type (root, GST_ALLOCATOR_SYSMEM) ||
+      gst_memory_is_type (root, "fd") || gst_memory_is_type (root, "dmabuf"))
+    return Kind::kPinnable;
+  return Kind::kOther;
+}
+
+std::unique_ptr<GstCudaFiltersHostPinner::Pin>
+GstCudaFiltersCudaPinner::pin (guint8 * data, size_t bytes,
+    std::string & why) const
+{
+  try {
+    return std::make_unique<CudaPin> (context_, data, bytes);
+  } catch (const std::exception & e) {
+    why = e.what ();
+    return nullptr;
+  }
 }
