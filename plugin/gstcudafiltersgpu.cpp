@@ -224,6 +224,8 @@ GstCudaFiltersGpu::reserve (const GstVideoInfo & info)
 {
   if (!state_ || info.finfo == nullptr)
     return;
+  GST_DEBUG ("staging and device memory for %dx%d frames from system memory",
+      GST_VIDEO_INFO_WIDTH (&info), GST_VIDEO_INFO_HEIGHT (&info));
   const Current scope (context_);
   state_->runner.reserve (GST_VIDEO_INFO_WIDTH (&info),
       GST_VIDEO_INFO_HEIGHT (&info), GST_VIDEO_INFO_COMP_PSTRIDE (&info, 0));
