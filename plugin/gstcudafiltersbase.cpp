@@ -115,7 +115,7 @@ gst_cuda_filters_base_start (GstBaseTransform * trans)
   if (backend == GST_CUDA_FILTERS_BACKEND_CPU) {
     GST_INFO_OBJECT (self, "running on the CPU (backend=cpu)");
   } else if (priv->gpu.open (GST_ELEMENT (self), device_id, *priv->engine,
-          priv->stream.info, cuda_wait, why, replaced, not_blocking)) {
+          cuda_wait, why, replaced, not_blocking)) {
     GST_INFO_OBJECT (self, "running on the GPU");
     if (!replaced.empty ())
       GST_ELEMENT_WARNING (self, RESOURCE, FAILED,
@@ -187,7 +187,8 @@ gst_cuda_filters_base_set_caps (GstBaseTransform * trans, GstCaps * incaps,
     return FALSE;
 
   try {
-    priv->gpu.reserve (info);
+    if (!cuda_caps)
+      priv->gpu.reserve (info);
   } catch (const std::exception & e) {
     GST_ELEMENT_ERROR (self, RESOURCE, NO_SPACE_LEFT,
         ("Could not allocate GPU memory for %dx%d frames.",
@@ -394,7 +395,7 @@ gst_cuda_filters_base_submit_input_buffer (GstBaseTransform * trans,
       return GST_FLOW_ERROR;
     }
     std::string why;
-    if (!priv->gpu.adopt (theirs, priv->stream.info, why)) {
+    if (!priv->gpu.adopt (theirs, why)) {
       GST_ELEMENT_ERROR (self, LIBRARY, INIT, (nullptr),
           ("could not move to upstream's CUDA context: %s", why.c_str ()));
       gst_buffer_unref (input);

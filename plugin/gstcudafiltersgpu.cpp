@@ -91,8 +91,7 @@ GstCudaFiltersGpu::streams ()
 
 bool
 GstCudaFiltersGpu::open (GstElement * element, gint device_id,
-    GstCudaFiltersEngine & engine, const GstVideoInfo & info,
-    GstCudaFiltersCudaWait wait, std::string & why, std::string & replaced,
+    GstCudaFiltersEngine & engine, GstCudaFiltersCudaWait wait, std::string & why, std::string & replaced,
     std::string & not_blocking)
 {
   wait_ = wait;
@@ -120,12 +119,12 @@ GstCudaFiltersGpu::open (GstElement * element, gint device_id,
     replaced = fault;
   }
 
-  return create_state (engine, info, why, not_blocking);
+  return create_state (engine, why, not_blocking);
 }
 
 bool
 GstCudaFiltersGpu::create_state (GstCudaFiltersEngine & engine,
-    const GstVideoInfo & info, std::string & why, std::string & not_blocking)
+    std::string & why, std::string & not_blocking)
 {
   GstCudaFiltersScopedContext scope (context_);
   if (!scope.pushed ()) {
@@ -148,7 +147,6 @@ GstCudaFiltersGpu::create_state (GstCudaFiltersEngine & engine,
     engine.open_gpu ();
     state_ = std::move (state);
     engine_ = &engine;
-    reserve (info);
   } catch (const std::exception & e) {
     why = e.what ();
     state_.reset ();
@@ -253,14 +251,13 @@ GstCudaFiltersGpu::context_to_adopt (GstBuffer * buffer, gint wanted) const
 }
 
 bool
-GstCudaFiltersGpu::adopt (GstCudaContext * theirs, const GstVideoInfo & info,
-    std::string & why)
+GstCudaFiltersGpu::adopt (GstCudaContext * theirs, std::string & why)
 {
   GstCudaFiltersEngine & engine = *engine_;
   close ();
   context_.adopt (theirs);
   std::string not_blocking;
-  if (!create_state (engine, info, why, not_blocking))
+  if (!create_state (engine, why, not_blocking))
     return false;
   if (!not_blocking.empty ())
     GST_WARNING ("cuda-wait=blocking could not be applied: %s", not_blocking.c_str ());

@@ -99,15 +99,13 @@ public:
 
   /* Brings up the GPU for @engine: the context of @device_id (-1: any),
    * shared with @element's neighbours, a new one where the one shared is
-   * lost to a fault; streams, runner, the engine's GPU side, and memory for
-   * frames of @info where caps are set already. On failure leaves nothing
-   * behind and says why. @replaced says why a lost shared context was
+   * lost to a fault; streams, runner and the engine's GPU side. On failure
+   * leaves nothing behind and says why. @replaced says why a lost shared context was
    * replaced, @not_blocking why @wait could not be applied. A context set
    * on the element before (set_context) is used. @wait holds for every
    * context the element runs in until close. */
   bool open (GstElement * element, gint device_id,
-      GstCudaFiltersEngine & engine, const GstVideoInfo & info,
-      GstCudaFiltersCudaWait wait, std::string & why, std::string & replaced,
+      GstCudaFiltersEngine & engine, GstCudaFiltersCudaWait wait, std::string & why, std::string & replaced,
       std::string & not_blocking);
   /* Frees everything in the context and drops it. */
   void close ();
@@ -121,7 +119,9 @@ public:
   /* Posts @e on @element as an element error, once until the next open. */
   void report_error (GstElement * element, const std::exception & e);
 
-  /* Device memory for frames of @info (when caps are set; none before). */
+  /* Staging and device memory for frames of @info from system memory, set
+   * aside when such caps are set so that the first frames do not wait for
+   * it; frames in CUDA memory need none. */
   void reserve (const GstVideoInfo & info);
 
 #ifdef HAVE_GST_CUDA
@@ -129,10 +129,8 @@ public:
    * another than ours on the device @wanted names (-1: any): the element
    * moves there (adopt), as nvcodec's filters do. */
   GstCudaContext *context_to_adopt (GstBuffer * buffer, gint wanted) const;
-  /* Moves the GPU state into @theirs, with memory for frames of @info;
-   * false, with why, on failure. */
-  bool adopt (GstCudaContext * theirs, const GstVideoInfo & info,
-      std::string & why);
+  /* Moves the GPU state into @theirs; false, with why, on failure. */
+  bool adopt (GstCudaContext * theirs, std::string & why);
 #endif
 
   /* The route of the frame @r asks for, into @at: the one function that
@@ -214,8 +212,8 @@ private:
   void release_state ();
   /* Streams, runners and the engine's GPU side in the open context, and its
    * scheduling as wait_ asks; @not_blocking says why that could not be. */
-  bool create_state (GstCudaFiltersEngine & engine, const GstVideoInfo & info,
-      std::string & why, std::string & not_blocking);
+  bool create_state (GstCudaFiltersEngine & engine, std::string & why,
+      std::string & not_blocking);
 
   GstCudaFiltersEnvironment options_;
   GstCudaFiltersCudaWait wait_ = GST_CUDA_FILTERS_CUDA_WAIT_BLOCKING;
