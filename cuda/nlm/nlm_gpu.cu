@@ -9,6 +9,7 @@
 #include "nlm_weights.h"
 #include "noise_estimate.h"
 #include "noise_table.cuh"
+#include "plane_kernels.cuh"
 
 #include <cuda_fp16.h>
 
@@ -305,6 +306,12 @@ __global__ void __launch_bounds__(256, CH == 1 ? 2 : 1) nlm_kernel(const __grid_
   const int y0 = blockIdx.y * warp_rows * kWarpRows, x0 = blockIdx.x * k.warp_cols * kWarpCols;
   const int rs = k.rs, R = k.rs + k.rp;
 
+  // A luma kernel launched after nlm_auto_kernel (enqueue_channels) loads
+  // its tile while that kernel sets the coefficients. Chroma's never follow
+  // it directly (they run on a stream of their own) and read them first:
+  // their code is slower in the other order.
+  if constexpr (CH == 1) load_tile<CH>(k, k.center, y0, x0, F, P);
+  kernels::wait_for_prerequisite_grid();
   const float row_scale = k.coeffs[0];
   const BandFragments<LARGE> band(k, row_scale, g, t);
   const float bias = k.coeffs[1];
@@ -321,7 +328,7 @@ __global__ void __launch_bounds__(256, CH == 1 ? 2 : 1) nlm_kernel(const __grid_
   }
   const int p_row8 = 8 * k.p_stride, f_row8 = 8 * k.f_stride;
 
-  load_tile<CH>(k, k.center, y0, x0, F, P);
+  if constexpr (CH == 2) load_tile<CH>(k, k.center, y0, x0, F, P);
   uint32_t ref[CH][Sh::kColBlocks][Sh::kDiffRegs];
 #pragma unroll
   for (int c = 0; c < CH; ++c)
@@ -544,6 +551,11 @@ struct AutoArgs {
 // One block of kNoiseReadThreads: the frame's estimates from their tables,
 // then one thread follows them and sets the coefficients.
 __global__ void __launch_bounds__(kNoiseReadThreads) nlm_auto_kernel(AutoArgs a) {
+  // The tables come from the kernel before. Once that is done, so is all
+  // work queued earlier, and the NLM kernel after this one may load its
+  // tiles while this one sets the coefficients it waits for.
+  kernels::wait_for_prerequisite_grid();
+  kernels::allow_dependent_launch();
   __shared__ NoiseReadings r[kMaxNoiseTablesRead];
   NoiseTableGpu *const tables[kMaxNoiseTablesRead] = {a.tables.tables, a.tables.tables + 1};
   read_noise_tables(tables, a.tables.bits, a.has_chroma ? 2 : 1, r);
@@ -591,8 +603,10 @@ struct NlmGpu::Impl {
   // coefficients where they differ from what coeffs_ holds.
   FrameStrength resolve_strength(const FramePlanes &frame, bool chroma, cudaStream_t stream);
   // frames[f][c]: channel c of frame f; dst[c] likewise.
+  // `after_auto`: the kernel follows nlm_auto_kernel on `stream` directly,
+  // and may start while it runs.
   void enqueue_channels(const ConstPlane *const *frames, int count, int center, const Plane *dst,
-                        int channels, int step, bool clamp, cudaStream_t stream);
+                        int channels, int step, bool clamp, bool after_auto, cudaStream_t stream);
   // With auto_strength: estimates the frame's noise and sets the weight
   // coefficients in coeffs_, on `stream`.
   void enqueue_auto(const FramePlanes &frame, bool chroma, cudaStream_t stream);
@@ -666,8 +680,10 @@ void NlmGpu::Impl::enqueue_auto(const FramePlanes &frame, bool chroma, cudaStrea
   const AutoArgs a{estimator_->fill(stream), auto_state_.get(), coeffs_.get(),
                    double(p.noise_smoothing), p.auto_scale, p.temporal_radius, p.patch_size,
                    p.gaussian, has_chroma, chroma, restart_};
-  nlm_auto_kernel<<<1, kNoiseReadThreads, noise_read_shared(has_chroma ? 2 : 1), stream>>>(a);
-  check_launch("nlm_auto_kernel");
+  cudaLaunchAttribute overlap = kernels::dependent_launch_attribute();
+  const cudaLaunchConfig_t config = kernels::launch_config(
+      1, kNoiseReadThreads, stream, &overlap, noise_read_shared(has_chroma ? 2 : 1));
+  CUDAFILTERS_CHECK(cudaLaunchKernelEx(&config, nlm_auto_kernel, a));
   restart_ = false;
 }
 
@@ -699,7 +715,7 @@ void NlmGpu::enqueue(ConstPlane src, Plane dst, cudaStream_t stream) {
 
 void NlmGpu::Impl::enqueue_channels(const ConstPlane *const *frames, int count, int center,
                                     const Plane *dst, int channels, int step, bool clamp,
-                                    cudaStream_t stream) {
+                                    bool after_auto, cudaStream_t stream) {
   const NlmParams &p = params_;
   const int rp = p.patch_size / 2, rs = p.search_size / 2;
   const bool large = rp > kSmallMaxRp;
@@ -731,9 +747,11 @@ void NlmGpu::Impl::enqueue_channels(const ConstPlane *const *frames, int count, 
 
   const int block_w = l.warp_cols * kWarpCols, block_h = l.warp_rows * kWarpRows;
   const dim3 grid((k.width + block_w - 1) / block_w, (k.height + block_h - 1) / block_h);
-  kernel_for(large, channels, clamp)<<<grid, 32 * l.warp_rows * l.warp_cols, l.shared_bytes,
-                                       stream>>>(k);
-  check_launch("nlm_kernel");
+  cudaLaunchAttribute overlap = kernels::dependent_launch_attribute();
+  cudaLaunchConfig_t config = kernels::launch_config(0, 32 * l.warp_rows * l.warp_cols, stream,
+                                            after_auto ? &overlap : nullptr, l.shared_bytes);
+  config.gridDim = grid;
+  CUDAFILTERS_CHECK(cudaLaunchKernelEx(&config, kernel_for(large, channels, clamp), k));
 }
 
 void NlmGpu::enqueue_window(const FramePlanes *window, int count, int center,
@@ -753,16 +771,18 @@ void NlmGpu::enqueue_window(const FramePlanes *window, int count, int center,
   const bool denoise_chroma = dst.has_chroma() && nlm_denoises_chroma(m.params_);
   const Impl::FrameStrength strength = m.resolve_strength(window[center], denoise_chroma, stream);
   if (!denoise_chroma) {
-    m.enqueue_channels(luma_frames, count, center, &dst.luma, 1, 1, strength.clamp(1), stream);
+    m.enqueue_channels(luma_frames, count, center, &dst.luma, 1, 1, strength.clamp(1),
+                       strength.automatic, stream);
     if (dst.has_chroma()) Impl::copy_chroma(window[center], dst, stream);
     return;
   }
   CUDAFILTERS_CHECK(cudaEventRecord(m.fork_.get(), stream));
   CUDAFILTERS_CHECK(cudaStreamWaitEvent(m.chroma_stream_.get(), m.fork_.get(), 0));
-  m.enqueue_channels(luma_frames, count, center, &dst.luma, 1, 1, strength.clamp(1), stream);
+  m.enqueue_channels(luma_frames, count, center, &dst.luma, 1, 1, strength.clamp(1),
+                     strength.automatic, stream);
   const Plane chroma_dst[2] = {dst.u, dst.v};
   m.enqueue_channels(chroma_frames, count, center, chroma_dst, 2, dst.chroma_step,
-                     strength.clamp(2), m.chroma_stream_.get());
+                     strength.clamp(2), false, m.chroma_stream_.get());
   CUDAFILTERS_CHECK(cudaEventRecord(m.join_.get(), m.chroma_stream_.get()));
   CUDAFILTERS_CHECK(cudaStreamWaitEvent(stream, m.join_.get(), 0));
 }

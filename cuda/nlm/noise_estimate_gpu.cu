@@ -1,5 +1,6 @@
 #include "noise_estimate.h"
 #include "noise_table.cuh"
+#include "plane_kernels.cuh"
 
 #include <cudafilters/cuda_check.h>
 #include <cudafilters/cuda_memory.h>
@@ -226,6 +227,8 @@ __device__ void add_band(const PlaneArgs &p, int block, BlockTableT &t, Slot slo
 }
 
 __global__ void __launch_bounds__(kTableThreads) noise_table_kernel(PassArgs a) {
+  // The kernel reading the tables may be scheduled now: it waits for them.
+  kernels::allow_dependent_launch();
   __shared__ BlockTable t;
   t.clear();
   __syncthreads();
