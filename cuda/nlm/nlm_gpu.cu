@@ -614,6 +614,9 @@ struct NlmGpu::Impl {
 
   NlmParams params_;
   size_t max_shared_ = 0;
+  // Whether the device runs programmatic dependent launch (9.0+), by which
+  // automatic strength's kernels overlap.
+  bool dependent_launch_ = false;
   // Chroma runs beside luma on a stream of its own, so that its blocks fill
   // the multiprocessors luma's last wave leaves idle; events fork it from
   // the caller's stream and join it back.
@@ -637,6 +640,7 @@ NlmGpu::NlmGpu() : impl_(std::make_unique<Impl>()) {
   CUDAFILTERS_CHECK(cudaGetDevice(&device));
   CUDAFILTERS_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
   impl_->max_shared_ = size_t(optin);
+  impl_->dependent_launch_ = kernels::device_has_dependent_launch();
   CUDAFILTERS_CHECK(cudaFuncSetAttribute(nlm_auto_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                          int(noise_read_shared(kMaxNoiseTablesRead))));
   for (bool large : {false, true})
@@ -681,8 +685,9 @@ void NlmGpu::Impl::enqueue_auto(const FramePlanes &frame, bool chroma, cudaStrea
                    double(p.noise_smoothing), p.auto_scale, p.temporal_radius, p.patch_size,
                    p.gaussian, has_chroma, chroma, restart_};
   cudaLaunchAttribute overlap = kernels::dependent_launch_attribute();
-  const cudaLaunchConfig_t config = kernels::launch_config(
-      1, kNoiseReadThreads, stream, &overlap, noise_read_shared(has_chroma ? 2 : 1));
+  const cudaLaunchConfig_t config =
+      kernels::launch_config(1, kNoiseReadThreads, stream, dependent_launch_ ? &overlap : nullptr,
+                             noise_read_shared(has_chroma ? 2 : 1));
   CUDAFILTERS_CHECK(cudaLaunchKernelEx(&config, nlm_auto_kernel, a));
   restart_ = false;
 }
@@ -748,8 +753,9 @@ void NlmGpu::Impl::enqueue_channels(const ConstPlane *const *frames, int count, 
   const int block_w = l.warp_cols * kWarpCols, block_h = l.warp_rows * kWarpRows;
   const dim3 grid((k.width + block_w - 1) / block_w, (k.height + block_h - 1) / block_h);
   cudaLaunchAttribute overlap = kernels::dependent_launch_attribute();
-  cudaLaunchConfig_t config = kernels::launch_config(0, 32 * l.warp_rows * l.warp_cols, stream,
-                                            after_auto ? &overlap : nullptr, l.shared_bytes);
+  cudaLaunchConfig_t config =
+      kernels::launch_config(0, 32 * l.warp_rows * l.warp_cols, stream,
+                             after_auto && dependent_launch_ ? &overlap : nullptr, l.shared_bytes);
   config.gridDim = grid;
   CUDAFILTERS_CHECK(cudaLaunchKernelEx(&config, kernel_for(large, channels, clamp), k));
 }
