@@ -91,8 +91,8 @@ GstCudaFiltersGpu::streams ()
 
 bool
 GstCudaFiltersGpu::open (GstElement * element, gint device_id,
-    GstCudaFiltersEngine & engine, GstCudaFiltersCudaWait wait, std::string & why, std::string & replaced,
-    std::string & not_blocking)
+    GstCudaFiltersEngine & engine, GstCudaFiltersCudaWait wait,
+    std::string & why, std::string & replaced, std::string & not_blocking)
 {
   wait_ = wait;
   /* Not close (): a context set on the element before it starts

@@ -343,11 +343,6 @@ run_frames (const std::string & middle, const std::vector<PlanarFrame> & frames,
   return got;
 }
 
-/* Chains of elements on CUDA memory give, frame for frame and bit for bit,
- * what the same chains give when every element waits for every frame:
- * downloaded by cudadownload, and mapped on the CPU by an appsink that
- * takes CUDA memory. From GStreamer 1.24 on the frames reach that appsink
- * with their work still queued, which shows that no element waited. */
 /* The elements' messages that they set staging and device memory aside
  * for frames from system memory. A static count: a failed assertion leaves
  * the test without removing the log function. */
@@ -397,6 +392,11 @@ GST_START_TEST (test_cuda_memory_reserves_no_host_staging)
 }
 GST_END_TEST;
 
+/* Chains of elements on CUDA memory give, frame for frame and bit for bit,
+ * what the same chains give when every element waits for every frame:
+ * downloaded by cudadownload, and mapped on the CPU by an appsink that
+ * takes CUDA memory. From GStreamer 1.24 on the frames reach that appsink
+ * with their work still queued, which shows that no element waited. */
 GST_START_TEST (test_chains_without_host_waits)
 {
   fail_unless (gst_cuda_load_library ());
