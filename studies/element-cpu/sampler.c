@@ -33,6 +33,9 @@ static long period_us = 1000;
 
 static void on_sample(int sig, siginfo_t *info, void *ctx) {
   (void)sig; (void)info; (void)ctx;
+  /* Once the samples are being written out, other threads' timers may
+   * still fire: they must not write into them. */
+  if (!atomic_load(&armed)) return;
   int i = atomic_fetch_add(&count, 1);
   if (i >= MAX_SAMPLES) return;
   int saved = errno;
