@@ -53,6 +53,17 @@ class GpuWindowRunner {
   // unified addressing, as on every 64-bit platform CUDA supports).
   void push_device(const FramePlanes &src, cudaStream_t stream);
 
+  // As push_device without a stream, for planes the current device reads
+  // directly, but the host does not wait for the copy here: src's memory
+  // must stay unchanged until settle_push() returns. A host wait for an
+  // output (output_host, output_device without `queue`) covers the copy
+  // too, and settle_push() then returns at once: a frame pushed and
+  // filtered costs one host wait instead of two.
+  void push_device_unsettled(const FramePlanes &src);
+  // Waits on the host for the copy of push_device_unsettled, if no host
+  // wait has covered it since.
+  void settle_push();
+
   // Filters the next frame (ready(...) must hold) into host planes
   // and returns once they are written. With `levels`, the histograms of the
   // frame's input and output luma are counted too.

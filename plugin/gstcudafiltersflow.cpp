@@ -524,15 +524,21 @@ GstFlowReturn
 WindowFlow::generate (GstBuffer * in, GstBuffer ** out)
 {
   *out = nullptr;
-  if (in) {
-    const GstFlowReturn ret = push (in);
-    gst_buffer_unref (in);
-    if (ret != GST_FLOW_OK)
-      return ret;
+  GstFlowReturn ret = in ? push (in) : GST_FLOW_OK;
+  if (ret == GST_FLOW_OK && ready (false))
+    ret = output (out);
+  if (!in)
+    return ret;
+  /* @in goes back upstream once the copy into the window has read it; the
+   * wait for the output frame mostly covered that copy. */
+  const GstFlowReturn settled = s_.on_gpu () ?
+      guarded (s_, [&] { s_.gpu->window_settle (); }) : GST_FLOW_OK;
+  gst_buffer_unref (in);
+  if (ret == GST_FLOW_OK && settled != GST_FLOW_OK) {
+    gst_clear_buffer (out);
+    ret = settled;
   }
-  if (!ready (false))
-    return GST_FLOW_OK;
-  return output (out);
+  return ret;
 }
 
 /* Filters every frame still held, from the frames before it (the window

@@ -500,6 +500,7 @@ GstCudaFiltersGpu::filter_frame (const GstCudaFiltersPlacement & at,
   }
   if (!at.in_device || !at.out_device || at.other_device) {
     window_push (at, src, inbuf);
+    window_settle ();
     window_output (at, filter, dst, outbuf, levels);
     return;
   }
@@ -546,11 +547,28 @@ GstCudaFiltersGpu::window_push (const GstCudaFiltersPlacement & at,
     runner.push_host (planes);
     return;
   }
+  if (at.queue_input) {
+    runner.push_device (planes, at.in_stream);
+    return;
+  }
   /* Without a stream to queue the copy on, our own copies it once its
-   * producer's work is done (another device's frame too). */
-  if (!at.queue_input)
-    GstCudaFiltersStreams::wait_for_producer (in);
-  runner.push_device (planes, at.queue_input ? at.in_stream : nullptr);
+   * producer's work is done. The host waits for the copy of another
+   * device's frame now, and for our device's at window_settle (), where
+   * the wait for the output has mostly covered it. */
+  GstCudaFiltersStreams::wait_for_producer (in);
+  if (at.other_device)
+    runner.push_device (planes, nullptr);
+  else
+    runner.push_device_unsettled (planes);
+}
+
+void
+GstCudaFiltersGpu::window_settle ()
+{
+  if (!state_ || !state_->window_runner)
+    return;
+  const Current scope (context_);
+  state_->window_runner->settle_push ();
 }
 
 void

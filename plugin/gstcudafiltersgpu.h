@@ -180,9 +180,12 @@ public:
   bool window_ready (bool draining) const;
   void window_drop_next ();
   /* Copies the frame of @in (host or device planes, placed @at) into the
-   * window. */
+   * window. @in's memory may still be read until window_settle () returns. */
   void window_push (const GstCudaFiltersPlacement & at,
       const cudafilters::FramePlanes & planes, GstBuffer * in);
+  /* Waits for the copy of the last frame pushed, where no wait since has
+   * covered it. */
+  void window_settle ();
   /* Filters the next frame into @dst: host planes, or device planes of
    * @outbuf, placed @at. */
   void window_output (const GstCudaFiltersPlacement & at,

@@ -2,6 +2,7 @@
 
 #include <cudafilters/cuda_memory.h>
 
+#include "device_copy.h"
 #include "frame_store.h"
 #include "frame_window.h"
 #include "host_transfer.h"
@@ -55,6 +56,8 @@ struct GpuWindowRunner::Impl {
   // memory, its copy from device memory on the runner's stream, and a frame
   // filtered into device memory.
   PacedWait upload_done_, device_copy_done_, frame_done_;
+  // A push_device_unsettled copy that no host wait has covered yet.
+  bool push_unsettled_ = false;
   RunnerOptions options_;
 };
 
@@ -95,6 +98,7 @@ void GpuWindowRunner::Impl::synchronize(PacedWait *pace) {
   } else {
     wait_for(done_.get());
   }
+  push_unsettled_ = false;
 }
 
 template <typename Copy>
@@ -166,18 +170,34 @@ void GpuWindowRunner::push_device(const FramePlanes &src, cudaStream_t stream) {
   Impl &m = *impl_;
   const FrameBytes bytes(src);
   m.push(src, [&](const Plane (&planes)[3], int count) {
-    cudaStream_t copy_on = stream ? stream : m.stream_.get();
-    // The slot was last read by the runner's earlier kernels.
-    if (stream) m.order_after(m.stream_.get(), stream);
+    if (stream) {
+      // The slot was last read by the runner's earlier kernels.
+      m.order_after(m.stream_.get(), stream);
+      enqueue_device_copy(bytes.planes, planes, count, stream);
+      m.order_after(stream, m.stream_.get());
+      return;
+    }
+    // Possibly another device's memory: the runtime's copies cross devices.
     for (int i = 0; i < count; ++i)
       CUDAFILTERS_CHECK(cudaMemcpy2DAsync(planes[i].data, planes[i].stride, bytes.planes[i].data,
                                           bytes.planes[i].stride, size_t(bytes.planes[i].width),
-                                          bytes.planes[i].height, cudaMemcpyDefault, copy_on));
-    if (stream)
-      m.order_after(stream, m.stream_.get());
-    else
-      m.synchronize(&m.device_copy_done_);
+                                          bytes.planes[i].height, cudaMemcpyDefault,
+                                          m.stream_.get()));
+    m.synchronize(&m.device_copy_done_);
   });
+}
+
+void GpuWindowRunner::push_device_unsettled(const FramePlanes &src) {
+  Impl &m = *impl_;
+  const FrameBytes bytes(src);
+  m.push(src, [&](const Plane (&planes)[3], int count) {
+    enqueue_device_copy(bytes.planes, planes, count, m.stream_.get());
+    m.push_unsettled_ = true;
+  });
+}
+
+void GpuWindowRunner::settle_push() {
+  if (impl_->push_unsettled_) impl_->synchronize(&impl_->device_copy_done_);
 }
 
 void GpuWindowRunner::Impl::poison(const FramePlanesOut &dst) {

@@ -1441,6 +1441,77 @@ GST_START_TEST (test_window_runner_device_in_host_out)
 }
 GST_END_TEST;
 
+/* GpuWindowRunner::push_device_unsettled leaves the copy of each frame to
+ * the host wait of an output, or of settle_push: frames pushed that way and
+ * filtered into device planes give the bytes of the same frames pushed from
+ * the host, I420 and NV12 of odd sizes (rows copied partly byte by byte),
+ * radius 1, outputs poisoned first. Every other output is queued for its
+ * consumers' stream, without a host wait, so that the next copy queues
+ * behind its kernels; each source frame is overwritten on a stream of its
+ * own as soon as settle_push returns: a copy not waited for reads the
+ * overwrite. */
+GST_START_TEST (test_window_runner_unsettled_push)
+{
+  std::mt19937 rng (41);
+  NlmParams p;
+  p.auto_strength = false;
+  p.temporal_radius = 1;
+  NlmGpu nlm;
+  nlm.set_params (p);
+  Stream other, users;
+  for (bool nv12 : {false, true}) {
+    const int w = 641, h = 479;
+    std::vector<std::unique_ptr<YuvFrame>> frames;
+    for (int i = 0; i < 5; ++i) {
+      frames.push_back (std::make_unique<YuvFrame> (w, h, nv12));
+      YuvFrame & fr = *frames.back ();
+      for (auto *plane : {&fr.y, &fr.u, &fr.v})
+        for (auto & b : *plane)
+          b = uint8_t (std::uniform_int_distribution<int> (20, 230) (rng));
+      fr.upload ();
+    }
+    GpuWindowRunner unsettled (kPoisoned), from_host (kPoisoned);
+    unsettled.reset (1);
+    from_host.reset (1);
+    std::vector<std::unique_ptr<YuvFrame>> got, want;
+    for (size_t i = 0; i < frames.size (); ++i) {
+      const bool last = i + 1 == frames.size ();
+      unsettled.push_device_unsettled (frames[i]->device_in ());
+      while (unsettled.ready (last)) {
+        got.push_back (std::make_unique<YuvFrame> (w, h, nv12));
+        got.back ()->poison_device ();
+        const bool queue = got.size () % 2 == 1;
+        unsettled.output_device (nlm, got.back ()->device_out (),
+            queue ? users.get () : nullptr, queue);
+      }
+      unsettled.settle_push ();
+      YuvFrame & fr = *frames[i];
+      CUDAFILTERS_CHECK (cudaMemset2DAsync (fr.dy.data (), fr.dy.pitch (), 0,
+              w, h, other.get ()));
+      CUDAFILTERS_CHECK (cudaMemset2DAsync (fr.du.data (), fr.du.pitch (), 0,
+              fr.u_row (), fr.ch, other.get ()));
+      CUDAFILTERS_CHECK (cudaStreamSynchronize (other.get ()));
+      from_host.push_host (fr.host_in ());
+      while (from_host.ready (last)) {
+        want.push_back (std::make_unique<YuvFrame> (w, h, nv12));
+        for (auto *plane : {&want.back ()->y, &want.back ()->u, &want.back ()->v})
+          std::fill (plane->begin (), plane->end (), 0xA5);
+        from_host.output_host (nlm, want.back ()->host_out ());
+      }
+    }
+    CUDAFILTERS_CHECK (cudaStreamSynchronize (users.get ()));
+    fail_unless_equals_int (got.size (), frames.size ());
+    fail_unless_equals_int (want.size (), frames.size ());
+    for (size_t i = 0; i < got.size (); ++i) {
+      got[i]->download ();
+      fail_unless (got[i]->y == want[i]->y, "luma of frame %zu", i);
+      fail_unless (got[i]->u == want[i]->u && got[i]->v == want[i]->v,
+          "chroma of frame %zu", i);
+    }
+  }
+}
+GST_END_TEST;
+
 /* GpuWindowRunner::filter_host (radius 0, one host wait for the frame)
  * gives the bytes push_host then output_host give, I420 and NV12, from and
  * to pageable and page-locked planes, outputs poisoned first: an output
@@ -1740,6 +1811,7 @@ engines_gpu_suite (void)
   tcase_add_test (tc, test_nlm_strength_switches);
   tcase_add_test (tc, test_nlm_window_refuses_bad_frames);
   tcase_add_test (tc, test_window_runner_device_in_host_out);
+  tcase_add_test (tc, test_window_runner_unsettled_push);
   tcase_add_test (tc, test_window_runner_filter_host);
   tcase_add_test (tc, test_failed_reserve_keeps_memory);
   tcase_add_test (tc, test_packed_conversions_match_cpu);
