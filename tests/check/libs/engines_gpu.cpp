@@ -36,6 +36,7 @@
 #include "noise_estimate.h"
 #include "packed_convert.h"
 #include "runner_testing.h"
+#include "../pipelines/slow_copy.h"
 
 using namespace cudafilters;
 
@@ -1445,11 +1446,11 @@ GST_END_TEST;
  * the host wait of an output, or of settle_push: frames pushed that way and
  * filtered into device planes give the bytes of the same frames pushed from
  * the host, I420 and NV12 of odd sizes (rows copied partly byte by byte),
- * radius 1, outputs poisoned first. Every other output is queued for its
- * consumers' stream, without a host wait, so that the next copy queues
- * behind its kernels; each source frame is overwritten on a stream of its
- * own as soon as settle_push returns: a copy not waited for reads the
- * overwrite. */
+ * radius 1, outputs poisoned first. Each source frame is overwritten on a
+ * stream of its own as soon as settle_push returns. With every output
+ * queued for its consumers' stream (no host wait), each copy queues behind
+ * the output before it, held 20 ms by its consumers' earlier work, and only
+ * settle_push waits for it: a copy not waited for reads the overwrite. */
 GST_START_TEST (test_window_runner_unsettled_push)
 {
   std::mt19937 rng (41);
@@ -1459,56 +1460,71 @@ GST_START_TEST (test_window_runner_unsettled_push)
   NlmGpu nlm;
   nlm.set_params (p);
   Stream other, users;
-  for (bool nv12 : {false, true}) {
-    const int w = 641, h = 479;
-    std::vector<std::unique_ptr<YuvFrame>> frames;
-    for (int i = 0; i < 5; ++i) {
-      frames.push_back (std::make_unique<YuvFrame> (w, h, nv12));
-      YuvFrame & fr = *frames.back ();
-      for (auto *plane : {&fr.y, &fr.u, &fr.v})
-        for (auto & b : *plane)
-          b = uint8_t (std::uniform_int_distribution<int> (20, 230) (rng));
-      fr.upload ();
-    }
-    GpuWindowRunner unsettled (kPoisoned), from_host (kPoisoned);
-    unsettled.reset (1);
-    from_host.reset (1);
-    std::vector<std::unique_ptr<YuvFrame>> got, want;
-    for (size_t i = 0; i < frames.size (); ++i) {
-      const bool last = i + 1 == frames.size ();
-      unsettled.push_device_unsettled (frames[i]->device_in ());
-      while (unsettled.ready (last)) {
-        got.push_back (std::make_unique<YuvFrame> (w, h, nv12));
-        got.back ()->poison_device ();
-        const bool queue = got.size () % 2 == 1;
-        unsettled.output_device (nlm, got.back ()->device_out (),
-            queue ? users.get () : nullptr, queue);
+  const int w = 1921, h = 1079;
+  for (bool queued : {true, false})
+    for (bool nv12 : {false, true}) {
+      std::vector<std::unique_ptr<YuvFrame>> frames;
+      for (int i = 0; i < 5; ++i) {
+        frames.push_back (std::make_unique<YuvFrame> (w, h, nv12));
+        YuvFrame & fr = *frames.back ();
+        for (auto *plane : {&fr.y, &fr.u, &fr.v})
+          for (auto & b : *plane)
+            b = uint8_t (std::uniform_int_distribution<int> (20, 230) (rng));
+        fr.upload ();
       }
-      unsettled.settle_push ();
-      YuvFrame & fr = *frames[i];
-      CUDAFILTERS_CHECK (cudaMemset2DAsync (fr.dy.data (), fr.dy.pitch (), 0,
-              w, h, other.get ()));
-      CUDAFILTERS_CHECK (cudaMemset2DAsync (fr.du.data (), fr.du.pitch (), 0,
-              fr.u_row (), fr.ch, other.get ()));
-      CUDAFILTERS_CHECK (cudaStreamSynchronize (other.get ()));
-      from_host.push_host (fr.host_in ());
-      while (from_host.ready (last)) {
-        want.push_back (std::make_unique<YuvFrame> (w, h, nv12));
-        for (auto *plane : {&want.back ()->y, &want.back ()->u, &want.back ()->v})
-          std::fill (plane->begin (), plane->end (), 0xA5);
-        from_host.output_host (nlm, want.back ()->host_out ());
+      GpuWindowRunner unsettled (kPoisoned), from_host (kPoisoned);
+      unsettled.reset (1);
+      from_host.reset (1);
+      std::vector<std::unique_ptr<YuvFrame>> got, want;
+      for (size_t i = 0; i < frames.size (); ++i) {
+        const bool last = i + 1 == frames.size ();
+        unsettled.push_device_unsettled (frames[i]->device_in ());
+        while (unsettled.ready (last)) {
+          got.push_back (std::make_unique<YuvFrame> (w, h, nv12));
+          got.back ()->poison_device ();
+          /* (the legacy stream's poison, not the runner's queued work) */
+          CUDAFILTERS_CHECK (cudaStreamSynchronize (nullptr));
+          /* The output's writes wait for its consumers' earlier work: 20 ms
+           * of it hold the runner's stream, and the next copy behind it. */
+          if (queued)
+            test::queue_slow_copy (nullptr, nullptr, 0, 20000000ull,
+                users.get ());
+          unsettled.output_device (nlm, got.back ()->device_out (),
+              queued ? users.get () : nullptr, queued);
+        }
+        unsettled.settle_push ();
+        YuvFrame & fr = *frames[i];
+        CUDAFILTERS_CHECK (cudaMemset2DAsync (fr.dy.data (), fr.dy.pitch (), 0,
+                w, h, other.get ()));
+        CUDAFILTERS_CHECK (cudaMemset2DAsync (fr.du.data (), fr.du.pitch (), 0,
+                fr.u_row (), fr.ch, other.get ()));
+        CUDAFILTERS_CHECK (cudaStreamSynchronize (other.get ()));
+      }
+      /* The same frames from the host (their host copies are untouched),
+       * after the loop above so that nothing delays its next push. */
+      for (size_t i = 0; i < frames.size (); ++i) {
+        const bool last = i + 1 == frames.size ();
+        from_host.push_host (frames[i]->host_in ());
+        while (from_host.ready (last)) {
+          want.push_back (std::make_unique<YuvFrame> (w, h, nv12));
+          for (auto *plane : {&want.back ()->y, &want.back ()->u,
+                  &want.back ()->v})
+            std::fill (plane->begin (), plane->end (), 0xA5);
+          from_host.output_host (nlm, want.back ()->host_out ());
+        }
+      }
+      CUDAFILTERS_CHECK (cudaStreamSynchronize (users.get ()));
+      fail_unless_equals_int (got.size (), frames.size ());
+      fail_unless_equals_int (want.size (), frames.size ());
+      for (size_t i = 0; i < got.size (); ++i) {
+        got[i]->download ();
+        fail_unless (got[i]->y == want[i]->y, "luma of frame %zu (%s, %s)", i,
+            nv12 ? "NV12" : "I420", queued ? "queued" : "waited");
+        fail_unless (got[i]->u == want[i]->u && got[i]->v == want[i]->v,
+            "chroma of frame %zu (%s, %s)", i, nv12 ? "NV12" : "I420",
+            queued ? "queued" : "waited");
       }
     }
-    CUDAFILTERS_CHECK (cudaStreamSynchronize (users.get ()));
-    fail_unless_equals_int (got.size (), frames.size ());
-    fail_unless_equals_int (want.size (), frames.size ());
-    for (size_t i = 0; i < got.size (); ++i) {
-      got[i]->download ();
-      fail_unless (got[i]->y == want[i]->y, "luma of frame %zu", i);
-      fail_unless (got[i]->u == want[i]->u && got[i]->v == want[i]->v,
-          "chroma of frame %zu", i);
-    }
-  }
 }
 GST_END_TEST;
 
