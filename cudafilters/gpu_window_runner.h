@@ -44,10 +44,12 @@ class GpuWindowRunner {
   // reused once this returns.
   void push_host(const FramePlanes &src);
 
-  // Takes a frame of device planes into the history. With `stream`, the
-  // copy is queued there, after the work queued on it so far (its
-  // producer's), and the runner's later work waits for it on the GPU: the
-  // frame's memory must not be reused before the stream has run the copy.
+  // Takes a frame of device planes into the history. With `stream` (of the
+  // current context, the planes in memory the current device reads
+  // directly), the copy is queued there, after the work queued on it so far
+  // (its producer's), and the runner's later work waits for it on the GPU:
+  // the frame's memory must not be reused before the stream has run the
+  // copy.
   // Without, the runner's own stream copies it and the host waits; the
   // planes may then be device memory of another context or device (with
   // unified addressing, as on every 64-bit platform CUDA supports).
