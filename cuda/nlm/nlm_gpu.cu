@@ -3,6 +3,7 @@
 #include <cudafilters/cuda_check.h>
 #include <cudafilters/cuda_memory.h>
 
+#include "device_copy.h"
 #include "frame_store.h"
 #include "hd_math.h"
 #include "nlm_auto.h"
@@ -798,11 +799,9 @@ void NlmGpu::Impl::copy_chroma(const FramePlanes &src, const FramePlanesOut &dst
   // The chroma planes' rows as bytes (U and V together where they
   // interleave).
   const FrameBytes from(src), to(dst.as_const());
-  for (int i = 1; i < from.count; ++i)
-    CUDAFILTERS_CHECK(cudaMemcpy2DAsync(writable(to.planes[i]).data, to.planes[i].stride,
-                                        from.planes[i].data, from.planes[i].stride,
-                                        size_t(from.planes[i].width), from.planes[i].height,
-                                        cudaMemcpyDeviceToDevice, stream));
+  Plane out[2];
+  for (int i = 1; i < from.count; ++i) out[i - 1] = writable(to.planes[i]);
+  enqueue_device_copy(from.planes + 1, out, from.count - 1, stream);
 }
 
 }  // namespace cudafilters
