@@ -1,0 +1,172 @@
+#!/usr/bin/env python3
+"""The noise of a static scene read from the difference of two frames: a
+numpy study on the camera set (studies/camera_set.py), beside the engine's
+estimate, for the windows of temporal denoising (cudanlm temporal-radius,
+cudalowlight), which hold the frame before.
+
+Two frames of a still scene differ by their noise alone: per pixel the
+difference has variance 2 sigma^2, however the noise is correlated in
+space, and texture cancels. A moving region adds its motion, so the
+estimate takes a low quantile of the mean squared difference over 8x8
+blocks: sigma = sqrt(q / 2) times a factor fitted on the calibration
+photos. A codec that repeats a static block (H.264 skips) leaves no
+difference there.
+
+Prints, per variant and peak (held-out photos), the estimate / true noise
+(the standard deviation of delivered - clean of the middle frame) of the
+engine (CPU engine, bit for bit the GPU's), of the frame difference (the
+middle frame against the one before), and of the smaller of the two; and
+how many held-out cases fall within 20%.
+
+    /usr/bin/python3 studies/temporal_noise.py --set .carry/camera --lib build/studies/libnlmtune.so
+"""
+import argparse
+import json
+import multiprocessing
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts"))
+from interpreter import ensure  # noqa: E402
+
+ensure(["cv2", "numpy"])
+import numpy as np  # noqa: E402
+
+import camera_set as cs  # noqa: E402
+from nlm_auto_strength import Engine  # noqa: E402
+
+BLOCK = 8
+QUANTILES = [0.1, 0.25, 0.5]
+
+_engine = None
+
+
+def _init(lib):
+    global _engine
+    _engine = Engine(lib, gpu=False) if lib else None
+
+
+def case(task):
+    set_dir, name, peak, variant = task
+    frames, clean = cs.make_case(cs.load_photo(set_dir, name), name, peak, variant,
+                                 os.path.join(set_dir, "h264"))
+    mid, before = frames[cs.FRAMES // 2][0], frames[cs.FRAMES // 2 - 1][0]
+    d = mid.astype(np.float64) - before
+    h, w = d.shape
+    blocks = (d[:h // BLOCK * BLOCK, :w // BLOCK * BLOCK] ** 2).reshape(
+        h // BLOCK, BLOCK, w // BLOCK, BLOCK).mean(axis=(1, 3)).ravel()
+    r = {"photo": name, "peak": peak, "variant": variant, "calibration": name in cs.CALIBRATION,
+         "true": cs.truth(frames, clean, [0]),
+         "raw": {str(q): float(np.sqrt(np.quantile(blocks, q) / 2)) for q in QUANTILES}}
+    if _engine:
+        r["engine"] = _engine.estimate_frame(*frames[cs.FRAMES // 2])[0]
+    return r
+
+
+def temporal_factors(sigma, correlated):
+    """nlm_auto_strengths' strength and allowance per sigma for a temporal
+    window (cuda/nlm/nlm_auto.h), on noise the estimator reads as
+    correlated (1: the Bayer variants) or white (0: poisson)."""
+    if correlated:
+        return 0.75, 0.85
+    per = 0.6 if sigma <= 10.5 else (0.55 if sigma > 20 else 0.6 - 0.05 * (sigma - 10.5) / 9.5)
+    return per, 1.0
+
+
+def psnr_case(task):
+    """Luma PSNR of the middle frame of a static case through a window of
+    radius 1: automatic strength as the engine runs it, and the same
+    factors on the frame difference's estimate (sigma); and
+    fastNlMeansDenoisingMulti's best."""
+    set_dir, name, peak, variant, sigma = task
+    frames, clean = cs.make_case(cs.load_photo(set_dir, name), name, peak, variant,
+                                 os.path.join(set_dir, "h264"))
+    e = _engine
+    ref = [clean[cs.FRAMES // 2][0]]
+    e.reset()
+    auto = cs.psnr(e.denoise(frames, radius=1, automatic=True, chroma_h=-1)[:1], ref)
+    per, allow = temporal_factors(sigma, variant != "poisson")
+    ys = [[f[0]] for f in frames]
+    e.reset()
+    tmp = cs.psnr(e.denoise(ys, radius=1, h=min(max(per * sigma, 1.0), 100.0),
+                            noise_sigma=allow * sigma), ref)
+    multi = max(cs.psnr([cs.cv2.fastNlMeansDenoisingMulti([f[0] for f in frames], cs.FRAMES // 2,
+                                                          cs.FRAMES, None, h, 7, 21)], ref)
+                for h in cs.OPENCV_H)
+    return {"photo": name, "peak": peak, "variant": variant, "auto": auto, "frame_difference": tmp,
+            "multi": multi}
+
+
+def within(e, t):
+    return abs(e / t - 1) <= 0.2
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--set", default=".carry/camera")
+    ap.add_argument("--lib", default="build/studies/libnlmtune.so")
+    ap.add_argument("--json")
+    ap.add_argument("--from-json")
+    ap.add_argument("--psnr", help="also denoise the held-out static cases (CPU engine); JSON here")
+    ap.add_argument("--jobs", type=int, default=os.cpu_count())
+    a = ap.parse_args()
+    if a.from_json:
+        with open(a.from_json) as f:
+            rows = json.load(f)
+    else:
+        tasks = [(a.set, n, p, v) for n in cs.CALIBRATION + cs.HELD_OUT for p in cs.PEAKS
+                 for v in cs.VARIANTS if v != "pan"]
+        with multiprocessing.Pool(a.jobs, _init, (a.lib if os.path.exists(a.lib) else None,)) as pool:
+            rows = pool.map(case, tasks, chunksize=1)
+        if a.json:
+            with open(a.json, "w") as f:
+                json.dump(rows, f, indent=0)
+    cal = [r for r in rows if r["calibration"]]
+    held = [r for r in rows if not r["calibration"]]
+    best = None
+    for key in rows[0]["raw"]:
+        # (a codec's repeated blocks can leave no difference at all)
+        factor = float(np.median([r["true"] / r["raw"][key] for r in cal if r["raw"][key] > 0]))
+        n = sum(within(factor * r["raw"][key], r["true"]) for r in cal)
+        if best is None or n > best[1]:
+            best = (key, n, factor)
+    key, n_cal, factor = best
+    print(f"static scenes; blocks' quantile {key}, factor {factor:.3f}: {n_cal} of {len(cal)} "
+          "calibration cases within 20%")
+    tmp = lambda r: factor * r["raw"][key]
+    print("| variant | peak | engine / true | frame difference / true | smaller of the two / true |")
+    print("| --- | ---: | --- | --- | --- |")
+    fmt = lambda x: f"{np.mean(x):.2f} ({min(x):.2f} to {max(x):.2f})"
+    for v in [v for v in cs.VARIANTS if v != "pan"]:
+        for p in cs.PEAKS:
+            rs = [r for r in held if r["variant"] == v and r["peak"] == p]
+            print(f"| {v} | {p} | {fmt([r['engine'] / r['true'] for r in rs])} | "
+                  f"{fmt([tmp(r) / r['true'] for r in rs])} | "
+                  f"{fmt([min(tmp(r), r['engine']) / r['true'] for r in rs])} |")
+    count = lambda f: sum(within(f(r), r["true"]) for r in held)
+    if a.psnr:
+        tasks = [(a.set, r["photo"], r["peak"], r["variant"], tmp(r)) for r in held]
+        with multiprocessing.Pool(a.jobs, _init, (a.lib,)) as pool:
+            ps = pool.map(psnr_case, tasks, chunksize=1)
+        with open(a.psnr, "w") as f:
+            json.dump(ps, f, indent=0)
+        above = lambda k: sum(p[k] > p["multi"] for p in ps)
+        print(f"temporal-radius=1 above fastNlMeansDenoisingMulti's best (of {len(ps)} held-out "
+              f"static cases): automatic strength {above('auto')}, the same factors on the frame "
+              f"difference's estimate {above('frame_difference')}; mean difference to Multi "
+              f"{np.mean([p['auto'] - p['multi'] for p in ps]):+.3f} and "
+              f"{np.mean([p['frame_difference'] - p['multi'] for p in ps]):+.3f} dB")
+        for v in [v for v in cs.VARIANTS if v != "pan"]:
+            for pk in cs.PEAKS:
+                q = [p for p in ps if p["variant"] == v and p["peak"] == pk]
+                print(f"  {v} {pk}: auto - Multi {np.mean([p['auto'] - p['multi'] for p in q]):+.2f}, "
+                      f"frame difference - Multi "
+                      f"{np.mean([p['frame_difference'] - p['multi'] for p in q]):+.2f} dB")
+    print(f"held-out static cases within 20% (of {len(held)}): engine {count(lambda r: r['engine'])}, "
+          f"frame difference {count(tmp)}, smaller of the two "
+          f"{count(lambda r: min(tmp(r), r['engine']))}")
+
+
+if __name__ == "__main__":
+    main()
