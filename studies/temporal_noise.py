@@ -98,6 +98,71 @@ def psnr_case(task):
             "multi": multi}
 
 
+PER_SIGMA = [0.4, 0.5, 0.6, 0.75, 0.9, 1.1, 1.35]
+ALLOWANCE = [0.5, 0.7, 0.85, 1.0, 1.2]
+SIGMA_BANDS = [6.0, 10.0, 15.0, 25.0]
+
+
+def grid_case(task):
+    """The middle frame of a static case through a window of radius 1 at
+    strength = per x sigma, noise-sigma = allowance x sigma for the grid
+    above (sigma: the frame difference's estimate), luma PSNR of each; and
+    fastNlMeansDenoisingMulti's best."""
+    set_dir, name, peak, variant, sigma = task
+    frames, clean = cs.make_case(cs.load_photo(set_dir, name), name, peak, variant,
+                                 os.path.join(set_dir, "h264"))
+    e = _engine
+    ref = [clean[cs.FRAMES // 2][0]]
+    ys = [[f[0]] for f in frames]
+    grid = {}
+    for per in PER_SIGMA:
+        for allow in ALLOWANCE:
+            e.reset()
+            grid[f"{per}/{allow}"] = cs.psnr(e.denoise(ys, radius=1, h=min(max(per * sigma, 1.0), 100.0),
+                                                       noise_sigma=min(allow * sigma, 255.0)), ref)
+    multi = max(cs.psnr([cs.cv2.fastNlMeansDenoisingMulti([f[0] for f in frames], cs.FRAMES // 2,
+                                                          cs.FRAMES, None, h, 7, 21)], ref)
+                for h in cs.OPENCV_H)
+    return {"photo": name, "peak": peak, "variant": variant, "calibration": name in cs.CALIBRATION,
+            "sigma": sigma, "grid": grid, "multi": multi}
+
+
+def band_of(sigma):
+    return sum(sigma > b for b in SIGMA_BANDS)
+
+
+def report_grid(gs):
+    cal = [g for g in gs if g["calibration"]]
+    held = [g for g in gs if not g["calibration"]]
+    best_of = lambda g: max(g["grid"].values())
+    print(f"the grid's best setting at or above Multi's best: calibration "
+          f"{sum(best_of(g) >= g['multi'] for g in cal)} of {len(cal)}, held out "
+          f"{sum(best_of(g) >= g['multi'] for g in held)} of {len(held)}")
+    # Per band of sigma, the setting with the best mean PSNR over the
+    # calibration cases, then applied to the held-out ones.
+    chosen = {}
+    for b in range(len(SIGMA_BANDS) + 1):
+        cs_b = [g for g in cal if band_of(g["sigma"]) == b]
+        if not cs_b:
+            continue
+        chosen[b] = max(cs_b[0]["grid"], key=lambda k: np.mean([g["grid"][k] for g in cs_b]))
+    print("per band of sigma (upper bounds " + ", ".join(f"{x:g}" for x in SIGMA_BANDS) +
+          "), strength / allowance per sigma fitted on the calibration photos: " +
+          ", ".join(f"{b}: {k}" for b, k in sorted(chosen.items())))
+    fitted = lambda g: g["grid"][chosen.get(band_of(g["sigma"]), "0.75/0.85")]
+    today = lambda g: g["grid"]["0.75/0.85"] if g["variant"] != "poisson" else None
+    print(f"held out above Multi's best with the fitted factors: "
+          f"{sum(fitted(g) > g['multi'] for g in held)} of {len(held)}; mean "
+          f"{np.mean([fitted(g) - g['multi'] for g in held]):+.3f} dB (today's correlated factors "
+          f"0.75/0.85: {sum(today(g) > g['multi'] for g in held if today(g) is not None)} of "
+          f"{sum(1 for g in held if today(g) is not None)} Bayer cases)")
+    for v in [v for v in cs.VARIANTS if v != "pan"]:
+        q = [g for g in held if g["variant"] == v]
+        print(f"  {v}: fitted - Multi " + ", ".join(
+            f"{pk}: {np.mean([fitted(g) - g['multi'] for g in q if g['peak'] == pk]):+.2f}"
+            for pk in cs.PEAKS))
+
+
 def within(e, t):
     return abs(e / t - 1) <= 0.2
 
@@ -109,6 +174,8 @@ def main():
     ap.add_argument("--json")
     ap.add_argument("--from-json")
     ap.add_argument("--psnr", help="also denoise the held-out static cases (CPU engine); JSON here")
+    ap.add_argument("--grid", help="a grid of window strengths on the frame difference's estimate, "
+                    "every static case (CPU engine); JSON here, or reported from it if it exists")
     ap.add_argument("--jobs", type=int, default=os.cpu_count())
     a = ap.parse_args()
     if a.from_json:
@@ -145,6 +212,18 @@ def main():
                   f"{fmt([tmp(r) / r['true'] for r in rs])} | "
                   f"{fmt([min(tmp(r), r['engine']) / r['true'] for r in rs])} |")
     count = lambda f: sum(within(f(r), r["true"]) for r in held)
+    if a.grid:
+        if os.path.exists(a.grid):
+            with open(a.grid) as f:
+                gs = json.load(f)
+        else:
+            tasks = [(a.set, r["photo"], r["peak"], r["variant"], tmp(r)) for r in rows]
+            with multiprocessing.Pool(a.jobs, _init, (a.lib,)) as pool:
+                gs = pool.map(grid_case, tasks, chunksize=1)
+            with open(a.grid, "w") as f:
+                json.dump(gs, f, indent=0)
+        report_grid(gs)
+        return
     if a.psnr:
         tasks = [(a.set, r["photo"], r["peak"], r["variant"], tmp(r)) for r in held]
         with multiprocessing.Pool(a.jobs, _init, (a.lib,)) as pool:

@@ -867,6 +867,12 @@ struct YuvFrame {
     dv.reserve (cw, ch);
   }
   int u_row () const { return nv12 ? 2 * cw : cw; }
+  /* Every sample of the host planes drawn from 20 to 230. */
+  void randomize (std::mt19937 & rng) {
+    for (auto *plane : {&y, &u, &v})
+      for (auto & b : *plane)
+        b = uint8_t (std::uniform_int_distribution<int> (20, 230) (rng));
+  }
   void upload () {
     CUDAFILTERS_CHECK (cudaMemcpy2D (dy.data (), dy.pitch (), y.data (), width,
             width, height, cudaMemcpyHostToDevice));
@@ -962,9 +968,7 @@ GST_START_TEST (test_nlm_frames_match_cpu)
           for (int f = 0; f < count; ++f) {
             frames.push_back (std::make_unique<YuvFrame> (sz[0], sz[1], nv12));
             YuvFrame & fr = *frames.back ();
-            for (auto *plane : {&fr.y, &fr.u, &fr.v})
-              for (auto & b : *plane)
-                b = uint8_t (std::uniform_int_distribution<int> (20, 230) (rng));
+            fr.randomize (rng);
             fr.upload ();
             host.push_back (fr.host_in ());
             dev.push_back (fr.device_in ());
@@ -1408,9 +1412,7 @@ GST_START_TEST (test_window_runner_device_in_host_out)
     for (int i = 0; i < 3; ++i) {
       frames.push_back (std::make_unique<YuvFrame> (641, 479, nv12));
       YuvFrame & fr = *frames.back ();
-      for (auto *plane : {&fr.y, &fr.u, &fr.v})
-        for (auto & b : *plane)
-          b = uint8_t (std::uniform_int_distribution<int> (20, 230) (rng));
+      fr.randomize (rng);
       fr.upload ();
     }
     GpuWindowRunner from_device (kPoisoned), from_host (kPoisoned);
@@ -1467,9 +1469,7 @@ GST_START_TEST (test_window_runner_unsettled_push)
       for (int i = 0; i < 5; ++i) {
         frames.push_back (std::make_unique<YuvFrame> (w, h, nv12));
         YuvFrame & fr = *frames.back ();
-        for (auto *plane : {&fr.y, &fr.u, &fr.v})
-          for (auto & b : *plane)
-            b = uint8_t (std::uniform_int_distribution<int> (20, 230) (rng));
+        fr.randomize (rng);
         fr.upload ();
       }
       GpuWindowRunner unsettled (kPoisoned), from_host (kPoisoned);
@@ -1547,9 +1547,7 @@ GST_START_TEST (test_window_runner_filter_host)
       two_waits.reset (0);
       for (int i = 0; i < 3; ++i) {
         YuvFrame in (641, 479, nv12), got (641, 479, nv12), want (641, 479, nv12);
-        for (auto *plane : {&in.y, &in.u, &in.v})
-          for (auto & b : *plane)
-            b = uint8_t (std::uniform_int_distribution<int> (20, 230) (rng));
+        in.randomize (rng);
         for (YuvFrame * f : {&got, &want})
           for (auto *plane : {&f->y, &f->u, &f->v})
             std::fill (plane->begin (), plane->end (), 0xA5);
