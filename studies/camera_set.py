@@ -272,6 +272,53 @@ def truth(frames, clean, planes):
     return float(np.sqrt(np.mean((d - d.mean()) ** 2)))
 
 
+def within(estimate, true, share=0.2):
+    return abs(estimate / true - 1) <= share
+
+
+def measure_cases(cases, init, initargs, jobs, set_dir, variants, json_out=None):
+    """Runs `cases` (a function of (set_dir, photo, peak, variant)) over
+    every photo, peak and variant in a pool whose workers run
+    init(*initargs); the rows, also written to json_out if given."""
+    tasks = [(set_dir, n, p, v) for n in CALIBRATION + HELD_OUT for p in PEAKS for v in variants]
+    with multiprocessing.Pool(jobs, init, initargs) as pool:
+        rows = pool.map(cases, tasks, chunksize=1)
+    if json_out:
+        with open(json_out, "w") as f:
+            json.dump(rows, f, indent=0)
+    return rows
+
+
+def study_arguments(description):
+    """The arguments the estimator studies share (patch_noise.py,
+    temporal_noise.py): the set, the engine library, the JSON to write or
+    to report from, the workers."""
+    ap = argparse.ArgumentParser(description=description,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--set", default=".carry/camera")
+    ap.add_argument("--lib", default="build/studies/libnlmtune.so")
+    ap.add_argument("--json")
+    ap.add_argument("--from-json", help="report an earlier run's JSON instead of measuring")
+    ap.add_argument("--jobs", type=int, default=os.cpu_count())
+    return ap
+
+
+def fit_statistic(calibration):
+    """Of the raw statistics of each calibration row (row["raw"][key], an
+    estimate up to a factor), the one that puts the most rows within 20% of
+    row["true"] once scaled by its factor, the median of true / raw (over
+    the rows where raw > 0: a codec's repeated blocks can leave nothing to
+    measure): (key, rows within 20%, factor)."""
+    best = None
+    for key in calibration[0]["raw"]:
+        factor = float(np.median([r["true"] / r["raw"][key] for r in calibration
+                                  if r["raw"][key] > 0]))
+        n = sum(within(factor * r["raw"][key], r["true"]) for r in calibration)
+        if best is None or n > best[1]:
+            best = (key, n, factor)
+    return best
+
+
 def luma_psnr(outs, clean):
     return float(np.mean([psnr([o[0]], [c[0]]) for o, c in zip(outs, clean)]))
 

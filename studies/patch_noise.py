@@ -29,9 +29,7 @@ one frame.
     /usr/bin/python3 studies/patch_noise.py --set .carry/camera --lib build/studies/libnlmtune.so \
         --json patch-noise.json
 """
-import argparse
 import json
-import multiprocessing
 import os
 import sys
 
@@ -105,17 +103,8 @@ def case(task):
     return r
 
 
-def within(e, t):
-    return abs(e / t - 1) <= 0.2
-
-
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--set", default=".carry/camera")
-    ap.add_argument("--lib", default="build/studies/libnlmtune.so")
-    ap.add_argument("--json")
-    ap.add_argument("--from-json", help="report an earlier run's JSON instead of measuring")
-    ap.add_argument("--jobs", type=int, default=os.cpu_count())
+    ap = cs.study_arguments(__doc__)
     ap.add_argument("--patch", type=int, default=PATCH)
     ap.add_argument("--ring", type=int, nargs=2, default=list(RING),
                     help="the offsets' Chebyshev distances, from and to")
@@ -124,26 +113,12 @@ def main():
         with open(a.from_json) as f:
             rows = json.load(f)
     else:
-        tasks = [(a.set, n, p, v) for n in cs.CALIBRATION + cs.HELD_OUT for p in cs.PEAKS
-                 for v in cs.VARIANTS]
         lib = a.lib if os.path.exists(a.lib) else None
-        with multiprocessing.Pool(a.jobs, _init, (lib, (a.patch, tuple(a.ring)))) as pool:
-            rows = pool.map(case, tasks, chunksize=1)
-        if a.json:
-            with open(a.json, "w") as f:
-                json.dump(rows, f, indent=0)
+        rows = cs.measure_cases(case, _init, (lib, (a.patch, tuple(a.ring))), a.jobs, a.set,
+                                cs.VARIANTS, a.json)
     cal = [r for r in rows if r["calibration"]]
     held = [r for r in rows if not r["calibration"]]
-    # The factor of each statistic: the median of true / raw over the
-    # calibration cases; the statistic kept: the most calibration cases
-    # within 20%.
-    best = None
-    for key in rows[0]["raw"]:
-        factor = float(np.median([r["true"] / r["raw"][key] for r in cal]))
-        n = sum(within(factor * r["raw"][key], r["true"]) for r in cal)
-        if best is None or n > best[1]:
-            best = (key, n, factor)
-    key, n_cal, factor = best
+    key, n_cal, factor = cs.fit_statistic(cal)
     if not a.from_json:
         print(f"patch {a.patch}, offsets {a.ring[0]} to {a.ring[1]} pixels away")
     print(f"statistic {key} (reference quantile / frame quantile), factor {factor:.3f}: "
@@ -157,14 +132,14 @@ def main():
             en = [r["engine"] / r["true"] for r in rs if "engine" in r]
             fmt = lambda x: f"{np.mean(x):.2f} ({min(x):.2f} to {max(x):.2f})" if x else "-"
             print(f"| {v} | {p} | {fmt(en)} | {fmt(pd)} |")
-    n_pd = sum(within(factor * r["raw"][key], r["true"]) for r in held)
-    n_en = sum(within(r["engine"], r["true"]) for r in held if "engine" in r)
+    n_pd = sum(cs.within(factor * r["raw"][key], r["true"]) for r in held)
+    n_en = sum(cs.within(r["engine"], r["true"]) for r in held if "engine" in r)
     print(f"held-out cases within 20% of the true luma noise: engine {n_en}, patch distances "
           f"{n_pd}, of {len(held)}")
     for v in cs.VARIANTS:
         rs = [r for r in held if r["variant"] == v]
-        print(f"  {v}: engine {sum(within(r['engine'], r['true']) for r in rs if 'engine' in r)}, "
-              f"patch distances {sum(within(factor * r['raw'][key], r['true']) for r in rs)} "
+        print(f"  {v}: engine {sum(cs.within(r['engine'], r['true']) for r in rs if 'engine' in r)}, "
+              f"patch distances {sum(cs.within(factor * r['raw'][key], r['true']) for r in rs)} "
               f"of {len(rs)}")
 
 

@@ -20,7 +20,6 @@ how many held-out cases fall within 20%.
 
     /usr/bin/python3 studies/temporal_noise.py --set .carry/camera --lib build/studies/libnlmtune.so
 """
-import argparse
 import json
 import multiprocessing
 import os
@@ -74,16 +73,28 @@ def temporal_factors(sigma, correlated):
     return per, 1.0
 
 
+def static_case(set_dir, name, peak, variant):
+    """A case's frames, and the clean middle frame's luma as the reference."""
+    frames, clean = cs.make_case(cs.load_photo(set_dir, name), name, peak, variant,
+                                 os.path.join(set_dir, "h264"))
+    return frames, [clean[cs.FRAMES // 2][0]]
+
+
+def best_multi(frames, ref):
+    """fastNlMeansDenoisingMulti's best PSNR over camera_set.py's h."""
+    return max(cs.psnr([cs.cv2.fastNlMeansDenoisingMulti([f[0] for f in frames], cs.FRAMES // 2,
+                                                         cs.FRAMES, None, h, 7, 21)], ref)
+               for h in cs.OPENCV_H)
+
+
 def psnr_case(task):
     """Luma PSNR of the middle frame of a static case through a window of
     radius 1: automatic strength as the engine runs it, and the same
     factors on the frame difference's estimate (sigma); and
     fastNlMeansDenoisingMulti's best."""
     set_dir, name, peak, variant, sigma = task
-    frames, clean = cs.make_case(cs.load_photo(set_dir, name), name, peak, variant,
-                                 os.path.join(set_dir, "h264"))
+    frames, ref = static_case(set_dir, name, peak, variant)
     e = _engine
-    ref = [clean[cs.FRAMES // 2][0]]
     e.reset()
     auto = cs.psnr(e.denoise(frames, radius=1, automatic=True, chroma_h=-1)[:1], ref)
     per, allow = temporal_factors(sigma, variant != "poisson")
@@ -91,11 +102,8 @@ def psnr_case(task):
     e.reset()
     tmp = cs.psnr(e.denoise(ys, radius=1, h=min(max(per * sigma, 1.0), 100.0),
                             noise_sigma=allow * sigma), ref)
-    multi = max(cs.psnr([cs.cv2.fastNlMeansDenoisingMulti([f[0] for f in frames], cs.FRAMES // 2,
-                                                          cs.FRAMES, None, h, 7, 21)], ref)
-                for h in cs.OPENCV_H)
     return {"photo": name, "peak": peak, "variant": variant, "auto": auto, "frame_difference": tmp,
-            "multi": multi}
+            "multi": best_multi(frames, ref)}
 
 
 PER_SIGMA = [0.4, 0.5, 0.6, 0.75, 0.9, 1.1, 1.35]
@@ -109,10 +117,8 @@ def grid_case(task):
     above (sigma: the frame difference's estimate), luma PSNR of each; and
     fastNlMeansDenoisingMulti's best."""
     set_dir, name, peak, variant, sigma = task
-    frames, clean = cs.make_case(cs.load_photo(set_dir, name), name, peak, variant,
-                                 os.path.join(set_dir, "h264"))
+    frames, ref = static_case(set_dir, name, peak, variant)
     e = _engine
-    ref = [clean[cs.FRAMES // 2][0]]
     ys = [[f[0]] for f in frames]
     grid = {}
     for per in PER_SIGMA:
@@ -120,11 +126,8 @@ def grid_case(task):
             e.reset()
             grid[f"{per}/{allow}"] = cs.psnr(e.denoise(ys, radius=1, h=min(max(per * sigma, 1.0), 100.0),
                                                        noise_sigma=min(allow * sigma, 255.0)), ref)
-    multi = max(cs.psnr([cs.cv2.fastNlMeansDenoisingMulti([f[0] for f in frames], cs.FRAMES // 2,
-                                                          cs.FRAMES, None, h, 7, 21)], ref)
-                for h in cs.OPENCV_H)
     return {"photo": name, "peak": peak, "variant": variant, "calibration": name in cs.CALIBRATION,
-            "sigma": sigma, "grid": grid, "multi": multi}
+            "sigma": sigma, "grid": grid, "multi": best_multi(frames, ref)}
 
 
 def band_of(sigma):
@@ -163,42 +166,32 @@ def report_grid(gs):
             for pk in cs.PEAKS))
 
 
-def within(e, t):
-    return abs(e / t - 1) <= 0.2
+def denoise_cases(fn, rows, sigma_of, a, json_out):
+    """fn over the cases of `rows`, each with its frame difference's sigma,
+    in a pool of CPU engines; the results, also written to json_out."""
+    tasks = [(a.set, r["photo"], r["peak"], r["variant"], sigma_of(r)) for r in rows]
+    with multiprocessing.Pool(a.jobs, _init, (a.lib,)) as pool:
+        out = pool.map(fn, tasks, chunksize=1)
+    with open(json_out, "w") as f:
+        json.dump(out, f, indent=0)
+    return out
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--set", default=".carry/camera")
-    ap.add_argument("--lib", default="build/studies/libnlmtune.so")
-    ap.add_argument("--json")
-    ap.add_argument("--from-json")
+    ap = cs.study_arguments(__doc__)
     ap.add_argument("--psnr", help="also denoise the held-out static cases (CPU engine); JSON here")
     ap.add_argument("--grid", help="a grid of window strengths on the frame difference's estimate, "
                     "every static case (CPU engine); JSON here, or reported from it if it exists")
-    ap.add_argument("--jobs", type=int, default=os.cpu_count())
     a = ap.parse_args()
     if a.from_json:
         with open(a.from_json) as f:
             rows = json.load(f)
     else:
-        tasks = [(a.set, n, p, v) for n in cs.CALIBRATION + cs.HELD_OUT for p in cs.PEAKS
-                 for v in cs.VARIANTS if v != "pan"]
-        with multiprocessing.Pool(a.jobs, _init, (a.lib if os.path.exists(a.lib) else None,)) as pool:
-            rows = pool.map(case, tasks, chunksize=1)
-        if a.json:
-            with open(a.json, "w") as f:
-                json.dump(rows, f, indent=0)
+        rows = cs.measure_cases(case, _init, (a.lib if os.path.exists(a.lib) else None,), a.jobs,
+                                a.set, [v for v in cs.VARIANTS if v != "pan"], a.json)
     cal = [r for r in rows if r["calibration"]]
     held = [r for r in rows if not r["calibration"]]
-    best = None
-    for key in rows[0]["raw"]:
-        # (a codec's repeated blocks can leave no difference at all)
-        factor = float(np.median([r["true"] / r["raw"][key] for r in cal if r["raw"][key] > 0]))
-        n = sum(within(factor * r["raw"][key], r["true"]) for r in cal)
-        if best is None or n > best[1]:
-            best = (key, n, factor)
-    key, n_cal, factor = best
+    key, n_cal, factor = cs.fit_statistic(cal)
     print(f"static scenes; blocks' quantile {key}, factor {factor:.3f}: {n_cal} of {len(cal)} "
           "calibration cases within 20%")
     tmp = lambda r: factor * r["raw"][key]
@@ -211,25 +204,17 @@ def main():
             print(f"| {v} | {p} | {fmt([r['engine'] / r['true'] for r in rs])} | "
                   f"{fmt([tmp(r) / r['true'] for r in rs])} | "
                   f"{fmt([min(tmp(r), r['engine']) / r['true'] for r in rs])} |")
-    count = lambda f: sum(within(f(r), r["true"]) for r in held)
+    count = lambda f: sum(cs.within(f(r), r["true"]) for r in held)
     if a.grid:
         if os.path.exists(a.grid):
             with open(a.grid) as f:
                 gs = json.load(f)
         else:
-            tasks = [(a.set, r["photo"], r["peak"], r["variant"], tmp(r)) for r in rows]
-            with multiprocessing.Pool(a.jobs, _init, (a.lib,)) as pool:
-                gs = pool.map(grid_case, tasks, chunksize=1)
-            with open(a.grid, "w") as f:
-                json.dump(gs, f, indent=0)
+            gs = denoise_cases(grid_case, rows, tmp, a, a.grid)
         report_grid(gs)
         return
     if a.psnr:
-        tasks = [(a.set, r["photo"], r["peak"], r["variant"], tmp(r)) for r in held]
-        with multiprocessing.Pool(a.jobs, _init, (a.lib,)) as pool:
-            ps = pool.map(psnr_case, tasks, chunksize=1)
-        with open(a.psnr, "w") as f:
-            json.dump(ps, f, indent=0)
+        ps = denoise_cases(psnr_case, held, tmp, a, a.psnr)
         above = lambda k: sum(p[k] > p["multi"] for p in ps)
         print(f"temporal-radius=1 above fastNlMeansDenoisingMulti's best (of {len(ps)} held-out "
               f"static cases): automatic strength {above('auto')}, the same factors on the frame "

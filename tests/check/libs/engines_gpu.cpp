@@ -1395,6 +1395,29 @@ GST_START_TEST (test_nlm_strength_switches)
 }
 GST_END_TEST;
 
+/* @count frames of random samples (YuvFrame::randomize), uploaded. */
+static std::vector<std::unique_ptr<YuvFrame>>
+random_frames (std::mt19937 & rng, int count, int w, int h, bool nv12)
+{
+  std::vector<std::unique_ptr<YuvFrame>> frames;
+  for (int i = 0; i < count; ++i) {
+    frames.push_back (std::make_unique<YuvFrame> (w, h, nv12));
+    frames.back ()->randomize (rng);
+    frames.back ()->upload ();
+  }
+  return frames;
+}
+
+/* NLM at a fixed strength over windows of radius 1. */
+static NlmParams
+fixed_window_params ()
+{
+  NlmParams p;
+  p.auto_strength = false;
+  p.temporal_radius = 1;
+  return p;
+}
+
 /* GpuWindowRunner fed from the device and filtering into pageable host
  * planes (it stages nothing on the way in, so the download needs staging of
  * its own) gives the same bytes as the same frames fed from the host, I420
@@ -1402,19 +1425,10 @@ GST_END_TEST;
 GST_START_TEST (test_window_runner_device_in_host_out)
 {
   std::mt19937 rng (31);
-  NlmParams p;
-  p.auto_strength = false;
-  p.temporal_radius = 1;
   NlmGpu nlm;
-  nlm.set_params (p);
+  nlm.set_params (fixed_window_params ());
   for (bool nv12 : {false, true}) {
-    std::vector<std::unique_ptr<YuvFrame>> frames;
-    for (int i = 0; i < 3; ++i) {
-      frames.push_back (std::make_unique<YuvFrame> (641, 479, nv12));
-      YuvFrame & fr = *frames.back ();
-      fr.randomize (rng);
-      fr.upload ();
-    }
+    const auto frames = random_frames (rng, 3, 641, 479, nv12);
     GpuWindowRunner from_device (kPoisoned), from_host (kPoisoned);
     from_device.reset (1);
     from_host.reset (1);
@@ -1456,22 +1470,13 @@ GST_END_TEST;
 GST_START_TEST (test_window_runner_unsettled_push)
 {
   std::mt19937 rng (41);
-  NlmParams p;
-  p.auto_strength = false;
-  p.temporal_radius = 1;
   NlmGpu nlm;
-  nlm.set_params (p);
+  nlm.set_params (fixed_window_params ());
   Stream other, users;
   const int w = 1921, h = 1079;
   for (bool queued : {true, false})
     for (bool nv12 : {false, true}) {
-      std::vector<std::unique_ptr<YuvFrame>> frames;
-      for (int i = 0; i < 5; ++i) {
-        frames.push_back (std::make_unique<YuvFrame> (w, h, nv12));
-        YuvFrame & fr = *frames.back ();
-        fr.randomize (rng);
-        fr.upload ();
-      }
+      const auto frames = random_frames (rng, 5, w, h, nv12);
       GpuWindowRunner unsettled (kPoisoned), from_host (kPoisoned);
       unsettled.reset (1);
       from_host.reset (1);
