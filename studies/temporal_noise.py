@@ -182,6 +182,9 @@ def main():
     ap.add_argument("--psnr", help="also denoise the held-out static cases (CPU engine); JSON here")
     ap.add_argument("--grid", help="a grid of window strengths on the frame difference's estimate, "
                     "every static case (CPU engine); JSON here, or reported from it if it exists")
+    ap.add_argument("--smaller", action="store_true",
+                    help="with --grid: sigma is the smaller of the frame difference's estimate "
+                    "and the engine's (a moving scene keeps the engine's)")
     a = ap.parse_args()
     if a.from_json:
         with open(a.from_json) as f:
@@ -210,7 +213,8 @@ def main():
             with open(a.grid) as f:
                 gs = json.load(f)
         else:
-            gs = denoise_cases(grid_case, rows, tmp, a, a.grid)
+            sigma = (lambda r: min(tmp(r), r["engine"])) if a.smaller else tmp
+            gs = denoise_cases(grid_case, rows, sigma, a, a.grid)
         report_grid(gs)
         return
     if a.psnr:
