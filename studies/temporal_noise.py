@@ -166,6 +166,14 @@ def report_grid(gs):
             for pk in cs.PEAKS))
 
 
+def static_groups(rows):
+    """(variant, peak, the rows of that variant and peak) for the static
+    variants, in camera_set.py's order."""
+    for v in [v for v in cs.VARIANTS if v != "pan"]:
+        for p in cs.PEAKS:
+            yield v, p, [r for r in rows if r["variant"] == v and r["peak"] == p]
+
+
 def denoise_cases(fn, rows, sigma_of, a, json_out):
     """fn over the cases of `rows`, each with its frame difference's sigma,
     in a pool of CPU engines; the results, also written to json_out."""
@@ -201,12 +209,10 @@ def main():
     print("| variant | peak | engine / true | frame difference / true | smaller of the two / true |")
     print("| --- | ---: | --- | --- | --- |")
     fmt = lambda x: f"{np.mean(x):.2f} ({min(x):.2f} to {max(x):.2f})"
-    for v in [v for v in cs.VARIANTS if v != "pan"]:
-        for p in cs.PEAKS:
-            rs = [r for r in held if r["variant"] == v and r["peak"] == p]
-            print(f"| {v} | {p} | {fmt([r['engine'] / r['true'] for r in rs])} | "
-                  f"{fmt([tmp(r) / r['true'] for r in rs])} | "
-                  f"{fmt([min(tmp(r), r['engine']) / r['true'] for r in rs])} |")
+    for v, p, rs in static_groups(held):
+        print(f"| {v} | {p} | {fmt([r['engine'] / r['true'] for r in rs])} | "
+              f"{fmt([tmp(r) / r['true'] for r in rs])} | "
+              f"{fmt([min(tmp(r), r['engine']) / r['true'] for r in rs])} |")
     count = lambda f: sum(cs.within(f(r), r["true"]) for r in held)
     if a.grid:
         if os.path.exists(a.grid):
@@ -225,12 +231,10 @@ def main():
               f"difference's estimate {above('frame_difference')}; mean difference to Multi "
               f"{np.mean([p['auto'] - p['multi'] for p in ps]):+.3f} and "
               f"{np.mean([p['frame_difference'] - p['multi'] for p in ps]):+.3f} dB")
-        for v in [v for v in cs.VARIANTS if v != "pan"]:
-            for pk in cs.PEAKS:
-                q = [p for p in ps if p["variant"] == v and p["peak"] == pk]
-                print(f"  {v} {pk}: auto - Multi {np.mean([p['auto'] - p['multi'] for p in q]):+.2f}, "
-                      f"frame difference - Multi "
-                      f"{np.mean([p['frame_difference'] - p['multi'] for p in q]):+.2f} dB")
+        for v, pk, q in static_groups(ps):
+            print(f"  {v} {pk}: auto - Multi {np.mean([p['auto'] - p['multi'] for p in q]):+.2f}, "
+                  f"frame difference - Multi "
+                  f"{np.mean([p['frame_difference'] - p['multi'] for p in q]):+.2f} dB")
     print(f"held-out static cases within 20% (of {len(held)}): engine {count(lambda r: r['engine'])}, "
           f"frame difference {count(tmp)}, smaller of the two "
           f"{count(lambda r: min(tmp(r), r['engine']))}")
