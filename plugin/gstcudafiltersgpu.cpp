@@ -556,17 +556,20 @@ GstCudaFiltersGpu::window_push (const GstCudaFiltersPlacement & at,
    * device's frame now, and for our device's at window_settle (), where
    * the wait for the output has mostly covered it. */
   GstCudaFiltersStreams::wait_for_producer (in);
-  if (at.other_device)
+  if (at.other_device) {
     runner.push_device (planes, nullptr);
-  else
-    runner.push_device_unsettled (planes);
+    return;
+  }
+  runner.push_device_unsettled (planes);
+  copy_to_settle_ = true;
 }
 
 void
 GstCudaFiltersGpu::window_settle ()
 {
-  if (!state_ || !state_->window_runner)
+  if (!copy_to_settle_ || !state_ || !state_->window_runner)
     return;
+  copy_to_settle_ = false;
   const Current scope (context_);
   state_->window_runner->settle_push ();
 }

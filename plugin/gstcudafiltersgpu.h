@@ -224,4 +224,7 @@ private:
   std::unique_ptr<State> state_;
   GstCudaFiltersEngine *engine_ = nullptr;
   bool error_posted_ = false;
+  /* window_push left a copy to window_settle (): the only frames for
+   * which it makes the context current. */
+  bool copy_to_settle_ = false;
 };
