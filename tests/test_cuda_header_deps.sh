@@ -12,8 +12,11 @@ if [ -z "$obj" ]; then
   exit 1
 fi
 deps=$(ninja -t deps "$obj")
-echo "$deps" | head -n 1
-if ! echo "$deps" | grep -q 'noise_estimate\.h'; then
+# Here-strings, not pipes: with pipefail, `echo | head` or `echo | grep -q`
+# fails with SIGPIPE (141) when the reader exits before echo has written
+# all 600 lines, as it did once in CI.
+head -n 1 <<<"$deps"
+if ! grep -q 'noise_estimate\.h' <<<"$deps"; then
   echo "ninja records no noise_estimate.h for $obj: editing that header would not rebuild it"
   echo "(configure with scripts/meson-setup.sh, or Meson 1.4 or newer)"
   exit 1
