@@ -190,6 +190,8 @@ def main():
     ap.add_argument("--psnr", help="also denoise the held-out static cases (CPU engine); JSON here")
     ap.add_argument("--grid", help="a grid of window strengths on the frame difference's estimate, "
                     "every static case (CPU engine); JSON here, or reported from it if it exists")
+    ap.add_argument("--motion", help="also the pan variant's estimates (JSON here): where the "
+                    "frame difference's reading over the engine's tells a moving scene")
     ap.add_argument("--smaller", action="store_true",
                     help="with --grid: sigma is the smaller of the frame difference's estimate "
                     "and the engine's (a moving scene keeps the engine's)")
@@ -214,6 +216,22 @@ def main():
               f"{fmt([tmp(r) / r['true'] for r in rs])} | "
               f"{fmt([min(tmp(r), r['engine']) / r['true'] for r in rs])} |")
     count = lambda f: sum(cs.within(f(r), r["true"]) for r in held)
+    if a.motion:
+        # The pan variant (the scene moves 1 pixel a frame) beside the still
+        # ones: the frame difference's estimate over the engine's, to find
+        # where a rule can tell a moving scene.
+        pans = cs.measure_cases(case, _init, (a.lib if os.path.exists(a.lib) else None,), a.jobs,
+                                a.set, ["pan"], a.motion)
+        ratio = lambda r: tmp(r) / r["engine"]
+        still = sorted(ratio(r) for r in rows)
+        moving = sorted(ratio(r) for r in pans)
+        print(f"frame difference / engine: still scenes {still[0]:.2f} to {still[-1]:.2f} "
+              f"(99th percentile {np.quantile(still, 0.99):.2f}), moving 1 px a frame "
+              f"{moving[0]:.2f} to {moving[-1]:.2f} (1st percentile {np.quantile(moving, 0.01):.2f})")
+        for t in (1.25, 1.5, 2.0, 3.0):
+            print(f"  threshold {t}: still scenes read as moving {sum(x > t for x in still)} of "
+                  f"{len(still)}, moving read as still {sum(x <= t for x in moving)} of {len(moving)}")
+        return
     if a.grid:
         if os.path.exists(a.grid):
             with open(a.grid) as f:
