@@ -63,8 +63,10 @@ class GpuWindowRunner {
   // filtered costs one host wait instead of two.
   void push_device_unsettled(const FramePlanes &src);
   // Waits on the host for the copy of push_device_unsettled, if no host
-  // wait has covered it since.
+  // wait has covered it since; push_settled() says whether one has (then
+  // settle_push() needs no current context).
   void settle_push();
+  bool push_settled() const;
 
   // Filters the next frame (ready(...) must hold) into host planes
   // and returns once they are written. With `levels`, the histograms of the

@@ -561,15 +561,16 @@ GstCudaFiltersGpu::window_push (const GstCudaFiltersPlacement & at,
     return;
   }
   runner.push_device_unsettled (planes);
-  copy_to_settle_ = true;
 }
 
 void
 GstCudaFiltersGpu::window_settle ()
 {
-  if (!copy_to_settle_ || !state_ || !state_->window_runner)
+  /* Mostly the output's wait has covered the copy: then the context is
+   * not made current for nothing. */
+  if (!state_ || !state_->window_runner ||
+      state_->window_runner->push_settled ())
     return;
-  copy_to_settle_ = false;
   const Current scope (context_);
   state_->window_runner->settle_push ();
 }

@@ -100,13 +100,13 @@ public:
   /* Brings up the GPU for @engine: the context of @device_id (-1: any),
    * shared with @element's neighbours, a new one where the one shared is
    * lost to a fault; streams, runner and the engine's GPU side. On failure
-   * leaves nothing behind and says why. @replaced says why a lost shared context was
-   * replaced, @not_blocking why @wait could not be applied. A context set
-   * on the element before (set_context) is used. @wait holds for every
-   * context the element runs in until close. */
+   * leaves nothing behind and says why. @replaced says why a lost shared
+   * context was replaced, @not_blocking why @wait could not be applied. A
+   * context set on the element before (set_context) is used. @wait holds
+   * for every context the element runs in until close. */
   bool open (GstElement * element, gint device_id,
-      GstCudaFiltersEngine & engine, GstCudaFiltersCudaWait wait, std::string & why, std::string & replaced,
-      std::string & not_blocking);
+      GstCudaFiltersEngine & engine, GstCudaFiltersCudaWait wait,
+      std::string & why, std::string & replaced, std::string & not_blocking);
   /* Frees everything in the context and drops it. */
   void close ();
   bool is_open () const { return state_ != nullptr; }
@@ -224,7 +224,4 @@ private:
   std::unique_ptr<State> state_;
   GstCudaFiltersEngine *engine_ = nullptr;
   bool error_posted_ = false;
-  /* window_push left a copy to window_settle (): the only frames for
-   * which it makes the context current. */
-  bool copy_to_settle_ = false;
 };

@@ -200,6 +200,8 @@ void GpuWindowRunner::settle_push() {
   if (impl_->push_unsettled_) impl_->synchronize(&impl_->device_copy_done_);
 }
 
+bool GpuWindowRunner::push_settled() const { return !impl_->push_unsettled_; }
+
 void GpuWindowRunner::Impl::poison(const FramePlanesOut &dst) {
   if (!options_.poison_outputs) return;
   const FrameBytes bytes(dst.as_const());
