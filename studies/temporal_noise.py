@@ -58,9 +58,94 @@ def case(task):
     r = {"photo": name, "peak": peak, "variant": variant, "calibration": name in cs.CALIBRATION,
          "true": cs.truth(frames, clean, [0]),
          "raw": {str(q): float(np.sqrt(np.quantile(blocks, q) / 2)) for q in QUANTILES}}
+    r["shift"] = {str(radius): shift_reading(mid, before, radius) for radius in SHIFT_RADII}
     if _engine:
         r["engine"] = _engine.estimate_frame(*frames[cs.FRAMES // 2])[0]
     return r
+
+
+SHIFT_RADII = [0, 1, 2]
+
+
+def shift_reading(mid, before, radius):
+    """The global shift reading (`--shifts`): for each integer shift (dx,
+    dy) within `radius`, the blocks' mean squared difference of mid(x, y)
+    and before(x + dx, y + dy) on mid's 8x8 block grid, over the blocks
+    where every such shift has both frames (radius 0: all of them), the
+    median over the blocks; the smallest of the shifts' medians (ties keep
+    (0, 0)). Returns raw = sqrt(min / 2), the shift that gave it, raw0 =
+    shift (0, 0)'s on the same blocks, and every shift's median."""
+    mid = mid.astype(np.float64)
+    before = before.astype(np.float64)
+    h, w = mid.shape
+    b0 = -(-radius // BLOCK)  # the first block wholly at least `radius` from the edge
+    by1, bx1 = (h - radius) // BLOCK, (w - radius) // BLOCK
+    y0, y1, x0, x1 = b0 * BLOCK, by1 * BLOCK, b0 * BLOCK, bx1 * BLOCK
+    shifts = sorted(((dx, dy) for dy in range(-radius, radius + 1) for dx in range(-radius, radius + 1)),
+                    key=lambda s: (abs(s[0]) + abs(s[1]), s[1], s[0]))
+    medians = {}
+    best = None
+    for dx, dy in shifts:
+        d = mid[y0:y1, x0:x1] - before[y0 + dy:y1 + dy, x0 + dx:x1 + dx]
+        blocks = (d ** 2).reshape(by1 - b0, BLOCK, bx1 - b0, BLOCK).mean(axis=(1, 3)).ravel()
+        m = float(np.median(blocks))
+        medians[f"{dx},{dy}"] = m
+        if best is None or m < best[0]:
+            best = (m, dx, dy)
+    return {"raw": float(np.sqrt(best[0] / 2)), "dx": best[1], "dy": best[2],
+            "raw0": float(np.sqrt(medians["0,0"] / 2)), "blocks": (by1 - b0) * (bx1 - b0),
+            "medians": medians}
+
+
+def report_shifts(rows, pans):
+    """The global shift reading at each radius: its factor (the median of
+    true / raw over the calibration cases), held-out still and pan cases
+    within 20%, the range of estimate / true, how often a still case's
+    smallest median is at a shift other than (0, 0), and the min's raw
+    reading over shift (0, 0)'s on the same blocks."""
+    held = [r for r in rows if not r["calibration"]]
+    pan_held = [r for r in pans if not r["calibration"]] if pans else []
+    print("global shift: the smallest over shifts in [-R, R]^2 of the blocks' median squared "
+          "difference of mid(x, y) and before(x + dx, y + dy)")
+    print(f"| R | factor | calibration within 20% | held-out still within 20% (of {len(held)}) | "
+          f"still estimate / true | held-out pan within 20% (of {len(pan_held) or 'none: --motion'}) | "
+          "pan estimate / true | "
+          f"still cases at a shift other than (0, 0) (all {len(rows)}; held out {len(held)}) | "
+          "still: min / shift (0, 0), raw, median (range) |")
+    print("| ---: | ---: | ---: | ---: | --- | ---: | --- | ---: | --- |")
+    for radius in SHIFT_RADII:
+        k = str(radius)
+        cal = [r for r in rows if r["calibration"]]
+        factor = float(np.median([r["true"] / r["shift"][k]["raw"] for r in cal
+                                  if r["shift"][k]["raw"] > 0]))
+        est = lambda r: factor * r["shift"][k]["raw"]
+        n_cal = sum(cs.within(est(r), r["true"]) for r in cal)
+        n_held = sum(cs.within(est(r), r["true"]) for r in held)
+        still = [est(r) / r["true"] for r in held]
+        pan = [est(r) / r["true"] for r in pan_held]
+        moved = lambda rs: sum((r["shift"][k]["dx"], r["shift"][k]["dy"]) != (0, 0) for r in rs)
+        bias = [r["shift"][k]["raw"] / r["shift"][k]["raw0"] for r in rows if r["shift"][k]["raw0"] > 0]
+        pan_part = (f"{sum(cs.within(est(r), r['true']) for r in pan_held)} | "
+                    f"{min(pan):.2f} to {max(pan):.2f} |") if pan else " | |"
+        print(f"| {radius} | {factor:.3f} | {n_cal} of {len(cal)} | {n_held} | "
+              f"{min(still):.2f} to {max(still):.2f} | {pan_part} {moved(rows)}; {moved(held)} | "
+              f"{np.median(bias):.3f} ({min(bias):.3f} to {max(bias):.3f}) |")
+    if pans:
+        for radius in SHIFT_RADII[1:]:
+            k = str(radius)
+            picked = {}
+            for r in pans:
+                s = (r["shift"][k]["dx"], r["shift"][k]["dy"])
+                picked[s] = picked.get(s, 0) + 1
+            print(f"  R {radius}, pan cases' chosen shift (dx, dy): " +
+                  ", ".join(f"{s}: {n}" for s, n in sorted(picked.items(), key=lambda x: -x[1])))
+    for radius in SHIFT_RADII[1:]:
+        k = str(radius)
+        rs = [r for r in rows if (r["shift"][k]["dx"], r["shift"][k]["dy"]) != (0, 0)]
+        print(f"  R {radius}, still cases at a shift other than (0, 0): " +
+              (", ".join(f"{r['photo']} {r['variant']} {r['peak']} ({r['shift'][k]['dx']}, "
+                         f"{r['shift'][k]['dy']}) x{r['shift'][k]['raw'] / r['shift'][k]['raw0']:.3f}"
+                         for r in rs) or "none"))
 
 
 def temporal_factors(sigma, correlated):
@@ -195,6 +280,11 @@ def main():
     ap.add_argument("--smaller", action="store_true",
                     help="with --grid: sigma is the smaller of the frame difference's estimate "
                     "and the engine's (a moving scene keeps the engine's)")
+    ap.add_argument("--shifts", type=int, choices=SHIFT_RADII[1:],
+                    help="the global shift reading: the smallest over shifts (dx, dy) in [-R, R]^2 "
+                    "of the blocks' median squared difference of mid(x, y) and before(x + dx, y + dy), "
+                    "its factor fitted again; and a table of it at R = 0, 1, 2 (with --motion: the "
+                    "pan variant's too)")
     a = ap.parse_args()
     if a.from_json:
         with open(a.from_json) as f:
@@ -204,10 +294,17 @@ def main():
                                 a.set, [v for v in cs.VARIANTS if v != "pan"], a.json)
     cal = [r for r in rows if r["calibration"]]
     held = [r for r in rows if not r["calibration"]]
-    key, n_cal, factor = cs.fit_statistic(cal)
-    print(f"static scenes; blocks' quantile {key}, factor {factor:.3f}: {n_cal} of {len(cal)} "
-          "calibration cases within 20%")
-    tmp = lambda r: factor * r["raw"][key]
+    if a.shifts:
+        key, n_cal, factor = cs.fit_statistic(
+            [{"true": r["true"], "raw": {"min": r["shift"][str(a.shifts)]["raw"]}} for r in cal])
+        print(f"static scenes; global shift within {a.shifts}, blocks' median, factor {factor:.3f}: "
+              f"{n_cal} of {len(cal)} calibration cases within 20%")
+        tmp = lambda r: factor * r["shift"][str(a.shifts)]["raw"]
+    else:
+        key, n_cal, factor = cs.fit_statistic(cal)
+        print(f"static scenes; blocks' quantile {key}, factor {factor:.3f}: {n_cal} of {len(cal)} "
+              "calibration cases within 20%")
+        tmp = lambda r: factor * r["raw"][key]
     print("| variant | peak | engine / true | frame difference / true | smaller of the two / true |")
     print("| --- | ---: | --- | --- | --- |")
     fmt = lambda x: f"{np.mean(x):.2f} ({min(x):.2f} to {max(x):.2f})"
@@ -231,6 +328,8 @@ def main():
         for t in (1.25, 1.5, 2.0, 3.0):
             print(f"  threshold {t}: still scenes read as moving {sum(x > t for x in still)} of "
                   f"{len(still)}, moving read as still {sum(x <= t for x in moving)} of {len(moving)}")
+        if a.shifts:
+            report_shifts(rows, pans)
         return
     if a.grid:
         if os.path.exists(a.grid):
@@ -256,6 +355,8 @@ def main():
     print(f"held-out static cases within 20% (of {len(held)}): engine {count(lambda r: r['engine'])}, "
           f"frame difference {count(tmp)}, smaller of the two "
           f"{count(lambda r: min(tmp(r), r['engine']))}")
+    if a.shifts:
+        report_shifts(rows, None)
 
 
 if __name__ == "__main__":
