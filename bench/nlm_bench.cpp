@@ -10,6 +10,7 @@
 #include <cudafilters/nlm_cpu.h>
 #include <cudafilters/nlm_gpu.h>
 
+#include "frame_difference.h"
 #include "noise_estimate.h"
 
 #include <cstdlib>
@@ -197,20 +198,26 @@ void bench_auto(Reporter &rep, const Size &sz, int iters, cudaStream_t stream, N
   const Mode modes[] = {{false, 0.f, ", strength 10"},
                         {false, 10.f, ", strength 10 noise-sigma 10"},
                         {true, 0.f, ", automatic strength"}};
-  for (float chroma : {0.f, -1.f})
-    for (const Mode &m : modes) {
-      NlmParams p;
-      p.chroma_h = chroma;
-      p.auto_strength = m.automatic;
-      p.noise_sigma = m.noise_sigma;
-      nlm.set_params(p);
-      const std::string what = std::string("frames I420, ") +
-                               (chroma == 0.f ? "luma (chroma copied)" : "luma + chroma") + m.what;
-      rep.row(what.c_str(), sz, time_gpu_back_to_back(stream, iters, [&](int i) {
-                const FramePlanes frame = f.in(i);
-                nlm.enqueue_window(&frame, 1, 0, f.out(), stream);
-              }, 10, 3), 0);
-    }
+  // Temporal windows of radius 1 read the luma's noise from the frame
+  // difference as well.
+  for (int radius : {0, 1})
+    for (float chroma : {0.f, -1.f})
+      for (const Mode &m : modes) {
+        NlmParams p;
+        p.chroma_h = chroma;
+        p.auto_strength = m.automatic;
+        p.noise_sigma = m.noise_sigma;
+        p.temporal_radius = radius;
+        nlm.set_params(p);
+        const std::string what = std::string("frames I420, ") +
+                                 (chroma == 0.f ? "luma (chroma copied)" : "luma + chroma") +
+                                 (radius ? ", radius 1" : "") + m.what;
+        rep.row(what.c_str(), sz, time_gpu_back_to_back(stream, iters, [&](int i) {
+                  FramePlanes window[3];
+                  for (int k = 0; k < 2 * radius + 1; ++k) window[k] = f.in(i + k);
+                  nlm.enqueue_window(window, 2 * radius + 1, radius, f.out(), stream);
+                }, 10, 3), 0);
+      }
   nlm.set_params(given_strength());
   NoiseEstimatorGpu estimator;
   for (bool chroma : {false, true})
@@ -224,6 +231,11 @@ void bench_auto(Reporter &rep, const Size &sz, int iters, cudaStream_t stream, N
               }
               estimator.estimate(chroma ? 2 : 1, stream);
             }, 50, 3), 0);
+  FrameDifferenceGpu difference;
+  rep.row("frame difference's tables alone, luma", sz,
+          time_gpu_back_to_back(stream, iters, [&](int i) {
+            difference.fill(f.in(i).luma, f.in(i + 1).luma, stream);
+          }, 50, 3), 0);
   rep.row("noise estimate, reading the table alone", sz,
           time_gpu_back_to_back(stream, iters, [&](int) { estimator.estimate(1, stream); }, 50, 3), 0);
   NoiseCurveGpu curve;

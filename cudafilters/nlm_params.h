@@ -55,9 +55,11 @@ constexpr float kNlmMaxNoiseSmoothing = 0.99f;
 // The settings auto_strength filters a frame with, given the smoothed noise
 // estimates of its luma and chroma (8-bit units) and how much of the luma's
 // reads as correlated noise, a camera's (0..1, smoothed likewise): p with
-// h, noise_sigma and chroma_h set from them.
+// h, noise_sigma and chroma_h set from them. `still` (0..1, smoothed
+// likewise): how far a temporal window's scene reads still, its luma sigma
+// then read from the difference of its frames, with factors of its own.
 NlmParams nlm_auto_params(const NlmParams &p, double luma_sigma, double chroma_sigma,
-                          double luma_correlated = 0.0);
+                          double luma_correlated = 0.0, double still = 0.0);
 
 // The strength chroma is denoised with (0: chroma is carried).
 inline float nlm_chroma_strength(const NlmParams &p) { return p.chroma_h < 0.f ? p.h : p.chroma_h; }

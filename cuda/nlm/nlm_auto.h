@@ -6,8 +6,10 @@
 
 #include <cudafilters/nlm_params.h>
 
+#include "frame_difference.h"
 #include "hd_math.h"
 #include "nlm_weights.h"
+#include "noise_estimate.h"
 
 namespace cudafilters {
 
@@ -23,6 +25,12 @@ namespace cudafilters {
 // settings had a higher strength and a lower noise allowance, for single
 // frames and temporal windows alike (studies/camera_set.py's calibration
 // photos): those factors are taken in proportion to luma_correlated.
+// A window of a still scene reads its luma sigma from the difference of its
+// frames (frame_difference.h) and takes factors of its own, fitted per band
+// of sigma on the camera set's calibration photos, white and correlated
+// noise alike (studies/temporal-noise, "--grid"); a moving one keeps the
+// one-frame estimate and the factors above, which were fitted on panning
+// frames; `still` (0..1, smoothed as the estimates) blends the two.
 struct NlmStrengths {
   float h;
   float noise_sigma;
@@ -70,7 +78,7 @@ CUDAFILTERS_HD float clamp_strength(double h) {
 
 CUDAFILTERS_HD NlmStrengths nlm_auto_strengths(double luma_sigma, double chroma_sigma, float scale,
                                                 int temporal_radius, bool chroma,
-                                                double luma_correlated) {
+                                                double luma_correlated, double still) {
   using namespace nlm_auto_detail;
   // (Local tables: namespace-scope arrays are not visible to device code.)
   const Knot spatial[] = {{3.5, 0.75}, {5.5, 0.9},  {10.5, 0.8}, {15.0, 0.7},
@@ -81,15 +89,24 @@ CUDAFILTERS_HD NlmStrengths nlm_auto_strengths(double luma_sigma, double chroma_
   // calibration photos as close to their best, 0.08 against 0.09 dB).
   const Knot correlated_spatial[] = {{15.0, 0.9}, {29.0, 0.6}, {38.0, 0.55}};
   const Knot correlated_allowance[] = {{5.0, 0.7}, {10.0, 0.85}, {29.0, 1.0}};
+  // Windows on the frame difference's sigma: the fitted bands' factors at
+  // their middles (up to 6, 6 to 10, 10 to 15, 15 to 25, above).
+  const Knot frames_strength[] = {{8.0, 0.9}, {12.5, 0.75}, {20.0, 0.75}, {30.0, 0.6}};
+  const Knot frames_allowance[] = {{3.0, 1.0}, {8.0, 0.85}, {12.5, 0.85}, {20.0, 0.7}, {30.0, 0.85}};
   const bool window = temporal_radius > 0;
-  const double per_sigma =
-      window ? towards(factor_at(temporal, luma_sigma), kCorrelatedTemporalStrength, luma_correlated)
-             : towards(factor_at(spatial, luma_sigma), factor_at(correlated_spatial, luma_sigma),
-                       luma_correlated);
-  const double allowance =
-      window ? towards(kAllowancePerSigma, kCorrelatedTemporalAllowance, luma_correlated)
-             : towards(kAllowancePerSigma, factor_at(correlated_allowance, luma_sigma),
-                       luma_correlated);
+  double per_sigma, allowance;
+  if (window) {
+    per_sigma = towards(towards(factor_at(temporal, luma_sigma), kCorrelatedTemporalStrength,
+                                luma_correlated),
+                        factor_at(frames_strength, luma_sigma), still);
+    allowance = towards(towards(kAllowancePerSigma, kCorrelatedTemporalAllowance, luma_correlated),
+                        factor_at(frames_allowance, luma_sigma), still);
+  } else {
+    per_sigma = towards(factor_at(spatial, luma_sigma), factor_at(correlated_spatial, luma_sigma),
+                        luma_correlated);
+    allowance = towards(kAllowancePerSigma, factor_at(correlated_allowance, luma_sigma),
+                        luma_correlated);
+  }
   NlmStrengths s;
   s.h = clamp_strength(dmul_rn(dmul_rn(per_sigma, luma_sigma), double(scale)));
   const double ns = dmul_rn(allowance, luma_sigma);
@@ -98,6 +115,20 @@ CUDAFILTERS_HD NlmStrengths nlm_auto_strengths(double luma_sigma, double chroma_
                                                double(scale)))
                       : 0.f;
   return s;
+}
+
+// A frame's luma noise for automatic strength, and how still its scene
+// reads: the one-frame estimate, or in a window that has a frame difference
+// (from_frames), the difference's sigma as far as the scene reads still.
+struct LumaNoise {
+  double sigma;
+  double still;
+};
+
+CUDAFILTERS_HD LumaNoise luma_noise_of(NoiseEstimate one_frame, bool from_frames,
+                                       FrameDifference d) {
+  if (!from_frames) return LumaNoise{one_frame.sigma, 0.0};
+  return LumaNoise{nlm_auto_detail::towards(one_frame.sigma, d.sigma, d.still), d.still};
 }
 
 // exp(-max(S / (norm * h^2) - 2 sigma^2 / h_luma^2, 0)) as exp2(min(S * a + b, 0)),

@@ -3,6 +3,7 @@
 #include "cpu_isa.h"
 #include "frame_store.h"
 #include "hd_math.h"
+#include "nlm_auto.h"
 #include "nlm_weights.h"
 #include "noise_estimate.h"
 #include "thread_pool.h"
@@ -444,14 +445,18 @@ struct NlmCpu::Impl {
   // The one place a frame's strength is decided (as NlmGpu's
   // resolve_strength): the settings of the frame about to be filtered,
   // params as given, or with the strengths from its noise (auto_strength).
-  NlmParams resolve_strength(const FramePlanes &frame, bool chroma);
+  // A window of more than one frame reads its luma noise from the
+  // difference of the frame denoised and its neighbour (frame_difference.h).
+  NlmParams resolve_strength(const FramePlanes *window, int count, int center, bool chroma);
 
   NlmParams params;
-  NoiseAverage luma_noise, chroma_noise, luma_correlated;
+  NoiseAverage luma_noise, chroma_noise, luma_correlated, still;
 };
 
-NlmParams NlmCpu::Impl::resolve_strength(const FramePlanes &frame, bool chroma) {
+NlmParams NlmCpu::Impl::resolve_strength(const FramePlanes *window, int count, int center,
+                                         bool chroma) {
   if (!params.auto_strength) return params;
+  const FramePlanes &frame = window[center];
   const double past = params.noise_smoothing;
   // Chroma is read whether it is denoised or carried: it says whether the
   // luma's noise is a camera's (frame_noise_of).
@@ -462,11 +467,18 @@ NlmParams NlmCpu::Impl::resolve_strength(const FramePlanes &frame, bool chroma) 
     chroma_table.add(frame.v, frame.chroma_step);
   }
   const FrameNoise f = frame_noise(luma_table, frame.has_chroma() ? &chroma_table : nullptr);
-  const double luma = follow_noise(luma_noise, f.luma.sigma, past);
+  const bool from_frames = params.temporal_radius > 0 && count > 1 &&
+                           difference_grid(frame.luma.width, frame.luma.height).blocks() > 0;
+  const LumaNoise n = luma_noise_of(
+      f.luma, from_frames,
+      from_frames ? frame_difference(frame.luma, window[neighbour_of(count, center)].luma)
+                  : FrameDifference{});
+  const double luma = follow_noise(luma_noise, n.sigma, past);
   const double correlated = follow_noise(luma_correlated, f.luma.correlated, past);
+  const double scene_still = follow_noise(still, n.still, past);
   double chroma_sigma = 0.0;
   if (chroma) chroma_sigma = follow_noise(chroma_noise, f.chroma.sigma, past);
-  return nlm_auto_params(params, luma, chroma_sigma, correlated);
+  return nlm_auto_params(params, luma, chroma_sigma, correlated, scene_still);
 }
 
 NlmCpu::NlmCpu() : impl_(std::make_unique<Impl>()) {}
@@ -480,19 +492,20 @@ void NlmCpu::reset_history() {
   impl_->luma_noise = NoiseAverage{};
   impl_->chroma_noise = NoiseAverage{};
   impl_->luma_correlated = NoiseAverage{};
+  impl_->still = NoiseAverage{};
 }
 
 void NlmCpu::process(ConstPlane src, Plane dst) {
   FramePlanes frame;
   frame.luma = src;
-  nlm_cpu_with(src, dst, impl_->resolve_strength(frame, false), cpu_instruction_set());
+  nlm_cpu_with(src, dst, impl_->resolve_strength(&frame, 1, 0, false), cpu_instruction_set());
 }
 
 void NlmCpu::process_window(const FramePlanes *window, int count, int center,
                             const FramePlanesOut &dst) {
   check_window(window, count, center, dst, kMaxWindow, "NlmCpu");
   const bool chroma = dst.has_chroma() && impl_->params.chroma_h != 0.f;
-  const NlmParams p = impl_->resolve_strength(window[center], chroma);
+  const NlmParams p = impl_->resolve_strength(window, count, center, chroma);
   const std::string_view isa = cpu_instruction_set();
   std::array<ConstPlane, 2 * kMaxWindow> src;  // per frame: luma, or U and V
   for (int f = 0; f < count; ++f) src[f] = window[f].luma;

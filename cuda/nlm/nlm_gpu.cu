@@ -6,6 +6,7 @@
 #include "device_copy.h"
 #include "frame_store.h"
 #include "hd_math.h"
+#include "frame_difference.h"
 #include "nlm_auto.h"
 #include "nlm_weights.h"
 #include "noise_estimate.h"
@@ -533,10 +534,12 @@ struct AutoState {
   NoiseAverage luma;
   NoiseAverage chroma;
   NoiseAverage luma_correlated;
+  NoiseAverage still;
 };
 
 struct AutoArgs {
   NoiseEstimatorGpu::Tables tables;  // this frame's: luma, chroma
+  DifferenceTables difference;       // a window's luma (counts null: none)
   AutoState *state;
   float *coeffs;  // as WeightCoeffs
   double past_weight;
@@ -560,15 +563,22 @@ __global__ void __launch_bounds__(kNoiseReadThreads) nlm_auto_kernel(AutoArgs a)
   __shared__ NoiseReadings r[kMaxNoiseTablesRead];
   NoiseTableGpu *const tables[kMaxNoiseTablesRead] = {a.tables.tables, a.tables.tables + 1};
   read_noise_tables(tables, a.tables.bits, a.has_chroma ? 2 : 1, r);
+  const bool from_frames = a.difference.counts != nullptr;
+  __shared__ double medians[kDifferenceShifts];
+  if (from_frames) read_difference_tables(a.difference, medians);
   if (threadIdx.x != 0) return;
   const FrameNoise f = frame_noise_of(r[0], a.has_chroma, a.has_chroma ? r[1] : NoiseReadings{});
   AutoState &s = *a.state;
   if (a.restart) *a.state = AutoState{};
-  const double luma = follow_noise(s.luma, f.luma.sigma, a.past_weight);
+  const LumaNoise n = luma_noise_of(
+      f.luma, from_frames,
+      from_frames ? frame_difference_of(medians, a.difference.blocks) : FrameDifference{});
+  const double luma = follow_noise(s.luma, n.sigma, a.past_weight);
   const double correlated = follow_noise(s.luma_correlated, f.luma.correlated, a.past_weight);
+  const double still = follow_noise(s.still, n.still, a.past_weight);
   const double chroma = a.chroma ? follow_noise(s.chroma, f.chroma.sigma, a.past_weight) : 0.0;
-  const NlmStrengths st =
-      nlm_auto_strengths(luma, chroma, a.scale, a.temporal_radius, a.chroma, correlated);
+  const NlmStrengths st = nlm_auto_strengths(luma, chroma, a.scale, a.temporal_radius, a.chroma,
+                                             correlated, still);
   const NlmWeightCoeffs l =
       nlm_coeffs_of(st.h, st.noise_sigma, double(st.h), 1.0, a.gaussian, a.patch_size);
   a.coeffs[0] = __fdiv_rn(l.a, kProductScale);
@@ -602,15 +612,18 @@ struct NlmGpu::Impl {
   // or given. Queues on `stream` what sets coeffs_ for the frame's kernels:
   // the noise estimate and nlm_auto_kernel, or the given strength's
   // coefficients where they differ from what coeffs_ holds.
-  FrameStrength resolve_strength(const FramePlanes &frame, bool chroma, cudaStream_t stream);
+  FrameStrength resolve_strength(const FramePlanes *window, int count, int center, bool chroma,
+                                 cudaStream_t stream);
   // frames[f][c]: channel c of frame f; dst[c] likewise.
   // `after_auto`: the kernel follows nlm_auto_kernel on `stream` directly,
   // and may start while it runs.
   void enqueue_channels(const ConstPlane *const *frames, int count, int center, const Plane *dst,
                         int channels, int step, bool clamp, bool after_auto, cudaStream_t stream);
-  // With auto_strength: estimates the frame's noise and sets the weight
-  // coefficients in coeffs_, on `stream`.
-  void enqueue_auto(const FramePlanes &frame, bool chroma, cudaStream_t stream);
+  // With auto_strength: estimates the noise of window[center] (its luma's
+  // from the difference with its neighbour where the window has one, as
+  // NlmCpu) and sets the weight coefficients in coeffs_, on `stream`.
+  void enqueue_auto(const FramePlanes *window, int count, int center, bool chroma,
+                    cudaStream_t stream);
   static void copy_chroma(const FramePlanes &src, const FramePlanesOut &dst, cudaStream_t stream);
 
   NlmParams params_;
@@ -633,6 +646,8 @@ struct NlmGpu::Impl {
   // Automatic strength, allocated with its first frame.
   std::unique_ptr<NoiseEstimatorGpu> estimator_;
   DeviceArray<AutoState> auto_state_;
+  // A temporal window's luma estimate, allocated with its first window.
+  std::unique_ptr<FrameDifferenceGpu> difference_;
   bool restart_ = true;
 };
 
@@ -666,7 +681,9 @@ void NlmGpu::set_params(const NlmParams &p) { impl_->params_ = p; }
 
 void NlmGpu::reset_history() { impl_->restart_ = true; }
 
-void NlmGpu::Impl::enqueue_auto(const FramePlanes &frame, bool chroma, cudaStream_t stream) {
+void NlmGpu::Impl::enqueue_auto(const FramePlanes *window, int count, int center, bool chroma,
+                                cudaStream_t stream) {
+  const FramePlanes &frame = window[center];
   if (!estimator_) {
     auto estimator = std::make_unique<NoiseEstimatorGpu>();
     DeviceArray<AutoState> state(1);
@@ -682,7 +699,12 @@ void NlmGpu::Impl::enqueue_auto(const FramePlanes &frame, bool chroma, cudaStrea
     estimator_->add(1, frame.v, frame.chroma_step, stream);
   }
   const NlmParams &p = params_;
-  const AutoArgs a{estimator_->fill(stream), auto_state_.get(), coeffs_.get(),
+  DifferenceTables difference;
+  if (p.temporal_radius > 0 && count > 1) {
+    if (!difference_) difference_ = std::make_unique<FrameDifferenceGpu>();
+    difference = difference_->fill(frame.luma, window[neighbour_of(count, center)].luma, stream);
+  }
+  const AutoArgs a{estimator_->fill(stream), difference, auto_state_.get(), coeffs_.get(),
                    double(p.noise_smoothing), p.auto_scale, p.temporal_radius, p.patch_size,
                    p.gaussian, has_chroma, chroma, restart_};
   cudaLaunchAttribute overlap = kernels::dependent_launch_attribute();
@@ -693,12 +715,13 @@ void NlmGpu::Impl::enqueue_auto(const FramePlanes &frame, bool chroma, cudaStrea
   restart_ = false;
 }
 
-NlmGpu::Impl::FrameStrength NlmGpu::Impl::resolve_strength(const FramePlanes &frame, bool chroma,
+NlmGpu::Impl::FrameStrength NlmGpu::Impl::resolve_strength(const FramePlanes *window, int count,
+                                                            int center, bool chroma,
                                                             cudaStream_t stream) {
   FrameStrength s{params_.auto_strength, {}};
   if (s.automatic) {
     written_.reset();
-    enqueue_auto(frame, chroma, stream);
+    enqueue_auto(window, count, center, chroma, stream);
     return s;
   }
   s.given = given_coeffs(params_, chroma);
@@ -776,7 +799,7 @@ void NlmGpu::enqueue_window(const FramePlanes *window, int count, int center,
     chroma_frames[f] = chroma[f];
   }
   const bool denoise_chroma = dst.has_chroma() && nlm_denoises_chroma(m.params_);
-  const Impl::FrameStrength strength = m.resolve_strength(window[center], denoise_chroma, stream);
+  const Impl::FrameStrength strength = m.resolve_strength(window, count, center, denoise_chroma, stream);
   if (!denoise_chroma) {
     m.enqueue_channels(luma_frames, count, center, &dst.luma, 1, 1, strength.clamp(1),
                        strength.automatic, stream);

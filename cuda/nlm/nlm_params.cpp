@@ -59,9 +59,10 @@ NlmWeightCoeffs nlm_chroma_weight_coeffs(const NlmParams &p) {
 }
 
 NlmParams nlm_auto_params(const NlmParams &p, double luma_sigma, double chroma_sigma,
-                          double luma_correlated) {
+                          double luma_correlated, double still) {
   const NlmStrengths s = nlm_auto_strengths(luma_sigma, chroma_sigma, p.auto_scale,
-                                            p.temporal_radius, p.chroma_h != 0.f, luma_correlated);
+                                            p.temporal_radius, p.chroma_h != 0.f, luma_correlated,
+                                            still);
   NlmParams out = p;
   out.h = s.h;
   out.noise_sigma = s.noise_sigma;

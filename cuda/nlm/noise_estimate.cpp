@@ -1,4 +1,5 @@
 #include "noise_estimate.h"
+#include "frame_difference.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -191,6 +192,53 @@ std::array<double, kNoiseBands> NoiseCurveTable::sigmas(double correlated) const
     s[b] = r.pixels < kNoiseBandMinPixels ? -1.0 : noise_estimate_with(r, correlated).sigma;
   }
   return s;
+}
+
+FrameDifference frame_difference(ConstPlane frame, ConstPlane other) {
+  if (frame.width != other.width || frame.height != other.height || frame.samples != other.samples)
+    throw std::invalid_argument("frame_difference: the planes differ in size or layout");
+  const DifferenceGrid g = difference_grid(frame.width, frame.height);
+  if (g.blocks() == 0) return FrameDifference{};
+  constexpr int R = kDifferenceShiftRadius, B = kDifferenceBlock;
+  std::vector<uint32_t> table(size_t(kDifferenceShifts) * kDifferenceBins);
+  // A row of blocks: its rows of `frame`, and of `other` with R more above
+  // and below, as levels.
+  std::vector<std::vector<int32_t>> mine(B), theirs(B + 2 * R);
+  for (int row = 0; row < g.rows; ++row) {
+    const int y = g.y(row);
+    for (int j = 0; j < B; ++j) levels_of_row(frame, 1, y + j, mine[j]);
+    for (int j = 0; j < B + 2 * R; ++j) levels_of_row(other, 1, y - R + j, theirs[j]);
+    for (int bx = 0; bx < g.blocks_x; ++bx) {
+      const int x = g.x(bx);
+      for (int s = 0; s < kDifferenceShifts; ++s) {
+        const int dx = difference_dx(s), dy = difference_dy(s);
+        uint64_t sum = 0;
+        for (int j = 0; j < B; ++j) {
+          const int32_t *a = mine[j].data() + x;
+          const int32_t *b = theirs[j + R + dy].data() + x + dx;
+          for (int i = 0; i < B; ++i) {
+            const int64_t d = a[i] - b[i];
+            sum += uint64_t(d * d);
+          }
+        }
+        ++table[size_t(s) * kDifferenceBins + difference_bin(sum, frame.samples.bits)];
+      }
+    }
+  }
+  const uint64_t total = uint64_t(g.blocks());
+  double medians[kDifferenceShifts];
+  for (int s = 0; s < kDifferenceShifts; ++s) {
+    const uint32_t *t = table.data() + size_t(s) * kDifferenceBins;
+    uint64_t below = 0;
+    for (int j = 0; j < kDifferenceBins; ++j) {
+      if (2 * (below + t[j]) >= total) {
+        medians[s] = difference_median(total, j, below, t[j]);
+        break;
+      }
+      below += t[j];
+    }
+  }
+  return frame_difference_of(medians, total);
 }
 
 }  // namespace cudafilters

@@ -14,6 +14,7 @@
 #include "camera_noise.h"
 #include "cpu_isa.h"
 #include "nlm_reference.h"
+#include "frame_difference.h"
 #include "noise_estimate.h"
 #include "poison.h"
 #include "sharpen_reference.h"
@@ -754,6 +755,111 @@ GST_START_TEST (test_noise_estimate_depths)
 }
 GST_END_TEST;
 
+/* The noise of a still scene from two of its frames (frame_difference.h),
+ * the scene textured enough that a one-pixel pan doubles what an unshifted
+ * difference reads: fresh noise on each frame, white and correlated as a
+ * camera's demosaicing leaves it, the second frame still or panned by up to
+ * a pixel, read within -10% and +25% of the noise added (the median of 8x8
+ * blocks reads white noise about 10% above, its factor fitted on a camera's
+ * correlated noise); panned by three pixels, beyond the shifts compared, the
+ * texture shows. Still frames read still, panned ones (three pixels too)
+ * moving. Clean frames read (almost) nothing; the same frames as 10-, 12-
+ * and 16-bit words read the same, exactly. */
+static std::vector<uint8_t>
+textured_scene (int w, int h, int dx, int dy)
+{
+  std::vector<uint8_t> p (size_t (w) * h);
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x) {
+      const double X = x + dx, Y = y + dy;
+      double v = 110 + 0.1 * X + 0.05 * Y + 30 * std::sin (X / 2.3) * std::cos (Y / 3.1);
+      if ((int (X + 400) / 97 + int (Y + 400) / 83) % 2)
+        v += 50;
+      p[size_t (y) * w + x] = uint8_t (std::clamp (std::lround (v), 0l, 255l));
+    }
+  return p;
+}
+
+GST_START_TEST (test_frame_difference_estimate)
+{
+  std::mt19937 rng (63);
+  const int w = 320, h = 240;
+  auto plane = [&](const std::vector<uint8_t> &p) {
+    return cudafilters::ConstPlane (p.data (), size_t (w), w, h);
+  };
+  struct Pan { int dx, dy; };
+  const std::vector<uint8_t> still = textured_scene (w, h, 0, 0);
+  const cudafilters::FrameDifference clean =
+      cudafilters::frame_difference (plane (still), plane (still));
+  fail_unless (clean.sigma < 0.1 && clean.still == 1.0, "clean frames read %.3f (still %.3f)",
+      clean.sigma, clean.still);
+  for (double sigma : {3.0, 8.0, 20.0})
+    for (double c : {0.0, 4.0})
+      for (const Pan pan : {Pan{0, 0}, Pan{1, 0}, Pan{-1, 1}, Pan{3, 0}}) {
+        auto noisy = [&](const std::vector<uint8_t> &scene, double *truth) {
+          std::vector<uint8_t> out;
+          std::vector<double> field (size_t (w) * h);
+          std::normal_distribution<double> n (0.0, sigma);
+          if (c == 0.0)
+            for (double &v : field)
+              v = n (rng);
+          else
+            field = test::correlated_noise (w, h, sigma, c, rng);
+          *truth = add_field (out, scene, field);
+          return out;
+        };
+        double t0 = 0, t1 = 0;
+        const std::vector<uint8_t> a = noisy (still, &t0);
+        const std::vector<uint8_t> b = noisy (textured_scene (w, h, pan.dx, pan.dy), &t1);
+        const double truth = std::sqrt ((t0 * t0 + t1 * t1) / 2);
+        const cudafilters::FrameDifference fd =
+            cudafilters::frame_difference (plane (a), plane (b));
+        const double est = fd.sigma;
+        const double want_still = pan.dx == 0 && pan.dy == 0 ? 1.0 : 0.0;
+        fail_unless (fd.still == want_still,
+            "sigma %.0f, correlation %.0f, pan (%d, %d): still %.3f", sigma, c, pan.dx, pan.dy,
+            fd.still);
+        if (pan.dx == 3) {
+          if (sigma == 3.0)
+            fail_unless (est > 1.5 * truth, "a pan of 3 pixels read %.3f of noise %.3f",
+                est, truth);
+          continue;
+        }
+        fail_unless (est >= 0.9 * truth && est <= 1.25 * truth,
+            "sigma %.0f, correlation %.0f, pan (%d, %d): estimate %.3f, noise %.3f", sigma, c,
+            pan.dx, pan.dy, est, truth);
+        if (sigma != 8.0 || c != 4.0)
+          continue;
+        struct Deep { int bits, shift; };
+        for (const Deep d : {Deep{10, 6}, Deep{12, 0}, Deep{16, 0}}) {
+          auto deep = [&](const std::vector<uint8_t> &p, std::vector<uint16_t> &words) {
+            words.resize (p.size ());
+            for (size_t i = 0; i < p.size (); ++i)
+              words[i] = uint16_t ((p[i] << (d.bits - 8)) << d.shift);
+            return cudafilters::ConstPlane (reinterpret_cast<const uint8_t *> (words.data ()),
+                size_t (w) * 2, w, h, cudafilters::SampleLayout{2, d.bits, d.shift});
+          };
+          std::vector<uint16_t> wa, wb;
+          const cudafilters::FrameDifference at =
+              cudafilters::frame_difference (deep (a, wa), deep (b, wb));
+          fail_unless (at.sigma == est && at.still == fd.still,
+              "%d bits: %.12f, 8 bits: %.12f", d.bits, at.sigma, est);
+        }
+      }
+  fail_unless_equals_int (int (cudafilters::frame_difference (
+              cudafilters::ConstPlane (still.data (), w, 9, 9),
+              cudafilters::ConstPlane (still.data (), w, 9, 9)).sigma * 1000), 0);
+  bool refused = false;
+  try {
+    cudafilters::frame_difference (plane (still),
+        cudafilters::ConstPlane (still.data (), size_t (w), w, h - 1));
+  } catch (const std::invalid_argument &) {
+    refused = true;
+  }
+  fail_unless (refused, "planes of different sizes were compared");
+}
+GST_END_TEST;
+
 /* Automatic strength over a stream (NlmCpu): each frame is filtered with
  * the settings its own estimate, averaged with the past as
  * m = s m + (1 - s) e, gives (nlm_auto_params), so it equals the same frame
@@ -895,6 +1001,7 @@ engines_suite (void)
   tcase_add_test (tc, test_noise_estimate_ignores_edges);
   tcase_add_test (tc, test_noise_estimate_correlated);
   tcase_add_test (tc, test_noise_estimate_depths);
+  tcase_add_test (tc, test_frame_difference_estimate);
   tcase_add_test (tc, test_noise_curve_follows_brightness);
   tcase_add_test (tc, test_nlm_auto_follows_noise);
   tcase_add_test (tc, test_nlm_auto_params);

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <random>
 #include <stdexcept>
@@ -30,6 +31,7 @@
 #include <initializer_list>
 
 #include "camera_noise.h"
+#include "frame_difference_read.h"
 #include "cooperative_launch.h"
 #include "histeq_gpu_launch.h"
 #include "poison.h"
@@ -1298,6 +1300,70 @@ GST_START_TEST (test_nlm_auto_matches_cpu)
 }
 GST_END_TEST;
 
+/* The frame difference's estimate on the GPU (FrameDifferenceGpu's tables,
+ * read as automatic strength reads them) against the CPU's, exactly: 8-,
+ * 10- and 16-bit frames, small, 1080p and 4K (whose rows of blocks are
+ * sampled), the second frame still or panned by a pixel, read by blocks of
+ * 256 and of 96 threads; every case twice through one set of tables, so
+ * tables the reading did not clear would show. */
+GST_START_TEST (test_frame_difference_matches_cpu)
+{
+  std::mt19937 rng (64);
+  struct Size { int w, h; };
+  struct Layout { int bits, shift; };
+  cudafilters::FrameDifferenceGpu gpu;
+  for (const Size size : {Size{131, 77}, Size{1920, 1080}, Size{3840, 2160}})
+    for (const Layout layout : {Layout{8, 0}, Layout{10, 6}, Layout{16, 0}})
+      for (int pan : {0, 1}) {
+        const int w = size.w, h = size.h, bytes = layout.bits > 8 ? 2 : 1;
+        const int base_w = w + 1;
+        std::vector<int> base (size_t (base_w) * h);
+        std::uniform_int_distribution<int> texture (40, 200);
+        for (int &v : base)
+          v = texture (rng);
+        const double sigma = 2.0 + 3.0 * (rng () % 5);
+        std::vector<uint8_t> host[2];
+        DevicePlane dev[2];
+        cudafilters::ConstPlane hp[2], dp[2];
+        const cudafilters::SampleLayout samples{bytes, layout.bits, layout.shift};
+        for (int f = 0; f < 2; ++f) {
+          const std::vector<double> noise = test::correlated_noise (w, h, sigma, 4.0, rng);
+          host[f].resize (size_t (w) * h * bytes);
+          for (int y = 0; y < h; ++y)
+            for (int x = 0; x < w; ++x) {
+              const size_t i = size_t (y) * w + x;
+              const int v8 = std::clamp (int (std::lround (
+                          base[size_t (y) * base_w + x + (f ? pan : 0)] + noise[i])), 0, 255);
+              if (bytes == 1)
+                host[f][i] = uint8_t (v8);
+              else {
+                const uint16_t word = uint16_t (((v8 << (layout.bits - 8)) |
+                        (rng () & ((1u << (layout.bits - 8)) - 1))) << layout.shift);
+                std::memcpy (&host[f][2 * i], &word, 2);
+              }
+            }
+          dev[f].reserve (w * bytes, h);
+          CUDAFILTERS_CHECK (cudaMemcpy2D (dev[f].data (), dev[f].pitch (), host[f].data (),
+                  size_t (w) * bytes, size_t (w) * bytes, h, cudaMemcpyHostToDevice));
+          hp[f] = cudafilters::ConstPlane (host[f].data (), size_t (w) * bytes, w, h, samples);
+          dp[f] = cudafilters::ConstPlane (dev[f].data (), dev[f].pitch (), w, h, samples);
+        }
+        const cudafilters::FrameDifference want = cudafilters::frame_difference (hp[0], hp[1]);
+        fail_unless (want.sigma > 0.5 * sigma && want.sigma < 2.0 * sigma,
+            "%dx%d: the CPU read %.3f of %.1f", w, h, want.sigma, sigma);
+        fail_unless (want.still == (pan ? 0.0 : 1.0), "%dx%d, pan %d: the CPU read still %.3f",
+            w, h, pan, want.still);
+        for (int threads : {256, 96}) {
+          const cudafilters::DifferenceTables t = gpu.fill (dp[0], dp[1], 0);
+          const cudafilters::FrameDifference got = test::read_difference (t, threads, 0);
+          fail_unless (got.sigma == want.sigma && got.still == want.still,
+              "%dx%d, %d bits, pan %d, %d threads: GPU %.12f (still %.3f), CPU %.12f (%.3f)",
+              w, h, layout.bits, pan, threads, got.sigma, got.still, want.sigma, want.still);
+        }
+      }
+}
+GST_END_TEST;
+
 /* Given and automatic strength in turn on one engine, frame to frame, the
  * given strength changing between frames: the kernels read their weight
  * coefficients from one device buffer, which the host writes when a given
@@ -1827,6 +1893,7 @@ engines_gpu_suite (void)
   tcase_add_test (tc, test_noise_estimator_starts_cleared_on_its_stream);
   tcase_add_test (tc, test_noise_curve_matches_cpu);
   tcase_add_test (tc, test_nlm_auto_matches_cpu);
+  tcase_add_test (tc, test_frame_difference_matches_cpu);
   tcase_add_test (tc, test_nlm_strength_switches);
   tcase_add_test (tc, test_nlm_window_refuses_bad_frames);
   tcase_add_test (tc, test_window_runner_device_in_host_out);
