@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A simulated night camera's frame through cudalowlight: the elements'
-automatic strength of 3149f16 (before the noise estimate read a camera's
-correlated noise), today's, and the best single setting.
+automatic strength of an earlier build (--old-plugin), today's, and the best
+single setting.
 
 The frames come from studies/camera_set.py's chain (Bayer sensor, photon and
 read noise, bilinear demosaicing, gamma 2.2, I420; static scene, three
@@ -23,8 +23,8 @@ the three frames; the middle frame is shown:
 Beside each: the luma PSNR of its output against the clean frames through
 the same cudaclahe (the same brightening without noise).
 
-    scripts/camera-lowlight-picture.py OUT --old-plugin DIR [--photo motorcycle_right]
-                                       [--peak 40] [--exposure 0.25]
+    scripts/camera-lowlight-picture.py OUT --old-plugin DIR [--old-label NAME]
+                                       [--photo motorcycle_right] [--peak 40] [--exposure 0.25]
 
 Writes OUT/camera-lowlight.png and OUT/camera-lowlight.md. GST_PLUGIN_PATH
 defaults to build/plugin; the engine library to build/studies/libnlmtune.so.
@@ -90,6 +90,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("out")
     ap.add_argument("--old-plugin", required=True, help="plugin directory of the build before")
+    ap.add_argument("--old-label", default="before", help="what to call that build")
     ap.add_argument("--photo", default="motorcycle_right")
     ap.add_argument("--peak", type=int, default=40)
     ap.add_argument("--exposure", type=float, default=0.25)
@@ -111,7 +112,7 @@ def main():
     versions = [
         ("delivered", None, None),
         ("cudaclahe alone", CLAHE, new_plugin),
-        ("before (3149f16)", "cudalowlight backend=cpu", args.old_plugin),
+        (f"before ({args.old_label})", "cudalowlight backend=cpu", args.old_plugin),
         ("automatic (now)", "cudalowlight backend=cpu", new_plugin),
         (f"best setting (strength {bh}, noise-sigma {bns})",
          f"cudalowlight backend=cpu cudanlm::auto-strength=false cudanlm::strength={bh} "
@@ -137,8 +138,8 @@ def main():
     with open(os.path.join(args.out, "camera-lowlight.md"), "w") as f:
         f.write(f"{args.photo} at {args.exposure:g} of its light, peak {args.peak}, variant "
                 f"{args.variant}; true luma noise "
-                f"{true_noise:.2f}; the engine's estimate {engine.estimate_frame(*frames[1])[0]:.2f} "
-                f"(3149f16's read the fine scale alone); best single setting strength {bh}, "
+                f"{true_noise:.2f}; the engine's one-frame estimate "
+                f"{engine.estimate_frame(*frames[1])[0]:.2f}; best single setting strength {bh}, "
                 f"noise-sigma {bns} ({gain:.2f} dB on the NLM stage alone)\n\n")
         f.write("| version | luma PSNR against the clean frame through the same cudaclahe (dB; "
                 "delivered: against the clean frame) |\n| --- | ---: |\n")
