@@ -120,6 +120,16 @@ class Engine:
             ctypes.c_void_p(out[2].ctypes.data) if colour else None))
         return out
 
+    def frame_difference(self, a, b):
+        """The engine's frame difference of two 8-bit luma planes (CPU):
+        (sigma, how still 0..1, the nine shifts' medians unscaled)."""
+        out = (ctypes.c_double * 11)()
+        a, b = np.ascontiguousarray(a), np.ascontiguousarray(b)
+        self._check(self.lib.nt_frame_difference(ctypes.c_void_p(a.ctypes.data),
+                                                 ctypes.c_void_p(b.ctypes.data), a.shape[1],
+                                                 a.shape[0], out))
+        return out[0], out[1], list(out[2:])
+
     def estimate_frame(self, y, u=None, v=None, gpu=None):
         """The engines' noise estimates of a frame (luma, and its chroma
         planes unless u is None): (luma's, chroma's; 0 without chroma)."""

@@ -8,6 +8,7 @@
 #include <cudafilters/nlm_cpu.h>
 #include <cudafilters/nlm_gpu.h>
 
+#include "frame_difference.h"
 #include "noise_estimate.h"
 
 #include <cstdio>
@@ -232,6 +233,22 @@ __attribute__((visibility("default"))) int nt_estimate_scales(const uint8_t *pla
     out[1] = r.fine.kept;
     out[2] = r.coarse.sigma;
     out[3] = r.coarse.kept;
+  });
+}
+
+// The frame difference's estimate of two 8-bit luma planes (CPU, bit for
+// bit the GPU's): out[0] sigma, out[1] how still, out[2 ..] the shifts'
+// medians (unscaled; all 0 for planes too small for a block).
+__attribute__((visibility("default"))) int nt_frame_difference(const uint8_t *a, const uint8_t *b,
+                                                               int width, int height, double *out) {
+  return guarded([&] {
+    const ConstPlane pa(a, size_t(width), width, height), pb(b, size_t(width), width, height);
+    double medians[kDifferenceShifts] = {};
+    const uint64_t blocks = difference_medians(pa, pb, medians);
+    const FrameDifference d = blocks ? frame_difference_of(medians, blocks) : FrameDifference{};
+    out[0] = d.sigma;
+    out[1] = d.still;
+    for (int s = 0; s < kDifferenceShifts; ++s) out[2 + s] = medians[s];
   });
 }
 

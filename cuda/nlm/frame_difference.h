@@ -5,8 +5,9 @@
 // difference has variance 2 sigma^2, however a camera's demosaicing has
 // correlated the noise in space, and texture cancels, which a one-frame
 // estimate (noise_estimate.h) has to tell apart from noise. The estimate is
-// the median over 8x8 blocks of the blocks' mean squared difference, sigma =
-// sqrt(median / 2) times kDifferenceScale. The frame before is compared at
+// the median over 8x8 blocks of the variance of the blocks' differences
+// (their mean taken out, so that a change of brightness does not count),
+// sigma = sqrt(median / 2) times kDifferenceScale. The frame before is compared at
 // every integer shift up to kDifferenceShiftRadius pixels, and the smallest
 // of the shifts' medians is taken: on a still scene that is the unshifted
 // one, which texture does not raise, and a slow pan is followed.
@@ -48,9 +49,9 @@ constexpr int kDifferenceShiftSide = 2 * kDifferenceShiftRadius + 1;
 constexpr int kDifferenceShifts = kDifferenceShiftSide * kDifferenceShiftSide;
 constexpr int kDifferenceBinsPerLevel = 32;
 constexpr int kDifferenceBins = 2048;  // the last open
-// The median of true / raw over the calibration photos' still cases
-// (studies/temporal-noise).
-constexpr double kDifferenceScale = 1.106;
+// The median of true / raw over the camera set's calibration photos' still
+// cases (studies/temporal-noise/engine/calibrate.py).
+constexpr double kDifferenceScale = 1.129;
 // The unshifted median over the smallest (sigma units) is 1 + spread /
 // sqrt(blocks): still up to the first spread, moving from the second.
 constexpr double kStillSpread = 0.2;
@@ -90,17 +91,25 @@ CUDAFILTERS_HD DifferenceGrid difference_grid(int width, int height) {
   return g;
 }
 
-// The bin of a block whose squared differences sum to `sum` levels^2 of a
-// b-bit plane: floor(32 sigma) of sigma^2 = sum / (2 * 64) in 8-bit units,
-// which is the integer square root of 8 sum scaled to 8 bits
-// (floor(sqrt(floor(x))) = floor(sqrt(x)), so deeper planes' shift loses
-// nothing).
-CUDAFILTERS_HD uint32_t difference_bin(uint64_t sum, int bits) {
-  static_assert(kDifferenceBinsPerLevel * kDifferenceBinsPerLevel ==
-                    8 * 2 * kDifferenceBlock * kDifferenceBlock,
-                "the bin is isqrt(8 sum)");
-  uint64_t v = 8 * sum;
-  v = bits >= 8 ? v >> (2 * (bits - 8)) : v << (2 * (8 - bits));
+// A block's differences d (levels of a b-bit plane) about their own mean:
+// 64 sum(d^2) - (sum d)^2, which is 64^2 times their variance. The mean is
+// taken out so that a change of brightness between the frames (a camera's
+// gain control, flicker, a fade) does not read as noise.
+CUDAFILTERS_HD uint64_t difference_spread(int64_t sum, uint64_t sum_squares) {
+  constexpr int64_t n = kDifferenceBlock * kDifferenceBlock;
+  return uint64_t(n) * sum_squares - uint64_t(sum * sum);
+}
+
+// The bin of a block of that spread v: floor(32 sigma) of sigma^2 =
+// v / (2 * 64^2) in 8-bit units, the integer square root of v / 8 scaled to
+// 8 bits (floor(sqrt(floor(x))) = floor(sqrt(x)), and floors of divisions
+// compose, so deeper planes' shift loses nothing).
+CUDAFILTERS_HD uint32_t difference_bin(uint64_t spread, int bits) {
+  static_assert(kDifferenceBinsPerLevel * kDifferenceBinsPerLevel * 8 ==
+                    2 * kDifferenceBlock * kDifferenceBlock * kDifferenceBlock * kDifferenceBlock,
+                "the bin is isqrt(v / 8)");
+  uint64_t v = bits >= 8 ? spread >> (2 * (bits - 8)) : spread << (2 * (8 - bits));
+  v >>= 3;
 #ifdef __CUDA_ARCH__
   uint64_t r = uint64_t(sqrt(double(v)));
 #else
@@ -165,6 +174,9 @@ CUDAFILTERS_HD int difference_dy(int s) { return s / kDifferenceShiftSide - kDif
 // layout (sigma 0 and still 1 for planes too small for a block;
 // std::invalid_argument for planes that differ).
 FrameDifference frame_difference(ConstPlane frame, ConstPlane other);
+// Its shifts' medians (kDifferenceShifts, in 8-bit units, unscaled), and
+// how many blocks each read (0: none, medians not written).
+uint64_t difference_medians(ConstPlane frame, ConstPlane other, double *medians);
 #endif
 
 // The shifts' tables on the device, as FrameDifferenceGpu::fill leaves them
@@ -194,7 +206,8 @@ class FrameDifferenceGpu {
 };
 
 #ifdef __CUDACC__
-// Called by every thread of a block of whole warps: each shift's median of
+// Called by every thread of a block of whole warps, at most 256 threads
+// (its registers): each shift's median of
 // t (cleared on the way) into medians[shift] (shared memory, valid in every
 // thread on return). A warp reads a shift in chunks of 32 bins, a bin a
 // lane: the chunks' sums, then the bins of the chunk that holds the middle
@@ -238,6 +251,9 @@ __device__ __forceinline__ void read_difference_tables(DifferenceTables t, doubl
       }
       before += __shfl_sync(all, inclusive, 31);
     }
+    // Tables that do not hold t.blocks (only after an earlier error left
+    // them unread) give a wrong median, never a read outside them.
+    if (found < 0) found = kChunks - 1;
     const uint32_t v = bins[found * 32 + lane];
     uint32_t inclusive = v;
     for (int o = 1; o < 32; o *= 2) {
@@ -245,7 +261,7 @@ __device__ __forceinline__ void read_difference_tables(DifferenceTables t, doubl
       if (lane >= o) inclusive += up;
     }
     const unsigned reached =
-        __ballot_sync(all, 2 * uint64_t(found_below + inclusive) >= t.blocks);
+        __ballot_sync(all, 2 * uint64_t(found_below + inclusive) >= t.blocks) | 0x80000000u;
     if (lane == __ffs(reached) - 1)
       medians[s] = difference_median(t.blocks, found * 32 + lane, found_below + inclusive - v, v);
     __syncwarp();

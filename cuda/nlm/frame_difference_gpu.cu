@@ -13,7 +13,11 @@ namespace {
 constexpr int kDifferenceThreads = 256;
 constexpr int kStripBlocks = kDifferenceThreads / kDifferenceBlock;
 constexpr int R = kDifferenceShiftRadius;
-constexpr size_t kTableBytes = sizeof(uint32_t) * kDifferenceShifts * kDifferenceBins;
+// A thread block counts at most kStripBlocks blocks a shift, so its tables
+// hold two bins a word, 16 bits each: 36 KB of static shared memory, which
+// every architecture the plugin builds for gives without opting in.
+constexpr int kPackedWords = kDifferenceShifts * kDifferenceBins / 2;
+static_assert(kStripBlocks < (1 << 16), "a packed bin's count fits 16 bits");
 
 struct DifferenceArgs {
   const uint8_t *frame;
@@ -33,7 +37,8 @@ __device__ __forceinline__ int32_t level_at(const uint8_t *plane, size_t stride,
   return int32_t(l.of(__ldg(reinterpret_cast<const Word *>(plane + size_t(y) * stride) + x)));
 }
 
-// Each thread sums its column of a block at every shift, from its 8 samples
+// Each thread sums its column of a block at every shift (the differences
+// and their squares, difference_spread), from its 8 samples
 // and the other frame's 3 columns of 10 (neighbouring lanes read the same
 // rows, so a warp's loads are whole sectors); 8 lanes add up a block, whose
 // sums are counted in the thread block's tables, which are added to the
@@ -45,9 +50,9 @@ __device__ __forceinline__ int32_t level_at(const uint8_t *plane, size_t stride,
 // did: the blocks sampled, not the loads' shape, set its time.
 template <typename Word, typename Sum>
 __global__ void __launch_bounds__(kDifferenceThreads) frame_difference_kernel(DifferenceArgs a) {
-  extern __shared__ uint32_t t[];  // kDifferenceShifts x kDifferenceBins
-  for (int i = int(threadIdx.x); i < kDifferenceShifts * kDifferenceBins; i += kDifferenceThreads)
-    t[i] = 0;
+  // Bin i of shift s in the half (i % 2) of word (s * kDifferenceBins + i) / 2.
+  __shared__ uint32_t t[kPackedWords];
+  for (int i = int(threadIdx.x); i < kPackedWords; i += kDifferenceThreads) t[i] = 0;
   __syncthreads();
   const int lane = int(threadIdx.x) % 32;
   {
@@ -55,7 +60,8 @@ __global__ void __launch_bounds__(kDifferenceThreads) frame_difference_kernel(Di
     const int row = strip / a.strips_x;
     const int bx = strip % a.strips_x * kStripBlocks + int(threadIdx.x) / kDifferenceBlock;
     const bool inside = bx < a.grid.blocks_x;
-    Sum sums[kDifferenceShifts] = {};
+    int32_t sums[kDifferenceShifts] = {};
+    Sum squares[kDifferenceShifts] = {};
     if (inside) {
       const int x = a.grid.x(bx) + int(threadIdx.x) % kDifferenceBlock, y = a.grid.y(row);
       int32_t mine[kDifferenceBlock];
@@ -75,22 +81,33 @@ __global__ void __launch_bounds__(kDifferenceThreads) frame_difference_kernel(Di
 #pragma unroll
           for (int dx = -R; dx <= R; ++dx) {
             const int32_t d = mine[j] - theirs[dx + R];
-            sums[(dy + R) * kDifferenceShiftSide + dx + R] += Sum(int64_t(d) * d);
+            const int s = (dy + R) * kDifferenceShiftSide + dx + R;
+            sums[s] += d;
+            squares[s] += Sum(int64_t(d) * d);
           }
         }
       }
     }
 #pragma unroll
     for (int s = 0; s < kDifferenceShifts; ++s) {
-      Sum v = sums[s];
-      for (int o = 1; o < kDifferenceBlock; o *= 2) v += __shfl_xor_sync(0xFFFFFFFFu, v, o);
-      if (inside && lane % kDifferenceBlock == 0)
-        atomicAdd(&t[s * kDifferenceBins + difference_bin(uint64_t(v), a.bits)], 1u);
+      int32_t sum = sums[s];
+      Sum sq = squares[s];
+      for (int o = 1; o < kDifferenceBlock; o *= 2) {
+        sum += __shfl_xor_sync(0xFFFFFFFFu, sum, o);
+        sq += __shfl_xor_sync(0xFFFFFFFFu, sq, o);
+      }
+      if (inside && lane % kDifferenceBlock == 0) {
+        const int i = s * kDifferenceBins + int(difference_bin(difference_spread(sum, sq), a.bits));
+        atomicAdd(&t[i / 2], 1u << (16 * (i % 2)));
+      }
     }
   }
   __syncthreads();
-  for (int i = int(threadIdx.x); i < kDifferenceShifts * kDifferenceBins; i += kDifferenceThreads)
-    if (t[i]) atomicAdd(&a.counts[i], t[i]);
+  for (int w = int(threadIdx.x); w < kPackedWords; w += kDifferenceThreads) {
+    const uint32_t both = t[w];
+    if (both & 0xFFFFu) atomicAdd(&a.counts[2 * w], both & 0xFFFFu);
+    if (both >> 16) atomicAdd(&a.counts[2 * w + 1], both >> 16);
+  }
 }
 
 // 8-bit sums fit 32 bits (64 x 255^2); deeper ones do not.
@@ -101,12 +118,7 @@ auto kernel_for(bool deep) {
 
 }  // namespace
 
-FrameDifferenceGpu::FrameDifferenceGpu() : counts_(size_t(kDifferenceShifts) * kDifferenceBins) {
-  for (bool deep : {false, true})
-    CUDAFILTERS_CHECK(cudaFuncSetAttribute(kernel_for(deep),
-                                           cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                           int(kTableBytes)));
-}
+FrameDifferenceGpu::FrameDifferenceGpu() : counts_(size_t(kDifferenceShifts) * kDifferenceBins) {}
 
 DifferenceTables FrameDifferenceGpu::fill(ConstPlane frame, ConstPlane other, cudaStream_t stream) {
   if (frame.width != other.width || frame.height != other.height || frame.samples != other.samples)
@@ -122,7 +134,7 @@ DifferenceTables FrameDifferenceGpu::fill(ConstPlane frame, ConstPlane other, cu
   const DifferenceArgs a{frame.data, other.data, frame.stride, other.stride, g, strips_x,
                          sample_levels(frame.samples), frame.samples.bits, counts_.get()};
   // A thread block a strip: kDifferenceSampleBlocks keeps them few.
-  kernel_for(frame.samples.deep())<<<g.rows * strips_x, kDifferenceThreads, kTableBytes, stream>>>(a);
+  kernel_for(frame.samples.deep())<<<g.rows * strips_x, kDifferenceThreads, 0, stream>>>(a);
   check_launch("frame_difference_kernel");
   return DifferenceTables{counts_.get(), uint32_t(g.blocks())};
 }

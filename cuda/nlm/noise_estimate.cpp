@@ -194,11 +194,11 @@ std::array<double, kNoiseBands> NoiseCurveTable::sigmas(double correlated) const
   return s;
 }
 
-FrameDifference frame_difference(ConstPlane frame, ConstPlane other) {
+uint64_t difference_medians(ConstPlane frame, ConstPlane other, double *medians) {
   if (frame.width != other.width || frame.height != other.height || frame.samples != other.samples)
     throw std::invalid_argument("frame_difference: the planes differ in size or layout");
   const DifferenceGrid g = difference_grid(frame.width, frame.height);
-  if (g.blocks() == 0) return FrameDifference{};
+  if (g.blocks() == 0) return 0;
   constexpr int R = kDifferenceShiftRadius, B = kDifferenceBlock;
   std::vector<uint32_t> table(size_t(kDifferenceShifts) * kDifferenceBins);
   // A row of blocks: its rows of `frame`, and of `other` with R more above
@@ -212,21 +212,23 @@ FrameDifference frame_difference(ConstPlane frame, ConstPlane other) {
       const int x = g.x(bx);
       for (int s = 0; s < kDifferenceShifts; ++s) {
         const int dx = difference_dx(s), dy = difference_dy(s);
-        uint64_t sum = 0;
+        int64_t sum = 0;
+        uint64_t squares = 0;
         for (int j = 0; j < B; ++j) {
           const int32_t *a = mine[j].data() + x;
           const int32_t *b = theirs[j + R + dy].data() + x + dx;
           for (int i = 0; i < B; ++i) {
             const int64_t d = a[i] - b[i];
-            sum += uint64_t(d * d);
+            sum += d;
+            squares += uint64_t(d * d);
           }
         }
-        ++table[size_t(s) * kDifferenceBins + difference_bin(sum, frame.samples.bits)];
+        ++table[size_t(s) * kDifferenceBins +
+                difference_bin(difference_spread(sum, squares), frame.samples.bits)];
       }
     }
   }
   const uint64_t total = uint64_t(g.blocks());
-  double medians[kDifferenceShifts];
   for (int s = 0; s < kDifferenceShifts; ++s) {
     const uint32_t *t = table.data() + size_t(s) * kDifferenceBins;
     uint64_t below = 0;
@@ -238,7 +240,13 @@ FrameDifference frame_difference(ConstPlane frame, ConstPlane other) {
       below += t[j];
     }
   }
-  return frame_difference_of(medians, total);
+  return total;
+}
+
+FrameDifference frame_difference(ConstPlane frame, ConstPlane other) {
+  double medians[kDifferenceShifts];
+  const uint64_t blocks = difference_medians(frame, other, medians);
+  return blocks ? frame_difference_of(medians, blocks) : FrameDifference{};
 }
 
 }  // namespace cudafilters

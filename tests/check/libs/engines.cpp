@@ -763,8 +763,9 @@ GST_END_TEST;
  * blocks reads white noise about 10% above, its factor fitted on a camera's
  * correlated noise); panned by three pixels, beyond the shifts compared, the
  * texture shows. Still frames read still, panned ones (three pixels too)
- * moving. Clean frames read (almost) nothing; the same frames as 10-, 12-
- * and 16-bit words read the same, exactly. */
+ * moving. A second frame 8 levels brighter (a camera's gain control) reads
+ * the same noise, still. Clean frames read (almost) nothing; the same
+ * frames as 10-, 12- and 16-bit words read the same, exactly. */
 static std::vector<uint8_t>
 textured_scene (int w, int h, int dx, int dy)
 {
@@ -846,6 +847,24 @@ GST_START_TEST (test_frame_difference_estimate)
               "%d bits: %.12f, 8 bits: %.12f", d.bits, at.sigma, est);
         }
       }
+  for (double sigma : {3.0, 8.0}) {
+    std::vector<uint8_t> brighter = still;
+    for (uint8_t &v : brighter)
+      v = uint8_t (std::min (v + 8, 255));
+    std::normal_distribution<double> n (0.0, sigma);
+    std::vector<double> f0 (size_t (w) * h), f1 (size_t (w) * h);
+    for (double &v : f0)
+      v = n (rng);
+    for (double &v : f1)
+      v = n (rng);
+    std::vector<uint8_t> a, b;
+    const double t0 = add_field (a, still, f0), t1 = add_field (b, brighter, f1);
+    const double truth = std::sqrt ((t0 * t0 + t1 * t1) / 2);
+    const cudafilters::FrameDifference fd = cudafilters::frame_difference (plane (a), plane (b));
+    fail_unless (fd.sigma >= 0.9 * truth && fd.sigma <= 1.25 * truth && fd.still == 1.0,
+        "sigma %.0f, 8 levels brighter: estimate %.3f (still %.3f), noise %.3f", sigma, fd.sigma,
+        fd.still, truth);
+  }
   fail_unless_equals_int (int (cudafilters::frame_difference (
               cudafilters::ConstPlane (still.data (), w, 9, 9),
               cudafilters::ConstPlane (still.data (), w, 9, 9)).sigma * 1000), 0);

@@ -1304,8 +1304,9 @@ GST_END_TEST;
  * read as automatic strength reads them) against the CPU's, exactly: 8-,
  * 10- and 16-bit frames, small, 1080p and 4K (whose rows of blocks are
  * sampled), the second frame still or panned by a pixel, read by blocks of
- * 256 and of 96 threads; every case twice through one set of tables, so
- * tables the reading did not clear would show. */
+ * 256 and of 96 threads: the estimate and all nine shifts' medians; every
+ * case twice through one set of tables, so tables the reading did not
+ * clear would show. */
 GST_START_TEST (test_frame_difference_matches_cpu)
 {
   std::mt19937 rng (64);
@@ -1353,12 +1354,19 @@ GST_START_TEST (test_frame_difference_matches_cpu)
             "%dx%d: the CPU read %.3f of %.1f", w, h, want.sigma, sigma);
         fail_unless (want.still == (pan ? 0.0 : 1.0), "%dx%d, pan %d: the CPU read still %.3f",
             w, h, pan, want.still);
+        double want_medians[cudafilters::kDifferenceShifts];
+        fail_unless (cudafilters::difference_medians (hp[0], hp[1], want_medians) > 0);
         for (int threads : {256, 96}) {
           const cudafilters::DifferenceTables t = gpu.fill (dp[0], dp[1], 0);
-          const cudafilters::FrameDifference got = test::read_difference (t, threads, 0);
-          fail_unless (got.sigma == want.sigma && got.still == want.still,
+          const test::DifferenceRead got = test::read_difference (t, threads, 0);
+          fail_unless (got.estimate.sigma == want.sigma && got.estimate.still == want.still,
               "%dx%d, %d bits, pan %d, %d threads: GPU %.12f (still %.3f), CPU %.12f (%.3f)",
-              w, h, layout.bits, pan, threads, got.sigma, got.still, want.sigma, want.still);
+              w, h, layout.bits, pan, threads, got.estimate.sigma, got.estimate.still,
+              want.sigma, want.still);
+          for (int s = 0; s < cudafilters::kDifferenceShifts; ++s)
+            fail_unless (got.medians[s] == want_medians[s],
+                "%dx%d, %d bits, pan %d, %d threads, shift %d: GPU median %.12f, CPU %.12f",
+                w, h, layout.bits, pan, threads, s, got.medians[s], want_medians[s]);
         }
       }
 }

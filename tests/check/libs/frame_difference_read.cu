@@ -9,22 +9,23 @@ namespace {
 
 // As nlm_auto_kernel reads the tables: a block of whole warps (the reader
 // must not depend on how many).
-__global__ void read_difference_kernel(cudafilters::DifferenceTables t,
-                                       cudafilters::FrameDifference *out) {
+__global__ void read_difference_kernel(cudafilters::DifferenceTables t, DifferenceRead *out) {
   __shared__ double medians[cudafilters::kDifferenceShifts];
   cudafilters::read_difference_tables(t, medians);
-  if (threadIdx.x == 0) *out = cudafilters::frame_difference_of(medians, t.blocks);
+  if (threadIdx.x != 0) return;
+  out->estimate = cudafilters::frame_difference_of(medians, t.blocks);
+  for (int s = 0; s < cudafilters::kDifferenceShifts; ++s) out->medians[s] = medians[s];
 }
 
 }  // namespace
 
-cudafilters::FrameDifference read_difference(const cudafilters::DifferenceTables &t, int threads,
-                                             cudaStream_t stream) {
-  cudafilters::DeviceArray<cudafilters::FrameDifference> got(1);
-  CUDAFILTERS_CHECK(cudaMemsetAsync(got.get(), 0xFF, sizeof(cudafilters::FrameDifference), stream));
+DifferenceRead read_difference(const cudafilters::DifferenceTables &t, int threads,
+                               cudaStream_t stream) {
+  cudafilters::DeviceArray<DifferenceRead> got(1);
+  CUDAFILTERS_CHECK(cudaMemsetAsync(got.get(), 0xFF, sizeof(DifferenceRead), stream));
   read_difference_kernel<<<1, threads, 0, stream>>>(t, got.get());
   cudafilters::check_launch("read_difference_kernel");
-  cudafilters::FrameDifference out;
+  DifferenceRead out;
   CUDAFILTERS_CHECK(cudaMemcpyAsync(&out, got.get(), sizeof out, cudaMemcpyDeviceToHost, stream));
   CUDAFILTERS_CHECK(cudaStreamSynchronize(stream));
   return out;

@@ -9,9 +9,15 @@
 
 namespace test {
 
-// The estimate of `t`, read by one block of `threads` threads (whole
-// warps), which clears the tables; waits for `stream`.
-cudafilters::FrameDifference read_difference(const cudafilters::DifferenceTables &t, int threads,
-                                             cudaStream_t stream);
+struct DifferenceRead {
+  cudafilters::FrameDifference estimate;
+  double medians[cudafilters::kDifferenceShifts];
+};
+
+// The estimate of `t` and its shifts' medians, read by one block of
+// `threads` threads (whole warps), which clears the tables; waits for
+// `stream`.
+DifferenceRead read_difference(const cudafilters::DifferenceTables &t, int threads,
+                               cudaStream_t stream);
 
 }  // namespace test
