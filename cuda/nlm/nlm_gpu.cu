@@ -4,9 +4,9 @@
 #include <cudafilters/cuda_memory.h>
 
 #include "device_copy.h"
+#include "frame_difference.h"
 #include "frame_store.h"
 #include "hd_math.h"
-#include "frame_difference.h"
 #include "nlm_auto.h"
 #include "nlm_weights.h"
 #include "noise_estimate.h"

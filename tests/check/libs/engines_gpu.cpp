@@ -1243,9 +1243,11 @@ GST_END_TEST;
 
 /* Automatic strength on the GPU against the CPU, over a stream whose noise
  * steps up and back down, with a restart: within one level on every frame,
- * luma and chroma, I420 and NV12, one frame and temporal windows. The
- * strengths come from the same estimates and the same arithmetic on both
- * sides, so only the GPU's f16 distances (as at fixed strength) differ. */
+ * luma and chroma, I420 and NV12, one frame and temporal windows (a
+ * stream's first and last windows of two frames too, whose frame
+ * difference reads the one after and the one before). The strengths come
+ * from the same estimates and the same arithmetic on both sides, so only
+ * the GPU's f16 distances (as at fixed strength) differ. */
 GST_START_TEST (test_nlm_auto_matches_cpu)
 {
   std::mt19937 rng (3939);
@@ -1279,17 +1281,27 @@ GST_START_TEST (test_nlm_auto_matches_cpu)
           gpu.reset_history ();
           cpu.reset_history ();
         }
+        /* Radius 1: the first frame's window as a stream's first (the frame
+         * and the one after), the last as its last (the one before). */
+        int first = i, n = count, center = radius;
+        if (radius == 1 && i == 0) {
+          first = 1;
+          n = 2;
+          center = 0;
+        } else if (radius == 1 && i == 7) {
+          n = 2;
+        }
         std::vector<FramePlanes> host, dev;
-        for (int f = 0; f < count; ++f) {
-          host.push_back (frames[i + f]->host_in ());
-          dev.push_back (frames[i + f]->device_in ());
+        for (int f = 0; f < n; ++f) {
+          host.push_back (frames[first + f]->host_in ());
+          dev.push_back (frames[first + f]->device_in ());
         }
         YuvFrame got (w, h, nv12), want (w, h, nv12);
         got.poison_device ();
-        gpu.enqueue_window (dev.data (), count, radius, got.device_out (), 0);
+        gpu.enqueue_window (dev.data (), n, center, got.device_out (), 0);
         CUDAFILTERS_CHECK (cudaDeviceSynchronize ());
         got.download ();
-        cpu.process_window (host.data (), count, radius, want.host_out ());
+        cpu.process_window (host.data (), n, center, want.host_out ());
         const std::string what = std::string (nv12 ? "NV12" : "I420") + " radius " +
             std::to_string (radius) + " frame " + std::to_string (i);
         assert_bytes_close (got.y, want.y, 1, what + " luma");
