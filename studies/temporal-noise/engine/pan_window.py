@@ -5,6 +5,7 @@ scenes (held out; the scene moves 1 pixel a frame), through the CPU engine
 
     /usr/bin/python3 studies/temporal-noise/engine/pan_window.py NEW_LIB OLD_LIB [SET]
 """
+import argparse
 import os
 import sys
 
@@ -21,8 +22,13 @@ from nlm_auto_strength import Engine  # noqa: E402
 
 
 def main():
-    new, old = Engine(sys.argv[1], False), Engine(sys.argv[2], False)
-    set_dir = sys.argv[3] if len(sys.argv) > 3 else ".carry/camera"
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("new_lib")
+    ap.add_argument("old_lib")
+    ap.add_argument("set", nargs="?", default=".carry/camera")
+    args = ap.parse_args()
+    new, old = Engine(args.new_lib, False), Engine(args.old_lib, False)
+    set_dir = args.set
     rows = []
     for name in cs.HELD_OUT:
         for peak in [10, 20, 50, 100, 200, 500]:
