@@ -68,6 +68,20 @@ def main():
               f"{min(ratio):.2f} to {max(ratio):.2f}; still 1 in {sum(s == 1 for s in still)}, "
               f"0 in {sum(s == 0 for s in still)}, between in "
               f"{sum(0 < s < 1 for s in still)}")
+    per_case(rows)
+
+
+def per_case(rows):
+    """The held-out cases' estimate / true noise by variant and peak."""
+    print("| variant | peak | estimate / true, mean (range) | within 20% | reads still |")
+    print("| --- | ---: | --- | ---: | ---: |")
+    for v in cs.VARIANTS:
+        for p in [10, 20, 50, 100, 200, 500]:
+            rs = [r for r in rows if not r["calibration"] and r["variant"] == v and r["peak"] == p]
+            q = [r["sigma"] / r["true"] for r in rs]
+            print(f"| {v} | {p} | {np.mean(q):.2f} ({min(q):.2f}-{max(q):.2f}) | "
+                  f"{sum(abs(x - 1) <= 0.2 for x in q)} of {len(q)} | "
+                  f"{sum(r['still'] == 1 for r in rs)} of {len(rs)} |")
 
 
 if __name__ == "__main__":
