@@ -46,6 +46,10 @@ struct ClaheGpu::Impl {
   void enqueue_deep(ConstPlane src, const Plane *stash, Plane dst, const CarriedPlanes &carried,
                     cudaStream_t stream);
   void prepare_deep_kernels();
+  // For a tile's counters of `shared` bytes: whether a block holds them
+  // (the tile-per-cluster kernel), and else in how many slices of the
+  // levels the chunks are counted.
+  void prepare_deep_shared(size_t shared);
   int tile_cluster_blocks(int tiles, int chunks) const;
 
   ClaheParams params_;
@@ -83,6 +87,9 @@ struct ClaheGpu::Impl {
   // Thread-block clusters (9.0 and later), and the most blocks one holds.
   bool use_clusters_ = false;
   int max_tile_cluster_ = 1;
+  size_t deep_shared_ = 0;
+  bool deep_tile_fits_ = false;
+  int deep_slices_ = 1;
 };
 
 ClaheGpu::ClaheGpu() : impl_(std::make_unique<Impl>()) {}
@@ -107,10 +114,7 @@ ClaheGpu::Impl::Impl() : queue_(2) {
   cudaFuncAttributes attr{};
   CUDAFILTERS_CHECK(cudaFuncGetAttributes(&attr, k.histogram));
   CUDAFILTERS_CHECK(cudaFuncGetAttributes(&attr, k.map));
-  const int max_lut_bytes = kMaxLutRows * kClaheMaxTiles * kHistBins;
-  CUDAFILTERS_CHECK(cudaFuncSetAttribute(k.map,
-                                         cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                         max_lut_bytes));
+  raise_dynamic_shared_limit(k.map, size_t(kMaxLutRows) * kClaheMaxTiles * kHistBins, "CLAHE");
   int device = 0;
   CUDAFILTERS_CHECK(cudaGetDevice(&device));
   CUDAFILTERS_CHECK(cudaDeviceGetAttribute(&sm_count_, cudaDevAttrMultiProcessorCount, device));
@@ -218,18 +222,17 @@ void ClaheGpu::Impl::enqueue_frame(ConstPlane src, const Plane *stash, Plane dst
 
 
 void ClaheGpu::Impl::prepare_deep_kernels() {
-  const int counters = (1 << 15) * static_cast<int>(sizeof(unsigned int));
+  // The counters of 2^16 levels, packed two to a word.
+  const size_t counters = (size_t(1) << 15) * sizeof(unsigned int);
   const DeepKernels k = deep_kernel_addresses();
-  CUDAFILTERS_CHECK(
-      cudaFuncSetAttribute(k.count, cudaFuncAttributeMaxDynamicSharedMemorySize, counters));
-  CUDAFILTERS_CHECK(
-      cudaFuncSetAttribute(k.tile, cudaFuncAttributeMaxDynamicSharedMemorySize, counters));
-  CUDAFILTERS_CHECK(
-      cudaFuncSetAttribute(k.tile_smoothed, cudaFuncAttributeMaxDynamicSharedMemorySize, counters));
   // The largest cluster of 16-bit tile blocks the device can hold at once;
-  // 1 (no clusters) before compute capability 9.0.
+  // 1 (no clusters) before compute capability 9.0, or where a block cannot
+  // hold a 16-bit tile's counters.
   max_tile_cluster_ = 1;
-  if (device_has_dependent_launch()) {
+  if (device_has_dependent_launch() && fits_shared_memory(k.tile, counters) &&
+      fits_shared_memory(k.tile_smoothed, counters)) {
+    raise_dynamic_shared_limit(k.tile, counters, "CLAHE of deep planes");
+    raise_dynamic_shared_limit(k.tile_smoothed, counters, "CLAHE of deep planes");
     for (int c : {8, 4, 2}) {
       int clusters = 0;
       CUDAFILTERS_CHECK(
@@ -242,6 +245,20 @@ void ClaheGpu::Impl::prepare_deep_kernels() {
     use_clusters_ = true;
   }
   deep_kernels_ready_ = true;
+}
+
+void ClaheGpu::Impl::prepare_deep_shared(size_t shared) {
+  const DeepKernels k = deep_kernel_addresses();
+  deep_tile_fits_ = fits_shared_memory(k.tile, shared) && fits_shared_memory(k.tile_smoothed, shared);
+  deep_slices_ = 1;
+  if (deep_tile_fits_) {
+    raise_dynamic_shared_limit(k.tile, shared, "CLAHE of deep planes");
+    raise_dynamic_shared_limit(k.tile_smoothed, shared, "CLAHE of deep planes");
+  }
+  while (!fits_shared_memory(k.count, shared / deep_slices_) && deep_slices_ < kMaxLevelSlices)
+    deep_slices_ *= 2;
+  raise_dynamic_shared_limit(k.count, shared / deep_slices_, "CLAHE of deep planes");
+  deep_shared_ = shared;
 }
 
 // Blocks per tile for the tile-per-cluster kernel: enough chunks that no
@@ -282,7 +299,8 @@ void ClaheGpu::Impl::enqueue_deep(ConstPlane src, const Plane *stash, Plane dst,
   g.inv_tile_height = geom.inv_tile_height;
   g.chunk_rows = std::min(geom.tile_height, std::max(1, kMaxChunkSamples / geom.tile_width));
   g.chunks = ceil_div(geom.tile_height, g.chunk_rows);
-  const int cluster = tile_cluster_blocks(geom.tiles(), g.chunks);
+  if (shared != deep_shared_) prepare_deep_shared(shared);
+  const int cluster = deep_tile_fits_ ? tile_cluster_blocks(geom.tiles(), g.chunks) : 0;
   if (cluster) {
     // Fewer rows per chunk never overflow a counter.
     g.chunks = cluster;
@@ -317,7 +335,8 @@ void ClaheGpu::Impl::enqueue_deep(ConstPlane src, const Plane *stash, Plane dst,
                       shared, stream);
   } else {
     launch_deep_chunks(source, g, history, reinterpret_cast<uint32_t *>(deep_partials_.get()), luts,
-                       geom.tiles() * g.chunks, run_blocks, shared, stream);
+                       geom.tiles() * g.chunks, deep_slices_, run_blocks, shared / deep_slices_,
+                       stream);
   }
 
   const uint8_t *map_src = stash ? stash->data : src.data;

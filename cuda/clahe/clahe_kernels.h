@@ -192,9 +192,13 @@ void launch_deep_tiles(const Source &source, const DeepGrid &g, const History &h
                        uint16_t *luts, int tiles, int cluster, bool clusters, size_t shared,
                        cudaStream_t stream);
 // Steps 1 to 3 as three kernels: chunks counted into global memory
-// (`chunk_blocks` blocks), the runs' sums and the LUTs (`run_blocks` each).
+// (`chunk_blocks` blocks for each of `slices` equal slices of the levels,
+// each block with `shared` bytes of counters: the slices let a device with
+// less shared memory than a chunk's counters take 2^16 levels), the runs'
+// sums and the LUTs (`run_blocks` each).
+constexpr int kMaxLevelSlices = 8;
 void launch_deep_chunks(const Source &source, const DeepGrid &g, const History &history,
-                        uint32_t *partials, const DeepLuts &luts, int chunk_blocks,
+                        uint32_t *partials, const DeepLuts &luts, int chunk_blocks, int slices,
                         int run_blocks, size_t shared, cudaStream_t stream);
 // The mapping, on `blocks` blocks; it copies the carried planes too.
 void launch_deep_map(int blocks, cudaStream_t stream, const DeepMap &m, const DeepGrid &g,

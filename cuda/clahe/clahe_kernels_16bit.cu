@@ -59,9 +59,12 @@ __device__ __forceinline__ Chunk chunk_of(const DeepGrid &g, int tile, int chunk
 }
 
 // Counts chunk `chunk` of tile `tile` of the frame extended by reflection
-// into packed counters: a warp per row, its lanes along the row.
+// into packed counters: a warp per row, its lanes along the row. kSliced:
+// only the levels [first, first + span), from packed[0]; the slice that
+// starts at level 0 stashes the samples.
+template <bool kSliced = false>
 __device__ void count_chunk(const Source &src, const DeepGrid &g, int tile, int chunk,
-                            unsigned int *packed) {
+                            unsigned int *packed, uint32_t first = 0, uint32_t span = 0) {
   const Chunk c = chunk_of(g, tile, chunk);
   const int x0 = c.x0, y0 = c.y0, rows = c.rows;
   const uint32_t max_level = g.levels - 1;
@@ -71,7 +74,7 @@ __device__ void count_chunk(const Source &src, const DeepGrid &g, int tile, int 
     const uint16_t *row = words_row(src.data, src.pitch, reflect101(y, g.height));
     // Each frame sample lies in exactly one tile: whoever counts it in
     // place (not a reflection of it) stashes it.
-    uint16_t *stash = src.stash && y < g.height
+    uint16_t *stash = src.stash && y < g.height && first == 0
                           ? reinterpret_cast<uint16_t *>(src.stash + static_cast<size_t>(y) *
                                                                          src.stash_pitch)
                           : nullptr;
@@ -91,25 +94,31 @@ __device__ void count_chunk(const Source &src, const DeepGrid &g, int tile, int 
 #pragma unroll
       for (int k = 0; k < kBatch; ++k) {
         if (word[k] == 0xFFFFFFFFu) break;
-        count_packed(packed, sample_level(word[k], g.shift, max_level));
+        const uint32_t level = sample_level(word[k], g.shift, max_level) - first;
+        if (!kSliced || level < span) count_packed(packed, level);
       }
     }
   }
 }
 
-// One block per chunk of a tile: its histogram, stored as 16-bit counts
+// One block per chunk of a tile and slice of its levels (blockIdx.y of
+// gridDim.y equal slices): its histogram, stored as 16-bit counts
 // (partials[(tile * chunks + chunk) * levels + level]).
 __global__ void __launch_bounds__(kThreads)
     deep_clahe_count_kernel(Source src, DeepGrid g, uint32_t *__restrict__ partials) {
   extern __shared__ unsigned int packed[];
   const int tile = blockIdx.x / g.chunks, chunk = blockIdx.x % g.chunks;
   const uint32_t words = max(g.levels / 2, 1u);
-  for (uint32_t w = threadIdx.x; w < words; w += kThreads) packed[w] = 0;
+  const uint32_t slice = words / gridDim.y, first = blockIdx.y * slice;
+  for (uint32_t w = threadIdx.x; w < slice; w += kThreads) packed[w] = 0;
   __syncthreads();
-  count_chunk(src, g, tile, chunk, packed);
+  if (gridDim.y == 1)
+    count_chunk(src, g, tile, chunk, packed);
+  else
+    count_chunk<true>(src, g, tile, chunk, packed, 2 * first, 2 * slice);
   __syncthreads();
-  uint32_t *out = partials + static_cast<size_t>(blockIdx.x) * words;
-  for (uint32_t w = threadIdx.x; w < words; w += kThreads) out[w] = packed[w];
+  uint32_t *out = partials + static_cast<size_t>(blockIdx.x) * words + first;
+  for (uint32_t w = threadIdx.x; w < slice; w += kThreads) out[w] = packed[w];
 }
 
 struct RunSumsAdd {
@@ -594,9 +603,10 @@ void launch_deep_tiles(const Source &source, const DeepGrid &g, const History &h
 }
 
 void launch_deep_chunks(const Source &source, const DeepGrid &g, const History &history,
-                        uint32_t *partials, const DeepLuts &luts, int chunk_blocks,
+                        uint32_t *partials, const DeepLuts &luts, int chunk_blocks, int slices,
                         int run_blocks, size_t shared, cudaStream_t stream) {
-  deep_clahe_count_kernel<<<chunk_blocks, kThreads, shared, stream>>>(source, g, partials);
+  deep_clahe_count_kernel<<<dim3(chunk_blocks, slices), kThreads, shared, stream>>>(source, g,
+                                                                                    partials);
   check_launch("deep_clahe_count_kernel");
   if (history.mode == HistoryMode::kOff) {
     deep_clahe_runs_kernel<false><<<run_blocks, kLutThreads, 0, stream>>>(g, history, luts);

@@ -9,7 +9,7 @@
 #include <cudafilters/gpu_plane_filter.h>
 #include <cudafilters/plane.h>
 
-#include "cooperative_launch.h"
+#include "device_limits.h"
 
 #include <cooperative_groups.h>
 #include <cuda_runtime.h>
@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <mutex>
 #include <stdexcept>
+#include <string>
 
 namespace cudafilters {
 namespace kernels {
@@ -314,15 +315,30 @@ inline cudaError_t resident_clusters(const void *kernel, int blocks, int threads
   return e;
 }
 
+// Whether a block of `kernel` with `bytes` of dynamic shared memory fits
+// what a block may use on this device (shared_memory_per_block).
+inline bool fits_shared_memory(const void *kernel, size_t bytes) {
+  cudaFuncAttributes attr{};
+  CUDAFILTERS_CHECK(cudaFuncGetAttributes(&attr, kernel));
+  return attr.sharedSizeBytes + bytes <= shared_memory_per_block();
+}
+
 // Raises the dynamic shared memory a launch of `kernel` may ask for to
 // `bytes`, never lowering it. The limit is the kernel's, for every engine
 // instance in the process: one that set it to what its own frames need
 // (fewer levels, less memory) would make another's larger launches fail.
-inline void raise_dynamic_shared_limit(const void *kernel, size_t bytes) {
+// Where the device has too little shared memory, throws an error that says
+// so, naming `what` needs it.
+inline void raise_dynamic_shared_limit(const void *kernel, size_t bytes, const char *what) {
   static std::mutex m;
   const std::lock_guard<std::mutex> lock(m);
   cudaFuncAttributes attr{};
   CUDAFILTERS_CHECK(cudaFuncGetAttributes(&attr, kernel));
+  const size_t need = attr.sharedSizeBytes + bytes, have = shared_memory_per_block();
+  if (need > have)
+    throw std::runtime_error(std::string(what) + " needs " + std::to_string(need) +
+                             " bytes of shared memory per block; this GPU allows " +
+                             std::to_string(have));
   if (static_cast<size_t>(attr.maxDynamicSharedSizeBytes) < bytes)
     CUDAFILTERS_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                            static_cast<int>(bytes)));

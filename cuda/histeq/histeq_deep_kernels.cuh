@@ -88,14 +88,17 @@ __device__ __forceinline__ void visit_groups(const DeepPlane &p, int begin, int 
   }
 }
 
-// Maps `src` into `dst` through `lut` (shared memory), a grid-stride over
-// its groups. A stash (`stashed`) was written by this grid.
+// Maps `src` into `dst` through `lut` (shared memory, or with kGlobalLut a
+// LUT this grid wrote, read through L2), a grid-stride over its groups. A
+// stash (`stashed`) was written by this grid.
+template <bool kGlobalLut = false>
 __device__ __forceinline__ void map_with_lut(const DeepPlane &src, bool stashed, uint8_t *dst,
                                              size_t dst_pitch, DeepLevels l, const uint16_t *lut) {
   const uint32_t max_level = l.levels - 1;
   const int items = src.height * src.groups_per_row;
   const auto map = [&](uint32_t word) {
-    return static_cast<uint32_t>(lut[sample_level(word, l.shift, max_level)]);
+    const uint16_t *entry = lut + sample_level(word, l.shift, max_level);
+    return static_cast<uint32_t>(kGlobalLut ? __ldcg(entry) : *entry);
   };
   const int begin = blockIdx.x * blockDim.x + threadIdx.x, stride = gridDim.x * blockDim.x;
   if (stashed)

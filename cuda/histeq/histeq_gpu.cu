@@ -58,6 +58,15 @@ size_t kernel_bytes(ConstPlane src, const CarriedPlanes &carried) {
   return bytes;
 }
 
+// The words of dynamic shared memory a block of `kernel` may have: what
+// the device leaves beside the kernel's own.
+uint32_t free_words(const void *kernel) {
+  cudaFuncAttributes attr{};
+  CUDAFILTERS_CHECK(cudaFuncGetAttributes(&attr, kernel));
+  const size_t have = shared_memory_per_block();
+  return static_cast<uint32_t>(have > attr.sharedSizeBytes ? (have - attr.sharedSizeBytes) / 4 : 0);
+}
+
 }  // namespace
 
 struct HistEqGpu::Impl {
@@ -91,6 +100,10 @@ struct HistEqGpu::Impl {
   DeviceArray<State8Bit> state_;
   DeviceArray<uint8_t> lut_;
   int sm_count_ = 1;
+  // Words of dynamic shared memory a block of the 12-bit and of the 16-bit
+  // kernel may have on this device.
+  uint32_t free_12bit_ = 0;
+  uint32_t free_deep_ = 0;
   // Most blocks per SM of the single-pass kernel (0: it cannot run).
   int single_pass_blocks_per_sm_ = 0;
   // Whether the device launches cooperatively, and launches dependent
@@ -190,6 +203,8 @@ HistEqGpu::Impl::Impl() : state_(1), lut_(kHistBins) {
   single_pass_blocks_per_sm_ = std::min(resident, 4);
   device_cooperative_ = cooperative != 0;
   device_dependent_launch_ = device_has_dependent_launch();
+  free_12bit_ = free_words(equalize_12bit_kernel_address());
+  free_deep_ = free_words(equalize_16bit_kernel_address());
   set_launch(HistEqLaunch::kSinglePass);
 }
 
@@ -286,7 +301,7 @@ void HistEqGpu::Impl::enqueue_frame(ConstPlane src, const Plane *stash, Plane ds
 
 void HistEqGpu::Impl::prepare_deep_launch(size_t shared, cudaStream_t stream) {
   const void *kernel = equalize_16bit_kernel_address();
-  raise_dynamic_shared_limit(kernel, shared);
+  raise_dynamic_shared_limit(kernel, shared, "histogram equalization of deep planes");
   int resident = 0;
   CUDAFILTERS_CHECK(
       cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, kernel, kDeepThreads, shared));
@@ -361,7 +376,7 @@ std::pair<uint32_t *, uint32_t *> HistEqGpu::Impl::next_histograms_12bit(cudaStr
 int HistEqGpu::Impl::grid_12bit(size_t shared, int items) {
   if (shared != shared_bytes_12bit_) {
     const void *kernel = equalize_12bit_kernel_address();
-    raise_dynamic_shared_limit(kernel, shared);
+    raise_dynamic_shared_limit(kernel, shared, "histogram equalization of up to 4096 levels");
     int resident = 0;
     CUDAFILTERS_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, kernel,
                                                                     kDeepThreads, shared));
@@ -443,13 +458,14 @@ void HistEqGpu::Impl::enqueue_deep(ConstPlane src, const Plane *stash, Plane dst
   io.carried = carried_jobs(carried, map_items);
   const int items = count_src.height * count_src.groups_per_row;
 
-  if (single_pass_ && !refused_12bit_ && l.levels <= kMaxLevels12Bit) {
+  if (single_pass_ && !refused_12bit_ && l.levels <= kMaxLevels12Bit && l.levels <= free_12bit_) {
     Frame12Bit m{};
     static_cast<DeepFrameIo &>(m) = io;
+    m.copies = counter_copies(l.levels, std::min(free_12bit_, kCounterRoomWords));
     const std::pair<uint32_t *, uint32_t *> hists = next_histograms_12bit(stream);
     m.hist = hists.first;
     m.next_hist = hists.second;
-    const size_t shared = copies_12bit(l.levels) * l.levels * sizeof(unsigned int);
+    const size_t shared = m.copies * l.levels * sizeof(unsigned int);
     if (launch_equalize_12bit(m, grid_12bit(shared, items), shared, stream)) {
       deep_state_dirty_ = false;
       GpuPlaneFilter::copy_planes(carried, kMaxCarried, stream);
@@ -466,8 +482,18 @@ void HistEqGpu::Impl::enqueue_deep(ConstPlane src, const Plane *stash, Plane dst
   const size_t words = deep_words(l.levels);
   // The counters, and no less than the sums' scratch (a few significant
   // bits have small counters).
-  const size_t shared = std::max(words * deep_copies(l.levels) * sizeof(unsigned int),
-                                 kSumSlices * kTileLevels * sizeof(unsigned int));
+  // Counted in slices of the levels, and mapped through the LUT in L2,
+  // where a block's shared memory holds fewer counters than the levels (64
+  // and 99 KB devices at 16 bits).
+  uint32_t slices = 1;
+  while (words / slices > free_deep_ && slices < kMaxLevelSlices) slices *= 2;
+  const uint32_t copies =
+      counter_copies(static_cast<uint32_t>(words / slices), std::min(free_deep_, kCounterRoomWords));
+  const bool lut_in_shared = words <= free_deep_;
+  const size_t shared =
+      std::max({words / slices * copies * sizeof(unsigned int),
+                kSumSlices * kTileLevels * sizeof(unsigned int),
+                lut_in_shared ? words * sizeof(unsigned int) : size_t(0)});
   if (shared != deep_shared_bytes_) prepare_deep_launch(shared, stream);
   if (!deep_flags_cleared_) {
     CUDAFILTERS_CHECK(cudaMemsetAsync(deep_tile_flag_.get(), 0,
@@ -478,12 +504,15 @@ void HistEqGpu::Impl::enqueue_deep(ConstPlane src, const Plane *stash, Plane dst
 
   Frame16Bit f{};
   static_cast<DeepFrameIo &>(f) = io;
+  f.copies = copies;
+  f.slices = slices;
+  f.lut_in_shared = lut_in_shared;
   f.tile_flag = deep_tile_flag_.get();
   f.epoch = deep_epoch_;
   // Clusters only where a partial is large (one copy of the counters, 2^15
   // levels and more): merging many copies through distributed shared memory
   // cost more than it saved (10-bit 1080p, 23.8 to 27.1 us).
-  const int cluster = deep_copies(l.levels) == 1 ? deep_cluster_blocks(items) : 1;
+  const int cluster = copies == 1 ? deep_cluster_blocks(items) : 1;
   f.partial_count = deep_partial_count(items, cluster);
   f.groups_per_partial = (items + f.partial_count - 1) / f.partial_count;
   const size_t partial_words = static_cast<size_t>(f.partial_count) * words;

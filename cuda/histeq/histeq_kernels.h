@@ -146,19 +146,26 @@ struct DeepFrameIo {
   CopyJobs carried;
 };
 
+// Copies of a block's counters of `words` words each: as many as fit in
+// `room` words, up to one per warp, so that warps counting the same levels
+// collide less. The room is kCounterRoomWords (64 KB), or less where the
+// device's shared memory is smaller (HistEqGpu).
+constexpr uint32_t kCounterRoomWords = 16384;
+// The most slices of the levels the 16-bit kernel counts in (Frame16Bit).
+constexpr uint32_t kMaxLevelSlices = 8;
+__host__ __device__ inline uint32_t counter_copies(uint32_t words, uint32_t room) {
+  const uint32_t fit = room / words;
+  return fit < 1 ? 1 : fit > kDeepThreads / 32 ? kDeepThreads / 32 : fit;
+}
+
 // ---------------------------------------------------------------------------
 // Deep planes of up to 4096 levels (histeq_kernels_12bit.cu).
 
 constexpr uint32_t kMaxLevels12Bit = 4096;
 
-// Copies of a block's counters: as many as fit in 64 KB, up to one per warp,
-// so that warps counting the same levels collide less.
-__host__ __device__ inline uint32_t copies_12bit(uint32_t levels) {
-  const uint32_t fit = 16384 / levels;
-  return fit < 1 ? 1 : fit > kDeepThreads / 32 ? kDeepThreads / 32 : fit;
-}
-
 struct Frame12Bit : DeepFrameIo {
+  // Copies of the block's counters of `levels` words (counter_copies).
+  uint32_t copies;
   // This frame's histogram, cleared by the frame before; the next frame's,
   // cleared by this one (nobody reads it meanwhile).
   unsigned int *hist;
@@ -173,15 +180,6 @@ bool launch_equalize_12bit(const Frame12Bit &f, int grid, size_t shared, cudaStr
 
 // ---------------------------------------------------------------------------
 // Deep planes of up to 2^16 levels (histeq_kernels_16bit.cu).
-
-// Sub-histograms per block: as many copies of the packed counters as fit
-// in 64 KB (up to one per warp), so warps counting the same levels collide
-// less; 2^15 and 2^16 levels get one copy (64 and 128 KB).
-__host__ __device__ inline uint32_t deep_copies(uint32_t levels) {
-  const uint32_t words = levels / 2 > 1 ? levels / 2 : 1;
-  const uint32_t fit = 16384 / words;
-  return fit < 1 ? 1 : fit > kDeepThreads / 32 ? kDeepThreads / 32 : fit;
-}
 
 // Words of packed counters in one partial histogram: two levels per word.
 __host__ __device__ inline uint32_t deep_words(uint32_t levels) {
@@ -208,6 +206,12 @@ constexpr uint32_t kTileLevels = kDeepThreads / 2;
 constexpr int kSumSlices = kDeepThreads / (kTileLevels / kGroup);
 
 struct Frame16Bit : DeepFrameIo {
+  // Copies of the block's packed counters (counter_copies of deep_words
+  // over slices), and in how many slices of the levels they are counted.
+  uint32_t copies;
+  uint32_t slices;
+  // Whether the mapping copies the LUT into shared memory first.
+  bool lut_in_shared;
   // Partial histograms: 16-bit counts at partials[p * 2 * words + level].
   unsigned int *partials;
   int partial_count;

@@ -44,7 +44,7 @@ struct Shared12Bit {
 // and adds it into the frame's histogram.
 __device__ void count_12bit(const Frame12Bit &f, unsigned int *counters) {
   const uint32_t levels = f.l.levels;
-  const uint32_t copies = copies_12bit(levels);
+  const uint32_t copies = f.copies;
   for (uint32_t i = threadIdx.x; i < copies * levels; i += blockDim.x) counters[i] = 0;
   __syncthreads();
   unsigned int *mine = counters + (threadIdx.x / 32) % copies * levels;

@@ -129,12 +129,17 @@ __device__ void store_partial(const unsigned int *packed, uint32_t words, uint32
 // Counts partial histograms into packed 16-bit counters in shared memory
 // and stores them. A partial is counted by a thread-block cluster, each
 // block into its own counters, and stored as their sum: clusters make fewer
-// partials for the sums to read while every SM still counts.
+// partials for the sums to read while every SM still counts. kSliced: the
+// levels are counted in f.slices equal slices, one after another over the
+// same samples, where a block's shared memory cannot hold all the counters
+// (64 and 99 KB devices at 16 bits); the first slice stashes the samples.
+template <bool kSliced>
 __device__ void count_step(const Frame16Bit &f, unsigned int *packed) {
   copy_planes(f.carried);
   const uint32_t levels = f.l.levels;
-  const uint32_t words = deep_words(levels);
-  const uint32_t copies = deep_copies(levels);
+  const uint32_t slices = kSliced ? f.slices : 1;
+  const uint32_t words = deep_words(levels) / slices;
+  const uint32_t copies = f.copies;
   unsigned int *mine = packed + (threadIdx.x / 32) % copies * words;
   const uint32_t max_level = levels - 1;
   const int items = f.count_src.height * f.count_src.groups_per_row;
@@ -143,21 +148,27 @@ __device__ void count_step(const Frame16Bit &f, unsigned int *packed) {
   // of 4 from 8 levels on).
   const bool vec = words % 4 == 0;
   for (int p = blockIdx.x / blocks; p < f.partial_count; p += gridDim.x / blocks) {
-    clear_counters(packed, words * copies, vec);
-    __syncthreads();
-    const int end = min(items, (p + 1) * f.groups_per_partial);
-    const int begin = p * f.groups_per_partial + static_cast<int>(rank * blockDim.x + threadIdx.x);
-    visit_groups<kBatch>(f.count_src, begin, end, static_cast<int>(blocks * blockDim.x), f.stash,
-                         f.stash_pitch, [&](uint32_t word) {
-                           const uint32_t level = sample_level(word, f.l.shift, max_level);
-                           count_packed(mine, level);
-                           return word;
-                         });
-    // Every block's counters are complete before any block reads them, and
-    // none is cleared again while another block may still read it.
-    BlockCluster::sync();
-    store_partial(packed, words, copies, vec, f.partials + static_cast<size_t>(p) * words);
-    BlockCluster::sync();
+    for (uint32_t slice = 0; slice < slices; ++slice) {
+      clear_counters(packed, words * copies, vec);
+      __syncthreads();
+      const uint32_t first = 2 * words * slice;
+      const int end = min(items, (p + 1) * f.groups_per_partial);
+      const int begin =
+          p * f.groups_per_partial + static_cast<int>(rank * blockDim.x + threadIdx.x);
+      visit_groups<kBatch>(f.count_src, begin, end, static_cast<int>(blocks * blockDim.x),
+                           slice == 0 ? f.stash : nullptr, f.stash_pitch, [&](uint32_t word) {
+                             const uint32_t level =
+                                 sample_level(word, f.l.shift, max_level) - first;
+                             if (!kSliced || level < 2 * words) count_packed(mine, level);
+                             return word;
+                           });
+      // Every block's counters are complete before any block reads them,
+      // and none is cleared again while another block may still read it.
+      BlockCluster::sync();
+      store_partial(packed, words, copies, vec,
+                    f.partials + static_cast<size_t>(p) * deep_words(levels) + slice * words);
+      BlockCluster::sync();
+    }
   }
 }
 
@@ -399,6 +410,10 @@ __device__ void blend_step(const Frame16Bit &f, DeepShared &sh) {
 // room for the levels): from L2, a 16-bit frame's gathers into a 128 KB LUT
 // took 0.7 TB/s at 4K.
 __device__ void map_step(const Frame16Bit &f, uint16_t *lut) {
+  if (!f.lut_in_shared) {
+    map_with_lut<true>(f.map_src, f.stash != nullptr, f.dst, f.dst_pitch, f.l, f.lut);
+    return;
+  }
   const uint32_t levels = f.l.levels;
   const uint32_t vectors = levels * sizeof(uint16_t) / sizeof(uint4);
   for (uint32_t i = threadIdx.x; i < vectors; i += blockDim.x)
@@ -423,7 +438,12 @@ __global__ void __launch_bounds__(kThreads) equalize_16bit_kernel(Frame16Bit f, 
     if (!first) cooperative_groups::this_grid().sync();
     first = false;
     switch (step) {
-      case kCount: count_step(f, packed); break;
+      case kCount:
+        if (f.slices == 1)
+          count_step<false>(f, packed);
+        else
+          count_step<true>(f, packed);
+        break;
       case kSum: sum_step(f, sh, packed); break;
       case kBlend: blend_step(f, sh); break;
       case kLut: lut_step(lut_step_of(f), sh); break;

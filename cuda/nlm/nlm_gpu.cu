@@ -652,13 +652,12 @@ struct NlmGpu::Impl {
 };
 
 NlmGpu::NlmGpu() : impl_(std::make_unique<Impl>()) {
-  int device = 0, optin = 0;
-  CUDAFILTERS_CHECK(cudaGetDevice(&device));
-  CUDAFILTERS_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-  impl_->max_shared_ = size_t(optin);
+  const size_t optin = shared_memory_per_block();
+  impl_->max_shared_ = optin;
   impl_->dependent_launch_ = kernels::device_has_dependent_launch();
-  CUDAFILTERS_CHECK(cudaFuncSetAttribute(nlm_auto_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                         int(noise_read_shared(kMaxNoiseTablesRead))));
+  kernels::raise_dynamic_shared_limit(reinterpret_cast<const void *>(nlm_auto_kernel),
+                                      noise_read_shared(kMaxNoiseTablesRead),
+                                      "automatic strength");
   for (bool large : {false, true})
     for (int channels : {1, 2})
       for (bool clamp : {false, true}) {
@@ -666,7 +665,7 @@ NlmGpu::NlmGpu() : impl_(std::make_unique<Impl>()) {
         cudaFuncAttributes attr{};
         CUDAFILTERS_CHECK(cudaFuncGetAttributes(&attr, fn));
         CUDAFILTERS_CHECK(
-            cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, optin));
+            cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, int(optin)));
         // Blocks per SM are bounded by shared memory: ask for all of it.
         CUDAFILTERS_CHECK(cudaFuncSetAttribute(fn, cudaFuncAttributePreferredSharedMemoryCarveout,
                                                cudaSharedmemCarveoutMaxShared));

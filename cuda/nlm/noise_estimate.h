@@ -30,7 +30,7 @@
 // sum of |L| per gradient bin (1024 bins, one 8-bit level each, the last
 // taking every larger gradient), in integers of the plane's own levels; the
 // estimate is read from the tables' prefix sums alone
-// (noise_readings_of_prefix, frame_noise_of), which the CPU and the GPU both
+// (noise_reading_of_prefix, frame_noise_of), which the CPU and the GPU both
 // run. The GPU fills the same tables with the same integers, so both give
 // the same estimate, bit for bit.
 #pragma once
@@ -178,9 +178,13 @@ struct NoiseReading {
 // and below_l[j] are the pixel count and the sum of |L| (in the plane's
 // levels) of bins 0..j-1, for j = 0..kNoiseBins; `bits` the planes' depth.
 // 0 for an empty table. Every double operation is rounded on its own, so
-// the CPU and the GPU compute the same value.
-CUDAFILTERS_HD NoiseReading noise_reading_of_prefix(const uint64_t *below_n,
-                                                    const uint64_t *below_l, int bits) {
+// the CPU and the GPU compute the same value. The counts are 32-bit where
+// the GPU reads them (a table counts fewer than 2^32 pixels: the pass
+// samples about 2^17 a plane), so that two tables' prefix sums fit the
+// shared memory of every device (64 KB on compute capability 7.5).
+template <typename Count>
+CUDAFILTERS_HD NoiseReading noise_reading_of_prefix(const Count *below_n, const uint64_t *below_l,
+                                                    int bits) {
   using namespace noise_detail;
   const uint64_t pixels = below_n[kNoiseBins];
   if (pixels == 0) return NoiseReading{};
@@ -233,25 +237,12 @@ CUDAFILTERS_HD NoiseReading noise_reading_of_prefix(const uint64_t *below_n,
   return r;
 }
 
-// The prefix sums of one scale's table (as noise_reading_of_prefix takes them).
-struct NoisePrefix {
-  const uint64_t *below_n;
-  const uint64_t *below_l;
-};
-
 // Both scales' readings of one set of planes (a table), and how many pixels
 // the fine one counted.
 struct NoiseReadings {
   NoiseReading fine, coarse;
   uint64_t pixels = 0;
 };
-
-CUDAFILTERS_HD NoiseReadings noise_readings_of_prefix(NoisePrefix fine, NoisePrefix coarse,
-                                                      int bits) {
-  return NoiseReadings{noise_reading_of_prefix(fine.below_n, fine.below_l, bits),
-                       noise_reading_of_prefix(coarse.below_n, coarse.below_l, bits),
-                       fine.below_n[kNoiseBins]};
-}
 
 // The share of the coarse reading by the ratio rule above; `texture_cut`
 // takes none from kTextureRatio on.

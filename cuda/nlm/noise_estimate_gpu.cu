@@ -343,9 +343,8 @@ struct NoiseEstimatorGpu::Impl {
 };
 
 NoiseEstimatorGpu::NoiseEstimatorGpu() : impl_(std::make_unique<Impl>()) {
-  CUDAFILTERS_CHECK(cudaFuncSetAttribute(noise_tail_kernel,
-                                         cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                         int(noise_read_shared(kMaxNoiseTablesRead))));
+  kernels::raise_dynamic_shared_limit(reinterpret_cast<const void *>(noise_tail_kernel),
+                                      noise_read_shared(kMaxNoiseTablesRead), "the noise estimate");
 }
 
 NoiseEstimatorGpu::~NoiseEstimatorGpu() = default;
@@ -432,22 +431,19 @@ NoiseCurveGpu::NoiseCurveGpu(int bands_per_pass) : impl_(std::make_unique<Impl>(
   if (bands_per_pass != 0 && bands_per_pass != 8 && bands_per_pass != 4 && bands_per_pass != 2)
     throw std::invalid_argument("noise curve: 8, 4 or 2 bands a pass");
   static_assert(kNoiseBands == 8, "the curve passes split eight bands");
-  int device = 0, optin = 0;
-  CUDAFILTERS_CHECK(cudaGetDevice(&device));
-  CUDAFILTERS_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
   Impl &m = *impl_;
   m.bands_per_pass = bands_per_pass;
   if (m.bands_per_pass == 0)
     for (int bands : {8, 4, 2})
-      if (curve_pass(bands).shared <= size_t(optin) || bands == 2) {
+      if (kernels::fits_shared_memory(reinterpret_cast<const void *>(curve_pass(bands).kernel),
+                                      curve_pass(bands).shared) ||
+          bands == 2) {
         m.bands_per_pass = bands;
         break;
       }
   const CurvePass pass = curve_pass(m.bands_per_pass);
-  if (pass.shared > size_t(optin))
-    throw std::invalid_argument("noise curve: too many bands a pass for this GPU");
-  CUDAFILTERS_CHECK(cudaFuncSetAttribute(pass.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                         int(pass.shared)));
+  kernels::raise_dynamic_shared_limit(reinterpret_cast<const void *>(pass.kernel), pass.shared,
+                                      "the noise curve");
 }
 
 NoiseCurveGpu::~NoiseCurveGpu() = default;

@@ -336,10 +336,7 @@ struct SharpenGpu::Impl {
 };
 
 SharpenGpu::SharpenGpu() : impl_(std::make_unique<Impl>()) {
-  int device = 0, optin = 0;
-  CUDAFILTERS_CHECK(cudaGetDevice(&device));
-  CUDAFILTERS_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-  impl_->max_shared = size_t(optin);
+  impl_->max_shared = shared_memory_per_block();
   prepare_kernels<Bytes>(kSharpenMaxTaps, impl_->max_shared);
   prepare_kernels<Words>(kSharpenMaxTapsDeep, impl_->max_shared);
 }

@@ -32,7 +32,7 @@
 
 #include "camera_noise.h"
 #include "frame_difference_read.h"
-#include "cooperative_launch.h"
+#include "device_limits.h"
 #include "histeq_gpu_launch.h"
 #include "poison.h"
 #include "noise_estimate.h"
@@ -616,7 +616,7 @@ cooperative_grids_constrained ()
   return g_getenv ("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE") != NULL;
 }
 
-/* Restores the cap on cooperative grids (cooperative_launch.h) when a test
+/* Restores the cap on cooperative grids (device_limits.h) when a test
  * that changes it ends. */
 struct CooperativeCapScope {
   int saved = cooperative_grid_cap ();
