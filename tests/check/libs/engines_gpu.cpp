@@ -1312,6 +1312,145 @@ GST_START_TEST (test_nlm_auto_matches_cpu)
 }
 GST_END_TEST;
 
+/* Caps the shared memory the engines built in its scope may use per block
+ * (device_limits.h), as a smaller GPU has; restores the cap when it ends. */
+struct SharedMemoryCapScope {
+  size_t saved = shared_memory_cap ();
+  explicit SharedMemoryCapScope (size_t bytes) {
+    set_shared_memory_cap (bytes);
+  }
+  ~SharedMemoryCapScope () {
+    set_shared_memory_cap (saved);
+  }
+};
+
+/* The engines on GPUs with less shared memory per block than the H100 and
+ * H200 have: 64 KB (compute capability 7.5) and 99 KB (8.6, 8.9, 12.x),
+ * which the cap stands in for. Each engine is built under the cap, and
+ * every frame equals the CPU path (NLM within one level, as everywhere):
+ * cudanlm's automatic strength on I420 (one frame, and a window of three),
+ * histogram equalization and CLAHE of 8 to 16 bits (CLAHE with 8x8
+ * tiles and one tile, with and without temporal smoothing), outputs
+ * poisoned. At 16 bits a tile's or a frame's counters (128 KB) do not fit
+ * a block there: the engines count the levels in slices. */
+GST_START_TEST (test_engines_on_smaller_gpus)
+{
+  int device = 0, optin = 0;
+  CUDAFILTERS_CHECK (cudaGetDevice (&device));
+  CUDAFILTERS_CHECK (cudaDeviceGetAttribute (&optin,
+          cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  std::mt19937 rng (7575);
+  for (size_t cap : {size_t (64 * 1024), size_t (99 * 1024)}) {
+    if (size_t (optin) < cap)
+      continue;
+    SharedMemoryCapScope scope (cap);
+    const std::string at = std::to_string (cap / 1024) + " KB: ";
+
+    /* NLM, automatic strength. */
+    for (int radius : {0, 1}) {
+      NlmGpu gpu;
+      NlmCpu cpu;
+      NlmParams p;
+      p.auto_strength = true;
+      p.temporal_radius = radius;
+      gpu.set_params (p);
+      cpu.set_params (p);
+      const int w = 197, h = 111, count = 2 * radius + 1;
+      std::vector<std::unique_ptr<YuvFrame>> frames;
+      std::vector<FramePlanes> host, dev;
+      for (int f = 0; f < count; ++f) {
+        frames.push_back (std::make_unique<YuvFrame> (w, h, false));
+        YuvFrame & fr = *frames.back ();
+        std::normal_distribution<double> n (0.0, 6.0);
+        int k = 0;
+        for (auto *plane : {&fr.y, &fr.u, &fr.v})
+          for (auto & b : *plane) {
+            const double clean = 100 + 50 * std::sin (k++ / 23.0);
+            b = uint8_t (std::clamp (int (std::lround (clean + n (rng))), 0, 255));
+          }
+        fr.upload ();
+        host.push_back (fr.host_in ());
+        dev.push_back (fr.device_in ());
+      }
+      YuvFrame got (w, h, false), want (w, h, false);
+      got.poison_device ();
+      gpu.enqueue_window (dev.data (), count, radius, got.device_out (), 0);
+      CUDAFILTERS_CHECK (cudaDeviceSynchronize ());
+      got.download ();
+      cpu.process_window (host.data (), count, radius, want.host_out ());
+      const std::string what = at + "NLM radius " + std::to_string (radius);
+      assert_bytes_close (got.y, want.y, 1, what + " luma");
+      assert_bytes_close (got.u, want.u, 1, what + " U");
+      assert_bytes_close (got.v, want.v, 1, what + " V");
+    }
+
+    const int w = 1921, h = 1081;
+    const size_t stride = stride16 (2 * w);
+    std::vector<uint8_t> src (stride * h), gpu (stride * h), ref (stride * h);
+    auto run = [&](GpuPlaneFilter & engine, auto & cpu, const DeepLayout & l,
+        GpuFrameRunner & runner, const std::string & what) {
+      const SampleLayout samples = l.bits > 8 ?
+          SampleLayout { 2, l.bits, l.shift } : SampleLayout { };
+      const size_t row = size_t (samples.bytes) * w;
+      for (int frame = 0; frame < 2; ++frame) {
+        memset (gpu.data (), 0xA5, stride * h);
+        memset (ref.data (), 0xA5, stride * h);
+        if (l.bits > 8) {
+          fill_deep_frame (rng, src.data (), stride, w, h, l.bits, l.shift,
+              frame);
+        } else {
+          for (int y = 0; y < h; ++y)
+            for (int x = 0; x < w; ++x)
+              src[y * stride + x] = uint8_t (frame ? rng () % 200 :
+                  (x + 3 * y) % 180);
+        }
+        const ConstPlane in (src.data (), stride, w, h, samples);
+        runner.process_host (engine, in, Plane (gpu.data (), stride, w, h,
+                samples));
+        cpu.process (in, Plane (ref.data (), stride, w, h, samples));
+        for (int y = 0; y < h; ++y)
+          fail_unless (memcmp (&gpu[y * stride], &ref[y * stride], row) == 0,
+              "%s frame %d: row %d differs from the CPU", what.c_str (),
+              frame, y);
+      }
+    };
+    const DeepLayout layouts[] = { {8, 0, 0}, {10, 6, 0}, {12, 0, 0},
+      {14, 0, 0}, {16, 0, 0} };
+
+    /* Histogram equalization. */
+    for (double smoothing : {0.0, 0.75}) {
+      HistEqGpu eq = make_histeq_gpu (HistEqLaunch::kSinglePass);
+      HistEqCpu cpu;
+      HistEqParams params;
+      params.temporal_smoothing = smoothing;
+      eq.set_params (params);
+      cpu.set_params (params);
+      GpuFrameRunner runner (kPoisoned);
+      for (const DeepLayout & l : layouts) {
+        run (eq, cpu, l, runner, at + "histogram, " + std::to_string (l.bits) +
+            " bits, smoothing " + std::to_string (smoothing));
+      }
+    }
+
+    /* CLAHE. */
+    for (const ClaheParams & p : {ClaheParams { 2.0, 8, 8, 0.0 },
+            ClaheParams { 2.0, 1, 1, 0.0 }, ClaheParams { 3.0, 8, 8, 0.5 },
+            ClaheParams { 0.0, 1, 1, 0.5 }}) {
+      ClaheGpu clahe;
+      ClaheCpu cpu;
+      clahe.set_params (p);
+      cpu.set_params (p);
+      GpuFrameRunner runner (kPoisoned);
+      for (const DeepLayout & l : layouts)
+        run (clahe, cpu, l, runner, at + "CLAHE " + std::to_string (p.tiles_x) +
+            "x" + std::to_string (p.tiles_y) + " smoothing " +
+            std::to_string (p.temporal_smoothing) + ", " +
+            std::to_string (l.bits) + " bits");
+    }
+  }
+}
+GST_END_TEST;
+
 /* The frame difference's estimate on the GPU (FrameDifferenceGpu's tables,
  * read as automatic strength reads them) against the CPU's, exactly: 8-,
  * 10- and 16-bit frames, small, 1080p and 4K (whose rows of blocks are
@@ -1914,6 +2053,7 @@ engines_gpu_suite (void)
   tcase_add_test (tc, test_noise_curve_matches_cpu);
   tcase_add_test (tc, test_nlm_auto_matches_cpu);
   tcase_add_test (tc, test_frame_difference_matches_cpu);
+  tcase_add_test (tc, test_engines_on_smaller_gpus);
   tcase_add_test (tc, test_nlm_strength_switches);
   tcase_add_test (tc, test_nlm_window_refuses_bad_frames);
   tcase_add_test (tc, test_window_runner_device_in_host_out);
