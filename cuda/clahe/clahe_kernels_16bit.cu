@@ -228,12 +228,6 @@ struct Redistribution {
   }
 };
 
-__device__ __forceinline__ unsigned long long warp_sum(unsigned long long v) {
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xFFFFFFFFu, v, o);
-  return v;
-}
-
 // Step 3: per run, the tile's redistribution and the sum of the runs before
 // this one (from step 2's sums), a scan of the run's clipped bins, and its
 // LUT entries.

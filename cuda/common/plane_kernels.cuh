@@ -315,6 +315,21 @@ inline cudaError_t resident_clusters(const void *kernel, int blocks, int threads
   return e;
 }
 
+// The sum of v over the warp, in every lane (all 32 lanes call it).
+__device__ __forceinline__ uint32_t warp_sum(uint32_t v) {
+#if __CUDA_ARCH__ >= 800
+  return __reduce_add_sync(0xFFFFFFFFu, v);
+#else
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xFFFFFFFFu, v, o);
+  return v;
+#endif
+}
+__device__ __forceinline__ unsigned long long warp_sum(unsigned long long v) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xFFFFFFFFu, v, o);
+  return v;
+}
+
 // Whether a block of `kernel` with `bytes` of dynamic shared memory fits
 // what a block may use on this device (shared_memory_per_block).
 inline bool fits_shared_memory(const void *kernel, size_t bytes) {

@@ -41,6 +41,10 @@
 #include <cmath>
 #include <cstdint>
 
+#ifdef __CUDACC__
+#include "plane_kernels.cuh"
+#endif
+
 namespace cudafilters {
 
 constexpr int kDifferenceBlock = 8;
@@ -89,6 +93,15 @@ CUDAFILTERS_HD DifferenceGrid difference_grid(int width, int height) {
   g.blocks_x = across;
   g.rows = (down - 1) / g.row_step + 1;
   return g;
+}
+
+// Whether automatic strength reads a window's luma noise from the
+// difference of the frame denoised and its neighbour: a temporal window of
+// more than one frame whose luma holds at least one block. NlmCpu and NlmGpu
+// both decide by it.
+CUDAFILTERS_HD bool window_reads_difference(int temporal_radius, int count, int width,
+                                            int height) {
+  return temporal_radius > 0 && count > 1 && difference_grid(width, height).blocks() > 0;
 }
 
 // A block's differences d (levels of a b-bit plane) about their own mean:
@@ -224,12 +237,7 @@ __device__ __forceinline__ void read_difference_tables(DifferenceTables t, doubl
     uint32_t chunk[kChunksPerLane] = {};
 #pragma unroll
     for (int c = 0; c < kChunks; ++c) {
-      uint32_t sum = bins[c * 32 + lane];
-#if __CUDA_ARCH__ >= 800
-      sum = __reduce_add_sync(all, sum);
-#else
-      for (int o = 16; o > 0; o >>= 1) sum += __shfl_xor_sync(all, sum, o);
-#endif
+      const uint32_t sum = kernels::warp_sum(uint32_t(bins[c * 32 + lane]));
       if (lane == c % 32) chunk[c / 32] = sum;
     }
     // The first chunk whose count so far reaches half the total.

@@ -467,8 +467,8 @@ NlmParams NlmCpu::Impl::resolve_strength(const FramePlanes *window, int count, i
     chroma_table.add(frame.v, frame.chroma_step);
   }
   const FrameNoise f = frame_noise(luma_table, frame.has_chroma() ? &chroma_table : nullptr);
-  const bool from_frames = params.temporal_radius > 0 && count > 1 &&
-                           difference_grid(frame.luma.width, frame.luma.height).blocks() > 0;
+  const bool from_frames = window_reads_difference(params.temporal_radius, count,
+                                                   frame.luma.width, frame.luma.height);
   const LumaNoise n = luma_noise_of(
       f.luma, from_frames,
       from_frames ? frame_difference(frame.luma, window[neighbour_of(count, center)].luma)

@@ -699,7 +699,7 @@ void NlmGpu::Impl::enqueue_auto(const FramePlanes *window, int count, int center
   }
   const NlmParams &p = params_;
   DifferenceTables difference;
-  if (p.temporal_radius > 0 && count > 1) {
+  if (window_reads_difference(p.temporal_radius, count, frame.luma.width, frame.luma.height)) {
     if (!difference_) difference_ = std::make_unique<FrameDifferenceGpu>();
     difference = difference_->fill(frame.luma, window[neighbour_of(count, center)].luma, stream);
   }

@@ -84,14 +84,6 @@ __device__ __forceinline__ int level_at(const uint8_t *row, const PlaneArgs &p, 
   return int(p.levels.of(__ldg(reinterpret_cast<const Word *>(row) + x * p.step)));
 }
 
-__device__ __forceinline__ uint32_t warp_sum(uint32_t v) {
-#if __CUDA_ARCH__ >= 800
-  return __reduce_add_sync(0xFFFFFFFFu, v);
-#else
-  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xFFFFFFFFu, v, o);
-  return v;
-#endif
-}
 
 // A block's tables in shared memory: 32-bit counts and sums of |L| per slot
 // (a slot: a band's scale's bin). An 8-bit plane's |L| (at most 4080) sums
@@ -139,7 +131,7 @@ __device__ __forceinline__ void add_pixel(BlockTableT &t, uint32_t slot, uint32_
   const uint32_t first = __shfl_sync(0xFFFFFFFFu, slot, 0);
   if (__all_sync(0xFFFFFFFFu, slot == first)) {
     // |L| <= 16 (2^16 - 1) at 16 bits: 32 lanes sum below 2^26.
-    const uint32_t lanes_sum = warp_sum(abs_lap);
+    const uint32_t lanes_sum = kernels::warp_sum(abs_lap);
     if (first != 0xFFFFFFFFu && (threadIdx.x & 31) == 0) t.template add<DEEP>(first, 32u, lanes_sum);
   } else if (slot != 0xFFFFFFFFu) {
     t.template add<DEEP>(slot, 1u, abs_lap);

@@ -869,6 +869,18 @@ struct YuvFrame {
     dv.reserve (cw, ch);
   }
   int u_row () const { return nv12 ? 2 * cw : cw; }
+  /* Every plane a smooth ramp (90 + 40 sin (k / 30) over its samples in
+   * order) plus Gaussian noise of `sigma`, rounded and clamped; uploaded. */
+  void fill_noisy (std::mt19937 & rng, double sigma) {
+    std::normal_distribution<double> n (0.0, sigma);
+    int k = 0;
+    for (auto *plane : {&y, &u, &v})
+      for (auto & b : *plane) {
+        const double clean = 90 + 40 * std::sin (k++ / 30.0);
+        b = uint8_t (std::clamp (int (std::lround (clean + n (rng))), 0, 255));
+      }
+    upload ();
+  }
   /* Every sample of the host planes drawn from 20 to 230. */
   void randomize (std::mt19937 & rng) {
     for (auto *plane : {&y, &u, &v})
@@ -1266,15 +1278,7 @@ GST_START_TEST (test_nlm_auto_matches_cpu)
       std::vector<std::unique_ptr<YuvFrame>> frames;
       for (int i = 0; i < 8 + 2 * radius; ++i) {
         frames.push_back (std::make_unique<YuvFrame> (w, h, nv12));
-        YuvFrame & fr = *frames.back ();
-        std::normal_distribution<double> n (0.0, sigmas[std::min (i, 7)]);
-        int k = 0;
-        for (auto *plane : {&fr.y, &fr.u, &fr.v})
-          for (auto & b : *plane) {
-            const double clean = 90 + 40 * std::sin (k++ / 30.0);
-            b = uint8_t (std::clamp (int (std::lround (clean + n (rng))), 0, 255));
-          }
-        fr.upload ();
+        frames.back ()->fill_noisy (rng, sigmas[std::min (i, 7)]);
       }
       for (int i = 0; i < 8; ++i) {
         if (i == 5) {
@@ -1360,17 +1364,9 @@ GST_START_TEST (test_engines_on_smaller_gpus)
       std::vector<FramePlanes> host, dev;
       for (int f = 0; f < count; ++f) {
         frames.push_back (std::make_unique<YuvFrame> (w, h, false));
-        YuvFrame & fr = *frames.back ();
-        std::normal_distribution<double> n (0.0, 6.0);
-        int k = 0;
-        for (auto *plane : {&fr.y, &fr.u, &fr.v})
-          for (auto & b : *plane) {
-            const double clean = 100 + 50 * std::sin (k++ / 23.0);
-            b = uint8_t (std::clamp (int (std::lround (clean + n (rng))), 0, 255));
-          }
-        fr.upload ();
-        host.push_back (fr.host_in ());
-        dev.push_back (fr.device_in ());
+        frames.back ()->fill_noisy (rng, 6.0);
+        host.push_back (frames.back ()->host_in ());
+        dev.push_back (frames.back ()->device_in ());
       }
       YuvFrame got (w, h, false), want (w, h, false);
       got.poison_device ();
