@@ -26,6 +26,8 @@
 #include <cudafilters/histeq_gpu.h>
 #include <cudafilters/nlm_cpu.h>
 #include <cudafilters/nlm_gpu.h>
+#include <cudafilters/sharpen_cpu.h>
+#include <cudafilters/sharpen_gpu.h>
 
 #include <functional>
 #include <initializer_list>
@@ -1336,7 +1338,9 @@ struct SharedMemoryCapScope {
  * histogram equalization and CLAHE of 8 to 16 bits (CLAHE with 8x8
  * tiles and one tile, with and without temporal smoothing), outputs
  * poisoned. At 16 bits a tile's or a frame's counters (128 KB) do not fit
- * a block there: the engines count the levels in slices. */
+ * a block there: the engines count the levels in slices. Unsharp masking
+ * at 8 and 16 bits runs up to the widest blur the device holds, and refuses
+ * a wider one with an error that names shared memory. */
 GST_START_TEST (test_engines_on_smaller_gpus)
 {
   int device = 0, optin = 0;
@@ -1425,6 +1429,36 @@ GST_START_TEST (test_engines_on_smaller_gpus)
       for (const DeepLayout & l : layouts) {
         run (eq, cpu, l, runner, at + "histogram, " + std::to_string (l.bits) +
             " bits, smoothing " + std::to_string (smoothing));
+      }
+    }
+
+    /* Unsharp masking: the widest blurs (radius 16: 97 taps at 8 bits, 129
+     * at 16) need 53 and 90 KB in a block. At 64 KB the 16-bit one is
+     * refused with an error that says so, and radius 12 (97 taps) runs. */
+    for (double radius : {12.0, 16.0}) {
+      SharpenParams p;
+      p.radius = radius;
+      SharpenGpu sharpen;
+      SharpenCpu cpu;
+      sharpen.set_params (p);
+      cpu.set_params (p);
+      GpuFrameRunner runner (kPoisoned);
+      for (const DeepLayout & l : {layouts[0], layouts[4]}) {
+        const std::string what = at + "unsharp radius " +
+            std::to_string (int (radius)) + ", " + std::to_string (l.bits) +
+            " bits";
+        if (cap < 90 * 1024 && l.bits == 16 && radius == 16.0) {
+          std::string error;
+          try {
+            run (sharpen, cpu, l, runner, what);
+          } catch (const std::exception & e) {
+            error = e.what ();
+          }
+          fail_unless (error.find ("shared memory") != std::string::npos,
+              "%s: refused with \"%s\"", what.c_str (), error.c_str ());
+          continue;
+        }
+        run (sharpen, cpu, l, runner, what);
       }
     }
 
