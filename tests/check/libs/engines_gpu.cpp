@@ -1335,8 +1335,8 @@ struct SharedMemoryCapScope {
  * which the cap stands in for. Each engine is built under the cap, and
  * every frame equals the CPU path (NLM within one level, as everywhere):
  * cudanlm's automatic strength on I420 (one frame, and a window of three),
- * histogram equalization and CLAHE of 8 to 16 bits (CLAHE with 8x8
- * tiles and one tile, with and without temporal smoothing), outputs
+ * histogram equalization (in every launch mode) and CLAHE (8x8 tiles and
+ * one tile) of 8 to 16 bits, with and without temporal smoothing, outputs
  * poisoned. At 16 bits a tile's or a frame's counters (128 KB) do not fit
  * a block there: the engines count the levels in slices. Unsharp masking
  * at 8 and 16 bits runs up to the widest blur the device holds, and refuses
@@ -1417,20 +1417,13 @@ GST_START_TEST (test_engines_on_smaller_gpus)
     const DeepLayout layouts[] = { {8, 0, 0}, {10, 6, 0}, {12, 0, 0},
       {14, 0, 0}, {16, 0, 0} };
 
-    /* Histogram equalization. */
-    for (double smoothing : {0.0, 0.75}) {
-      HistEqGpu eq = make_histeq_gpu (HistEqLaunch::kSinglePass);
-      HistEqCpu cpu;
-      HistEqParams params;
-      params.temporal_smoothing = smoothing;
-      eq.set_params (params);
-      cpu.set_params (params);
-      GpuFrameRunner runner (kPoisoned);
-      for (const DeepLayout & l : layouts) {
-        run (eq, cpu, l, runner, at + "histogram, " + std::to_string (l.bits) +
-            " bits, smoothing " + std::to_string (smoothing));
-      }
-    }
+    /* Histogram equalization, in every launch mode. */
+    for_each_deep_setup (7575, { layouts[0], layouts[1], layouts[2],
+            layouts[3], layouts[4] }, [&](HistEqGpu & eq, HistEqCpu & cpu,
+            GpuFrameRunner & runner, std::mt19937 &, const DeepLayout & l, int,
+            SampleLayout, const std::string & setup) {
+          run (eq, cpu, l, runner, at + "histogram, " + setup);
+        });
 
     /* Unsharp masking: the widest blurs (radius 16: 97 taps at 8 bits, 129
      * at 16) need 53 and 90 KB in a block. At 64 KB the 16-bit one is
