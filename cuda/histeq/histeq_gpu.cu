@@ -480,8 +480,6 @@ void HistEqGpu::Impl::enqueue_deep(ConstPlane src, const Plane *stash, Plane dst
   }
 
   const size_t words = deep_words(l.levels);
-  // The counters, and no less than the sums' scratch (a few significant
-  // bits have small counters).
   // Counted in slices of the levels, and mapped through the LUT in L2,
   // where a block's shared memory holds fewer counters than the levels (64
   // and 99 KB devices at 16 bits).
@@ -490,6 +488,8 @@ void HistEqGpu::Impl::enqueue_deep(ConstPlane src, const Plane *stash, Plane dst
   const uint32_t copies =
       counter_copies(static_cast<uint32_t>(words / slices), std::min(free_deep_, kCounterRoomWords));
   const bool lut_in_shared = words <= free_deep_;
+  // The counters, no less than the sums' scratch (a few significant bits
+  // have small counters), and the LUT where it is copied.
   const size_t shared =
       std::max({words / slices * copies * sizeof(unsigned int),
                 kSumSlices * kTileLevels * sizeof(unsigned int),
