@@ -31,6 +31,7 @@
 // frame_difference_of, which the CPU and the GPU both run.
 #pragma once
 
+#include "clear_on_first_use.h"
 #include "hd_math.h"
 
 #include <cudafilters/cuda_memory.h>
@@ -215,7 +216,7 @@ class FrameDifferenceGpu {
 
  private:
   DeviceArray<uint32_t> counts_;
-  bool cleared_ = false;
+  ClearOnFirstUse clear_;  // the reading clears after
 };
 
 #ifdef __CUDACC__

@@ -125,11 +125,7 @@ DifferenceTables FrameDifferenceGpu::fill(ConstPlane frame, ConstPlane other, cu
     throw std::invalid_argument("FrameDifferenceGpu: the planes differ in size or layout");
   const DifferenceGrid g = difference_grid(frame.width, frame.height);
   if (g.blocks() == 0) return DifferenceTables{};
-  // Cleared once, on the stream of its first use; the reading clears after.
-  if (!cleared_) {
-    CUDAFILTERS_CHECK(cudaMemsetAsync(counts_.get(), 0, counts_.size() * sizeof(uint32_t), stream));
-    cleared_ = true;
-  }
+  clear_.on(stream, counts_);
   const int strips_x = (g.blocks_x + kStripBlocks - 1) / kStripBlocks;
   const DifferenceArgs a{frame.data, other.data, frame.stride, other.stride, g, strips_x,
                          sample_levels(frame.samples), frame.samples.bits, counts_.get()};

@@ -1,4 +1,5 @@
 #include "noise_estimate.h"
+#include "clear_on_first_use.h"
 #include "noise_table.cuh"
 #include "plane_kernels.cuh"
 
@@ -55,22 +56,6 @@ PlaneArgs plane_args(ConstPlane plane, int step, int table, int first_block, int
                    sample_levels(plane.samples), bits > 8 ? bits - 8 : 0, bits < 8 ? 8 - bits : 0,
                    table, plane.samples.deep() ? 1 : 0, blocks_x, first_block};
 }
-
-// Clears device arrays once, on the stream of their first use: a cudaMemset
-// on the legacy default stream, which the callers' non-blocking streams do
-// not wait for, could come after that use.
-class ClearOnFirstUse {
- public:
-  template <typename... T>
-  void on(cudaStream_t stream, const DeviceArray<T> &...arrays) {
-    if (done_) return;
-    (CUDAFILTERS_CHECK(cudaMemsetAsync(arrays.get(), 0, arrays.size() * sizeof(T), stream)), ...);
-    done_ = true;
-  }
-
- private:
-  bool done_ = false;
-};
 
 // The planes of one launch: every plane of a frame in one pass.
 struct PassArgs {
