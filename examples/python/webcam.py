@@ -115,7 +115,18 @@ class SideBySide:
         # The filters take time, the direct branch none: the compositor
         # waits this long for the filtered frame of the same instant.
         compositor = make("compositor", latency=args.latency * Gst.MSECOND)
-        tail = [compositor, make("videoconvert")] + self.output()
+        # The output size is fixed here: left to the compositor, it would
+        # follow the pads that have caps so far, and grow from one half to
+        # both when the filtered branch starts late (on a busy CPU), which
+        # an encoder and an MP4 cannot follow mid-stream.
+        both = (
+            f"video/x-raw,width={2 * args.width},height={args.height}"
+        )
+        tail = [
+            compositor,
+            make("capsfilter", caps=Gst.Caps.from_string(both)),
+            make("videoconvert"),
+        ] + self.output()
 
         direct = [make("queue")]
         filtered = [make("queue")] + self.filters()
