@@ -418,10 +418,11 @@ gst_cuda_filters_base_generate_output (GstBaseTransform * trans,
   return get_priv (GST_CUDA_FILTERS_BASE (trans))->flow->generate (in, outbuf);
 }
 
-/* The frames held pushed downstream before @event: a push that fails
- * fails the event too, and where the failure is fatal (not a flush or an
- * end downstream) the element posts the error, as a streaming thread
- * would. */
+/* The frames held pushed downstream before @event. Refused because
+ * downstream has ended, they are not wanted and the event goes on (EOS
+ * must, or the pipeline never ends). Any other failure fails the event
+ * too, and where it is fatal (not a flush) the element posts the error, as
+ * a streaming thread would. */
 static bool
 drain_before (GstCudaFiltersBase * self, GstEvent * event)
 {
@@ -430,6 +431,8 @@ drain_before (GstCudaFiltersBase * self, GstEvent * event)
     return true;
   GST_INFO_OBJECT (self, "pushing the frames held before %s: %s",
       GST_EVENT_TYPE_NAME (event), gst_flow_get_name (ret));
+  if (ret == GST_FLOW_EOS)
+    return true;
   if (ret == GST_FLOW_NOT_LINKED || ret < GST_FLOW_EOS)
     GST_ELEMENT_FLOW_ERROR (self, ret);
   return false;

@@ -618,6 +618,52 @@ GST_START_TEST (test_held_frames_failing_downstream_are_errors)
 }
 GST_END_TEST;
 
+/* Downstream that has ended (a sink after num-buffers) refuses the frame
+ * held with EOS: that frame is not wanted, and EOS still goes on, or the
+ * pipeline would never end. */
+static GstPadProbeReturn
+refuse_buffers_at_eos (GstPad *, GstPadProbeInfo * info, gpointer)
+{
+  gst_buffer_unref (GST_PAD_PROBE_INFO_BUFFER (info));
+  GST_PAD_PROBE_INFO_DATA (info) = NULL;
+  GST_PAD_PROBE_INFO_FLOW_RETURN (info) = GST_FLOW_EOS;
+  return GST_PAD_PROBE_HANDLED;
+}
+
+GST_START_TEST (test_eos_goes_on_after_downstream_ended)
+{
+  std::mt19937 rng (78);
+  const Image frame = random_image (rng, 32, 16, 20, 200);
+  for (const char *launch : {"cudanlm temporal-radius=1 auto-strength=false "
+          "patch-size=3 search-size=5", "cudalowlight"}) {
+    BusHarness c (on_backend (launch, ""));
+    gst_harness_set_src_caps_str (c.h, gray_caps (32, 16).c_str ());
+    for (int i = 0; i < 3; ++i) {
+      GstBuffer *b = buffer_from_image (frame);
+      GST_BUFFER_PTS (b) = i * GST_SECOND / 30;
+      fail_unless_equals_int (gst_harness_push (c.h, b), GST_FLOW_OK);
+    }
+    fail_unless (gst_harness_buffers_in_queue (c.h) < 3, "%s holds no "
+        "frame", launch);
+    GstPad *src = gst_element_get_static_pad (c.h->element, "src");
+    gst_pad_add_probe (src, GST_PAD_PROBE_TYPE_BUFFER, refuse_buffers_at_eos,
+        NULL, NULL);
+    gst_object_unref (src);
+    fail_unless (gst_harness_push_event (c.h, gst_event_new_eos ()),
+        "%s: EOS failed where downstream had ended", launch);
+    bool eos = false;
+    while (GstEvent * e = gst_harness_try_pull_event (c.h)) {
+      eos = eos || GST_EVENT_TYPE (e) == GST_EVENT_EOS;
+      gst_event_unref (e);
+    }
+    fail_unless (eos, "%s: EOS did not reach downstream", launch);
+    const std::string error = c.first_error ();
+    fail_unless (error.empty (), "%s: error posted: %s", launch,
+        error.c_str ());
+  }
+}
+GST_END_TEST;
+
 /* An element of @factory's type whose prepare_output_buffer says OK and
  * gives no buffer, as a broken pool might. */
 static GstFlowReturn
@@ -1239,6 +1285,7 @@ cudafiltersbase_suite (void)
   suite_add_tcase (s, stream);
   tcase_add_test (stream, test_history_restarts);
   tcase_add_test (stream, test_held_frames_failing_downstream_are_errors);
+  tcase_add_test (stream, test_eos_goes_on_after_downstream_ended);
   tcase_add_test (stream, test_no_output_buffer_is_an_error);
   tcase_add_test (stream, test_messages_every_frame);
   tcase_add_test (stream, test_message_interval);
