@@ -123,7 +123,8 @@ gst_cuda_hist_eq_class_init (GstCudaHistEqClass * klass)
       "Equalizes the histogram of 8- to 16-bit video frames on an NVIDIA GPU "
       "(8-bit: bit-identical to OpenCV's equalizeHist)",
       "cudafilters developers");
-  gst_cuda_filters_base_class_add_pad_templates (element_class);
+  gst_cuda_filters_base_class_add_pad_templates (element_class,
+      GstCudaFiltersScan::kAny);
 
   filter_class->create_engine = gst_cuda_hist_eq_create_engine;
   filter_class->check_format = gst_cuda_hist_eq_check_format;

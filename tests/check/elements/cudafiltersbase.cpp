@@ -347,6 +347,37 @@ GST_START_TEST (test_unsupported_caps_are_refused)
 }
 GST_END_TEST;
 
+/* Interlaced frames: cudahisteq maps each sample on its own, so it takes
+ * them and filters them as progressive ones; the filters that mix
+ * neighbouring rows (and so the two fields) refuse them at negotiation. */
+GST_START_TEST (test_interlaced_frames)
+{
+  std::mt19937 rng (79);
+  const Image frame = random_image (rng, 64, 48, 20, 200);
+  std::vector < ElementCase > elements (std::begin (kElements),
+      std::end (kElements));
+  elements.push_back ({"cudalowlight", ""});
+  for (const char *mode : {"interleaved", "mixed"})
+    for (const ElementCase & e : elements) {
+      BusHarness c (launch_of (e));
+      gst_harness_set_src_caps_str (c.h, (gray_caps (64, 48) +
+              ",interlace-mode=" + mode).c_str ());
+      const GstFlowReturn ret = gst_harness_push (c.h,
+          buffer_from_image (frame));
+      const std::string what = std::string (e.factory) + ", " + mode;
+      if (!g_str_equal (e.factory, "cudahisteq")) {
+        fail_unless_equals_int (ret, GST_FLOW_NOT_NEGOTIATED);
+        continue;
+      }
+      fail_unless_equals_int (ret, GST_FLOW_OK);
+      GstBuffer *out = gst_harness_pull (c.h);
+      assert_luma_filtered (e, image_from_buffer (out, 64, 48), frame,
+          what.c_str ());
+      gst_buffer_unref (out);
+    }
+}
+GST_END_TEST;
+
 #ifdef HAVE_GST_CUDA
 /* From GStreamer 1.24 on, the CUDA allocator gives an odd-height NV21
  * frame one chroma row too few: every element refuses such caps in CUDA
@@ -1286,6 +1317,7 @@ cudafiltersbase_suite (void)
   tcase_add_test (stream, test_history_restarts);
   tcase_add_test (stream, test_held_frames_failing_downstream_are_errors);
   tcase_add_test (stream, test_eos_goes_on_after_downstream_ended);
+  tcase_add_test (stream, test_interlaced_frames);
   tcase_add_test (stream, test_no_output_buffer_is_an_error);
   tcase_add_test (stream, test_messages_every_frame);
   tcase_add_test (stream, test_message_interval);
