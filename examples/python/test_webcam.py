@@ -3,9 +3,10 @@
 
 Runs webcam.py on videotestsrc (a camera, where there is one, is left
 alone) for 60 frames of 320x240 into an MP4, and checks that the file
-decodes to frames twice as wide as the source. It records twice: as is,
-and with the filtered branch held back at the start, where the compositor
-would otherwise begin at the size of the direct branch alone.
+decodes to frames twice as wide as the source. It records three times: as
+is, and with the filtered branch or both branches held back at the start,
+where a live compositor would otherwise begin at a size, format or rate of
+its own and change it mid-stream.
 
 Run by ``meson test example-py-webcam``; by hand::
 
@@ -27,9 +28,10 @@ SCRIPT = os.path.join(HERE, "webcam.py")
 FRAMES, WIDTH, HEIGHT = 60, 320, 240
 
 
-# Runs webcam.py with the filtered branch held back 400 ms from its first
-# event on, caps included, as a slow start on a loaded machine does.
-LATE_BRANCH = """
+# Runs webcam.py with frames and caps held back 400 ms from the first event
+# on, as a slow start on a loaded machine does: those of the filtered
+# branch ("branch"), or those of both, before the tee ("source").
+HELD_BACK = r"""
 import sys
 import threading
 
@@ -37,12 +39,8 @@ sys.path.insert(0, sys.argv[1])
 import webcam
 from gi.repository import Gst
 
-filters = webcam.SideBySide.filters
 
-
-def late_filters(self):
-    hold = webcam.make("queue")
-    pad = hold.get_static_pad("src")
+def hold(pad):
     timers = []
 
     def block(pad, info):
@@ -52,11 +50,48 @@ def late_filters(self):
         return Gst.PadProbeReturn.OK
 
     pad.add_probe(Gst.PadProbeType.BLOCK_DOWNSTREAM, block)
-    return [hold] + filters(self)
 
 
-webcam.SideBySide.filters = late_filters
-sys.exit(webcam.main(sys.argv[2:]))
+output_caps = []
+
+
+def note_caps(pad, info):
+    event = info.get_event()
+    if event.type == Gst.EventType.CAPS:
+        output_caps.append(event.parse_caps().to_string())
+    return Gst.PadProbeReturn.OK
+
+
+make = webcam.make
+
+
+def watched_make(factory, **properties):
+    element = make(factory, **properties)
+    if factory == "tee" and sys.argv[2] == "source":
+        hold(element.get_static_pad("sink"))
+    if factory == "compositor":
+        element.get_static_pad("src").add_probe(
+            Gst.PadProbeType.EVENT_DOWNSTREAM, note_caps
+        )
+    return element
+
+
+webcam.make = watched_make
+if sys.argv[2] == "branch":
+    filters = webcam.SideBySide.filters
+
+    def late_filters(self):
+        queue = webcam.make("queue")
+        hold(queue.get_static_pad("src"))
+        return [queue] + filters(self)
+
+    webcam.SideBySide.filters = late_filters
+status = webcam.main(sys.argv[3:])
+if len(output_caps) != 1:
+    # An encoder and an MP4 cannot follow a change of caps mid-stream.
+    print("compositor output caps:", *output_caps, sep="\n  ")
+    status = status or 1
+sys.exit(status)
 """
 
 
@@ -75,7 +110,10 @@ def record(output, program):
         output,
         "--verbose",
     ]
-    print("$", " ".join(command), flush=True)
+    shown = [SCRIPT] + command[len(program) + 1 :]
+    if program[0] == "-c":
+        shown.insert(1, f"(held back: {program[-1]})")
+    print("$", " ".join(shown), flush=True)
     result = subprocess.run(command, capture_output=True, text=True, timeout=100)
     sys.stdout.write(result.stdout + result.stderr)
     check(
@@ -118,12 +156,14 @@ def main():
 
     with tempfile.TemporaryDirectory(prefix="webcam-") as tmp:
         record(os.path.join(tmp, "side-by-side.mp4"), [SCRIPT])
-        # On a busy CPU the filtered branch's first frame, and its caps, can
-        # reach the compositor after the first output frame: the recording
-        # must keep its size and timestamps all the same.
-        record(
-            os.path.join(tmp, "late-branch.mp4"), ["-c", LATE_BRANCH, HERE]
-        )
+        # On a busy CPU the first frames, and their caps, can reach the
+        # compositor late, from one branch or from both: the recording must
+        # keep its size, format, rate and timestamps all the same.
+        for late in ("branch", "source"):
+            record(
+                os.path.join(tmp, f"late-{late}.mp4"),
+                ["-c", HELD_BACK, HERE, late],
+            )
     print("OK")
     return 0
 

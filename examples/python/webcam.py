@@ -113,14 +113,20 @@ class SideBySide:
             make("tee"),
         ]
         # The filters take time, the direct branch none: the compositor
-        # waits this long for the filtered frame of the same instant.
-        compositor = make("compositor", latency=args.latency * Gst.MSECOND)
-        # The output size is fixed here: left to the compositor, it would
-        # follow the pads that have caps so far, and grow from one half to
-        # both when the filtered branch starts late (on a busy CPU), which
-        # an encoder and an MP4 cannot follow mid-stream.
+        # waits this long for the filtered frame of the same instant. Its
+        # clock starts at the first frame: started at zero, a live
+        # compositor on a busy CPU can time out before any branch has caps,
+        # and begin at a size, format and rate of its own choosing.
+        compositor = make(
+            "compositor",
+            latency=args.latency * Gst.MSECOND,
+            start_time_selection="first",
+        )
+        # Nor may it begin at the size of the branch that has caps first:
+        # an encoder and an MP4 cannot follow a change mid-stream.
         both = (
-            f"video/x-raw,width={2 * args.width},height={args.height}"
+            f"video/x-raw,format=I420,width={2 * args.width},"
+            f"height={args.height}"
         )
         tail = [
             compositor,
