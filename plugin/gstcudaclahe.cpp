@@ -123,8 +123,7 @@ gst_cuda_clahe_class_init (GstCudaClaheClass * klass)
       "Contrast-limited adaptive histogram equalization of 8- to 16-bit video "
       "frames on an NVIDIA GPU (bit-identical to OpenCV's CLAHE)",
       "cudafilters developers");
-  gst_cuda_filters_base_class_add_pad_templates (element_class,
-      GstCudaFiltersScan::kProgressive);
+  gst_cuda_filters_base_class_add_pad_templates (element_class);
 
   filter_class->create_engine = gst_cuda_clahe_create_engine;
 

@@ -183,6 +183,15 @@ gst_cuda_filters_base_set_caps (GstBaseTransform * trans, GstCaps * incaps,
           &cuda_caps))
     return FALSE;
   GstCudaFiltersBaseClass *klass = GST_CUDA_FILTERS_BASE_GET_CLASS (self);
+  if (!klass->takes_interlaced && GST_VIDEO_INFO_INTERLACE_MODE (&info) !=
+      GST_VIDEO_INTERLACE_MODE_PROGRESSIVE) {
+    GST_ELEMENT_ERROR (self, STREAM, FORMAT,
+        ("%s filters progressive frames only, not %s ones: put deinterlace "
+            "before it.", GST_OBJECT_NAME (self),
+            gst_video_interlace_mode_to_string (GST_VIDEO_INFO_INTERLACE_MODE
+                (&info))), ("caps %" GST_PTR_FORMAT, incaps));
+    return FALSE;
+  }
   if (klass->check_format && !klass->check_format (self, &info))
     return FALSE;
 

@@ -47,6 +47,11 @@ struct _GstCudaFiltersBaseClass
    * properties; posts an element error saying why not and returns FALSE
    * otherwise. Called when caps are set. Optional. */
   gboolean (*check_format) (GstCudaFiltersBase * self, const GstVideoInfo * info);
+
+  /* Whether the element takes interlaced frames: only a pointwise filter
+   * (cudahisteq) may; one that mixes neighbouring rows would mix the two
+   * fields, and refuses them at negotiation with an error. */
+  bool takes_interlaced;
 };
 
 /* Under @self's object lock: the settings the element's engine reads

@@ -14,28 +14,26 @@ static const char *const kCudaMemoryFeature = "memory:CUDAMemory";
 
 /* Caps fields shared by every structure of the templates. */
 static gchar *
-template_caps_fields (const gchar * formats, GstCudaFiltersScan scan)
+template_caps_fields (const gchar * formats)
 {
   return g_strdup_printf ("format = (string) { %s }, "
       "width = (int) [ 1, %d ], height = (int) [ 1, %d ], "
-      "framerate = (fraction) [ 0, max ]%s", formats, MAX_DIMENSION,
-      MAX_DIMENSION, scan == GstCudaFiltersScan::kProgressive ?
-      ", interlace-mode = (string) progressive" : "");
+      "framerate = (fraction) [ 0, max ]", formats, MAX_DIMENSION,
+      MAX_DIMENSION);
 }
 
 void
-gst_cuda_filters_base_class_add_pad_templates (GstElementClass * klass,
-    GstCudaFiltersScan scan)
+gst_cuda_filters_base_class_add_pad_templates (GstElementClass * klass)
 {
   /* Memory kind is kept: CUDA memory in, CUDA memory out; system memory in,
    * system memory out. Without GStreamer's CUDA library there is no CUDA
    * memory to take. */
   gchar *sysmem = template_caps_fields (GST_CUDA_FILTERS_FORMATS ", "
-      GST_CUDA_FILTERS_PACKED_FORMATS ", " GST_CUDA_FILTERS_DEEP_FORMATS, scan);
+      GST_CUDA_FILTERS_PACKED_FORMATS ", " GST_CUDA_FILTERS_DEEP_FORMATS);
 #ifdef HAVE_GST_CUDA
   gchar *cuda = template_caps_fields (GST_CUDA_FILTERS_CUDA_FORMATS ", "
       GST_CUDA_FILTERS_PACKED_CUDA_FORMATS ", "
-      GST_CUDA_FILTERS_DEEP_CUDA_FORMATS, scan);
+      GST_CUDA_FILTERS_DEEP_CUDA_FORMATS);
   gchar *str = g_strdup_printf ("video/x-raw(%s), %s; video/x-raw, %s",
       kCudaMemoryFeature, cuda, sysmem);
   g_free (cuda);

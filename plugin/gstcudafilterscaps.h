@@ -34,20 +34,9 @@
 #define GST_CUDA_FILTERS_DEEP_CUDA_FORMATS "P010_10LE, P016_LE, I420_10LE, " \
     "Y444_16LE"
 
-/* Which scans an element takes. A filter that mixes neighbouring rows
- * would mix the two fields of an interlaced frame, so only a pointwise one
- * (cudahisteq) takes interlaced frames; the others refuse them at
- * negotiation (deinterlace first). */
-enum class GstCudaFiltersScan
-{
-  kProgressive,
-  kAny,
-};
-
 /* Adds the sink and src pad templates: the formats above in CUDA memory,
- * then in system memory, of @scan. */
-void gst_cuda_filters_base_class_add_pad_templates (GstElementClass * klass,
-    GstCudaFiltersScan scan);
+ * then in system memory. */
+void gst_cuda_filters_base_class_add_pad_templates (GstElementClass * klass);
 
 /* The caps on the other pad: the same, CUDA memory first where
  * @prefer_cuda (an upstream that offers both, as cudaupload does, then

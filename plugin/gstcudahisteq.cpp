@@ -123,11 +123,12 @@ gst_cuda_hist_eq_class_init (GstCudaHistEqClass * klass)
       "Equalizes the histogram of 8- to 16-bit video frames on an NVIDIA GPU "
       "(8-bit: bit-identical to OpenCV's equalizeHist)",
       "cudafilters developers");
-  gst_cuda_filters_base_class_add_pad_templates (element_class,
-      GstCudaFiltersScan::kAny);
+  gst_cuda_filters_base_class_add_pad_templates (element_class);
 
   filter_class->create_engine = gst_cuda_hist_eq_create_engine;
   filter_class->check_format = gst_cuda_hist_eq_check_format;
+  /* Each sample is mapped on its own: the fields do not mix. */
+  filter_class->takes_interlaced = true;
 
   GST_DEBUG_CATEGORY_INIT (gst_cuda_hist_eq_debug, "cudahisteq", 0,
       "CUDA histogram equalization");

@@ -347,8 +347,7 @@ gst_cuda_nlm_class_init (GstCudaNlmClass * klass)
       "CUDA non-local means denoising", "Filter/Effect/Video/Hardware",
       "Removes noise from 8- to 16-bit video frames with non-local means on "
       "an NVIDIA GPU", "cudafilters developers");
-  gst_cuda_filters_base_class_add_pad_templates (element_class,
-      GstCudaFiltersScan::kProgressive);
+  gst_cuda_filters_base_class_add_pad_templates (element_class);
 
   filter_class->create_engine = gst_cuda_nlm_create_engine;
 

@@ -141,8 +141,7 @@ gst_cuda_sharpen_class_init (GstCudaSharpenClass * klass)
       "CUDA sharpen", "Filter/Effect/Video/Hardware",
       "Sharpens 8- to 16-bit video frames by unsharp masking or a 3x3 kernel "
       "on an NVIDIA GPU (bit-identical to OpenCV)", "cudafilters developers");
-  gst_cuda_filters_base_class_add_pad_templates (element_class,
-      GstCudaFiltersScan::kProgressive);
+  gst_cuda_filters_base_class_add_pad_templates (element_class);
 
   filter_class->create_engine = gst_cuda_sharpen_create_engine;
 

@@ -367,6 +367,9 @@ GST_START_TEST (test_interlaced_frames)
       const std::string what = std::string (e.factory) + ", " + mode;
       if (!g_str_equal (e.factory, "cudahisteq")) {
         fail_unless_equals_int (ret, GST_FLOW_NOT_NEGOTIATED);
+        const std::string error = c.first_error ();
+        fail_unless (error.find ("progressive frames only") !=
+            std::string::npos, "%s: %s", what.c_str (), error.c_str ());
         continue;
       }
       fail_unless_equals_int (ret, GST_FLOW_OK);
