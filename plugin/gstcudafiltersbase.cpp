@@ -458,12 +458,17 @@ gst_cuda_filters_base_sink_event (GstBaseTransform * trans, GstEvent * event)
   const GstEventType type = GST_EVENT_TYPE (event);
   bool drained = true;
   switch (type) {
-    case GST_EVENT_FLUSH_STOP:
+    case GST_EVENT_FLUSH_STOP:{
       s.restart_history = true;
       s.stats.restart ();
-      /* Frames held are dropped, as everything in flight is. */
+      /* Frames held are dropped, as everything in flight is, once the
+       * flush has gone downstream (the events held that stay with the
+       * stream are then kept for the next frame). */
+      const gboolean ret =
+          GST_BASE_TRANSFORM_CLASS (parent_class)->sink_event (trans, event);
       priv->flow->reset ();
-      break;
+      return ret;
+    }
     case GST_EVENT_SEGMENT:
       s.restart_history = true;
       s.stats.restart ();
@@ -476,6 +481,9 @@ gst_cuda_filters_base_sink_event (GstBaseTransform * trans, GstEvent * event)
       drained = drain_before (self, event);
       break;
     default:
+      /* Nor may other serialized events overtake the frames held. */
+      if (GST_EVENT_IS_SERIALIZED (event) && priv->flow->hold_event (event))
+        return TRUE;
       break;
   }
   if (!drained) {

@@ -376,12 +376,13 @@ public:
   WindowFlow (GstCudaFiltersStreaming & s, GstCudaFiltersWindowEngine & engine)
       : s_ (s), engine_ (engine), radius_ (engine.radius ()),
         cpu_ (s.runner_options) {}
-  ~WindowFlow () override { forget_waiting (); }
+  ~WindowFlow () override { forget_waiting (false); }
 
   GstFlowReturn generate (GstBuffer * in, GstBuffer ** out) override;
   GstFlowReturn drain () override;
   void reset () override;
   bool holds_frames () const override { return !waiting_.empty (); }
+  bool hold_event (GstEvent * event) override;
   GstClockTime latency () const override;
 
 private:
@@ -393,7 +394,8 @@ private:
   }
   GstFlowReturn push (GstBuffer * in);
   GstFlowReturn output (GstBuffer ** out);
-  void forget_waiting ();
+  void release_events ();
+  void forget_waiting (bool streaming);
 
   GstCudaFiltersStreaming & s_;
   GstCudaFiltersWindowEngine & engine_;
@@ -403,23 +405,61 @@ private:
    * without memory: upstream's buffers are released as soon as their frame
    * is copied). */
   std::deque<GstBuffer *> waiting_;
+  /* Frames that have entered the window, and left it, since the start. */
+  guint64 frames_in_ = 0;
+  guint64 frames_out_ = 0;
+  /* Serialized events held, each with the number of frames that go
+   * downstream before it. */
+  std::deque<std::pair<guint64, GstEvent *>> events_;
   /* Duration of the last input frame: the latency unit when the caps have
    * no frame rate. Under the object lock. */
   GstClockTime last_duration_ = GST_CLOCK_TIME_NONE;
 };
 
+/* Forgets the frames and events held; while @streaming, the events that
+ * stay with the stream (tags, a new stream) go with the next frame, the
+ * others go with the frames. */
 void
-WindowFlow::forget_waiting ()
+WindowFlow::forget_waiting (bool streaming)
 {
   for (GstBuffer *meta : waiting_)
     gst_buffer_unref (meta);
   waiting_.clear ();
+  frames_out_ = frames_in_;
+  for (auto &[frames, event] : events_) {
+    if (streaming && GST_EVENT_IS_STICKY (event))
+      gst_pad_store_sticky_event (GST_BASE_TRANSFORM_SRC_PAD (s_.trans),
+          event);
+    gst_event_unref (event);
+  }
+  events_.clear ();
+}
+
+bool
+WindowFlow::hold_event (GstEvent * event)
+{
+  release_events ();
+  if (waiting_.empty ())
+    return false;
+  events_.emplace_back (frames_in_, event);
+  return true;
+}
+
+/* Pushes the events held whose frames have all gone downstream. */
+void
+WindowFlow::release_events ()
+{
+  while (!events_.empty () && events_.front ().first <= frames_out_) {
+    GstEvent *event = events_.front ().second;
+    events_.pop_front ();
+    gst_pad_push_event (GST_BASE_TRANSFORM_SRC_PAD (s_.trans), event);
+  }
 }
 
 void
 WindowFlow::reset ()
 {
-  forget_waiting ();
+  forget_waiting (true);
   reset_windows (s_, cpu_, radius_);
 }
 
@@ -454,6 +494,7 @@ WindowFlow::push (GstBuffer * in)
   gst_buffer_copy_into (meta, in, (GstBufferCopyFlags) (GST_BUFFER_COPY_FLAGS |
           GST_BUFFER_COPY_TIMESTAMPS | GST_BUFFER_COPY_META), 0, -1);
   waiting_.push_back (meta);
+  ++frames_in_;
   if (GST_BUFFER_DURATION_IS_VALID (in)) {
     GST_OBJECT_LOCK (s_.trans);
     last_duration_ = GST_BUFFER_DURATION (in);
@@ -468,6 +509,7 @@ WindowFlow::output (GstBuffer ** out)
 {
   GstBuffer *meta = waiting_.front ();
   waiting_.pop_front ();
+  ++frames_out_;
   GstFlowReturn ret = prepare_output (s_, meta, out);
   cudafilters::FrameLevels levels;
   cudafilters::FrameLevels *want = nullptr;
@@ -524,6 +566,8 @@ GstFlowReturn
 WindowFlow::generate (GstBuffer * in, GstBuffer ** out)
 {
   *out = nullptr;
+  /* The frame that left last has been pushed: the events behind it follow. */
+  release_events ();
   GstFlowReturn ret = in ? push (in) : GST_FLOW_OK;
   if (ret == GST_FLOW_OK && ready (false))
     ret = output (out);
@@ -547,11 +591,14 @@ GstFlowReturn
 WindowFlow::drain ()
 {
   GstFlowReturn ret = GST_FLOW_OK;
+  release_events ();
   while (ret == GST_FLOW_OK && ready (true)) {
     GstBuffer *out = nullptr;
     ret = output (&out);
     if (ret == GST_FLOW_OK)
       ret = gst_pad_push (GST_BASE_TRANSFORM_SRC_PAD (s_.trans), out);
+    if (ret == GST_FLOW_OK)
+      release_events ();
   }
   reset ();
   return ret;

@@ -14,7 +14,9 @@
  * latency, filters the last r frames at EOS, and at a caps change, a new
  * segment, a DISCONT buffer or a move to another CUDA context filters the
  * frames it holds from the frames before the break only (never across it);
- * a flush drops them. The frames held stay on the GPU (or in host memory on
+ * a flush drops them. Other serialized events (tags, gaps, a new stream,
+ * custom ones) wait behind the frames held, so that the stream keeps its
+ * order. The frames held stay on the GPU (or in host memory on
  * the CPU path), in 2 r + 1 slots reused from frame to frame. */
 #pragma once
 
@@ -89,6 +91,10 @@ public:
   /* Forgets the frames held (a flush, new frames). */
   virtual void reset () {}
   virtual bool holds_frames () const { return false; }
+  /* A serialized event that must not overtake the frames held: taken
+   * (true) to go downstream once they have left, or false for the element
+   * to pass it on now. */
+  virtual bool hold_event (GstEvent *) { return false; }
   /* The latency the flow adds; from any thread, under the object lock,
    * which guards the caps and durations the streaming thread sets. */
   virtual GstClockTime latency () const { return 0; }

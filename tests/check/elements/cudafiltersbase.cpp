@@ -347,9 +347,97 @@ GST_START_TEST (test_unsupported_caps_are_refused)
 }
 GST_END_TEST;
 
+/* What leaves @pad, in order: "b<n>" for a buffer of PTS n frames, the
+ * event's name otherwise (stream-start, caps and segment left out). */
+static GstPadProbeReturn
+note_order (GstPad *, GstPadProbeInfo * info, gpointer data)
+{
+  auto *order = static_cast < std::vector < std::string > *>(data);
+  if (GstBuffer * b = GST_PAD_PROBE_INFO_BUFFER (info)) {
+    if (GST_PAD_PROBE_INFO_TYPE (info) & GST_PAD_PROBE_TYPE_BUFFER)
+      order->push_back ("b" + std::to_string (GST_BUFFER_PTS (b) /
+              (GST_SECOND / 30)));
+  }
+  if (GST_PAD_PROBE_INFO_TYPE (info) & GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM) {
+    GstEvent *e = GST_PAD_PROBE_INFO_EVENT (info);
+    const GstEventType t = GST_EVENT_TYPE (e);
+    if (t != GST_EVENT_STREAM_START && t != GST_EVENT_CAPS &&
+        t != GST_EVENT_SEGMENT)
+      order->push_back (GST_EVENT_TYPE_NAME (e));
+  }
+  return GST_PAD_PROBE_OK;
+}
+
+static std::string
+joined (const std::vector < std::string > &order)
+{
+  std::string s;
+  for (const std::string & o : order)
+    s += (s.empty ()? "" : " ") + o;
+  return s;
+}
+
+/* Serialized events that reach cudanlm while it holds frames (a temporal
+ * window) leave after those frames, as they came; after a flush, the
+ * sticky ones (a tag) go with the next frame and the others are dropped
+ * with the frames. */
+GST_START_TEST (test_events_keep_their_place_behind_held_frames)
+{
+  std::mt19937 rng (80);
+  const Image frame = random_image (rng, 32, 16, 20, 200);
+  for (bool flush : {false, true}) {
+    BusHarness c (on_backend ("cudanlm", " temporal-radius=1 "
+            "auto-strength=false patch-size=3 search-size=5"));
+    std::vector < std::string > order;
+    GstPad *src = gst_element_get_static_pad (c.h->element, "src");
+    gst_pad_add_probe (src, (GstPadProbeType) (GST_PAD_PROBE_TYPE_BUFFER |
+            GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM), note_order, &order, NULL);
+    gst_object_unref (src);
+    gst_harness_set_src_caps_str (c.h, gray_caps (32, 16).c_str ());
+    auto push_frame =[&](int n) {
+      GstBuffer *b = buffer_from_image (frame);
+      GST_BUFFER_PTS (b) = n * (GST_SECOND / 30);
+      GST_BUFFER_DURATION (b) = GST_SECOND / 30;
+      const GstFlowReturn ret = gst_harness_push (c.h, b);
+      fail_unless (ret == GST_FLOW_OK, "flush %d, frame %d: %s after %s",
+          int (flush), n, gst_flow_get_name (ret), joined (order).c_str ());
+    };
+    for (int n = 0; n < 3; ++n)
+      push_frame (n);
+    fail_unless (gst_harness_push_event (c.h,
+            gst_event_new_gap (3 * (GST_SECOND / 30), GST_SECOND / 30)));
+    fail_unless (gst_harness_push_event (c.h,
+            gst_event_new_custom (GST_EVENT_CUSTOM_DOWNSTREAM,
+                gst_structure_new_empty ("marker"))));
+    fail_unless (gst_harness_push_event (c.h,
+            gst_event_new_tag (gst_tag_list_new (GST_TAG_TITLE, "held",
+                    NULL))));
+    if (flush) {
+      fail_unless (gst_harness_push_event (c.h, gst_event_new_flush_start ()));
+      fail_unless (gst_harness_push_event (c.h,
+              gst_event_new_flush_stop (FALSE)));
+      GstSegment segment;
+      gst_segment_init (&segment, GST_FORMAT_TIME);
+      fail_unless (gst_harness_push_event (c.h,
+              gst_event_new_segment (&segment)));
+    }
+    push_frame (4);
+    push_frame (5);
+    fail_unless (gst_harness_push_event (c.h, gst_event_new_eos ()));
+    const std::string got = joined (order);
+    const char *want = flush ?
+        "b0 b1 tag b4 b5 eos" :
+        "b0 b1 b2 gap custom-downstream tag b4 b5 eos";
+    fail_unless (got == want, "flush %d: %s, expected %s", int (flush),
+        got.c_str (), want);
+  }
+}
+GST_END_TEST;
+
 /* Interlaced frames: cudahisteq maps each sample on its own, so it takes
  * them and filters them as progressive ones; the filters that mix
- * neighbouring rows (and so the two fields) refuse them at negotiation. */
+ * neighbouring rows (and so the two fields) refuse them at negotiation,
+ * with an error that says why. */
 GST_START_TEST (test_interlaced_frames)
 {
   std::mt19937 rng (79);
@@ -1321,6 +1409,7 @@ cudafiltersbase_suite (void)
   tcase_add_test (stream, test_held_frames_failing_downstream_are_errors);
   tcase_add_test (stream, test_eos_goes_on_after_downstream_ended);
   tcase_add_test (stream, test_interlaced_frames);
+  tcase_add_test (stream, test_events_keep_their_place_behind_held_frames);
   tcase_add_test (stream, test_no_output_buffer_is_an_error);
   tcase_add_test (stream, test_messages_every_frame);
   tcase_add_test (stream, test_message_interval);
