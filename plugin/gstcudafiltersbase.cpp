@@ -507,6 +507,10 @@ gst_cuda_filters_base_set_property (GObject * object, guint prop_id,
 {
   GstCudaFiltersBasePrivate *priv = get_priv (GST_CUDA_FILTERS_BASE (object));
 
+  /* The backend, device and wait policy are taken when the element starts. */
+  if (gst_cuda_filters_refuse_while_running (GST_ELEMENT (object), pspec,
+          value))
+    return;
   GST_OBJECT_LOCK (object);
   switch (prop_id) {
     case PROP_BACKEND:

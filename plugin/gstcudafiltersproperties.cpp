@@ -17,3 +17,29 @@ gst_cuda_filters_param_spec_temporal_smoothing (void)
           GST_PARAM_MUTABLE_PLAYING | GST_PARAM_CONTROLLABLE |
           G_PARAM_STATIC_STRINGS));
 }
+
+bool
+gst_cuda_filters_refuse_while_running (GstElement * element,
+    const GParamSpec * pspec, const GValue * value)
+{
+  if (!(pspec->flags & GST_PARAM_MUTABLE_READY))
+    return false;
+  GST_OBJECT_LOCK (element);
+  const bool running = GST_STATE (element) > GST_STATE_READY ||
+      GST_STATE_PENDING (element) > GST_STATE_READY;
+  GST_OBJECT_UNLOCK (element);
+  if (!running)
+    return false;
+  GValue kept = G_VALUE_INIT;
+  g_value_init (&kept, pspec->value_type);
+  g_object_get_property (G_OBJECT (element), pspec->name, &kept);
+  gchar *refused_str = g_strdup_value_contents (value);
+  gchar *kept_str = g_strdup_value_contents (&kept);
+  g_warning ("%s: refusing %s=%s: it can be set in the NULL and READY states "
+      "only; %s stays %s", GST_OBJECT_NAME (element), pspec->name,
+      refused_str, pspec->name, kept_str);
+  g_free (refused_str);
+  g_free (kept_str);
+  g_value_unset (&kept);
+  return true;
+}

@@ -15,6 +15,14 @@
  * (default 0: off), live and controllable. */
 GParamSpec *gst_cuda_filters_param_spec_temporal_smoothing (void);
 
+/* Whether @element refuses @value for @pspec because the property can be
+ * set in the NULL and READY states only (GST_PARAM_MUTABLE_READY) and the
+ * element is running: it then says so with a warning, "cudanlm0: refusing
+ * temporal-radius=2: it can be set in the NULL and READY states only;
+ * temporal-radius stays 1", and the value stays. */
+bool gst_cuda_filters_refuse_while_running (GstElement * element,
+    const GParamSpec * pspec, const GValue * value);
+
 /* Defines type_name_get_type (), the enum type @TypeName of the
  * GEnumValue entries that follow, registered at the first call: GLib's
  * G_DEFINE_ENUM_TYPE (2.74, newer than the plugin's minimum) with a
@@ -192,6 +200,8 @@ gst_cuda_filters_set_field_property (GObject * object, guint prop_id,
 {
   auto *self = Cast (object);
   using Params = decltype (self->params);
+  if (gst_cuda_filters_refuse_while_running (GST_ELEMENT (self), pspec, value))
+    return;
   if (!gst_cuda_filters_set_field (GST_CUDA_FILTERS_BASE (self), self->params,
           Fields, prop_id, value, pspec,
           [](const Params & p, const Params &) { return Check (p); }))

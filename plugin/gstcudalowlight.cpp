@@ -86,6 +86,7 @@
 #include "gstcudalowlight.h"
 #include "gstcudafiltersbase.h"
 #include "gstcudafilterscontext.h"
+#include "gstcudafiltersproperties.h"
 
 #include <initializer_list>
 
@@ -357,6 +358,10 @@ gst_cuda_low_light_set_property (GObject * object, guint prop_id,
         self->broken);
     return;
   }
+  /* Refused here, or the stages would refuse it each, except one that is
+   * out of the chain. */
+  if (gst_cuda_filters_refuse_while_running (GST_ELEMENT (self), pspec, value))
+    return;
   switch (prop_id) {
     case PROP_DENOISE_STRENGTH:{
       /* The bin's strength scales the automatic one: where a

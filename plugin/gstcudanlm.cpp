@@ -209,6 +209,10 @@ gst_cuda_nlm_set_property (GObject * object, guint prop_id,
 {
   GstCudaNlm *self = GST_CUDA_NLM (object);
 
+  /* The frames held and the latency reported follow the temporal radius
+   * the element started with. */
+  if (gst_cuda_filters_refuse_while_running (GST_ELEMENT (self), pspec, value))
+    return;
   switch (prop_id) {
     case PROP_STRENGTH:{
       const float h = g_value_get_float (value);
@@ -234,22 +238,6 @@ gst_cuda_nlm_set_property (GObject * object, guint prop_id,
       else
         give_strength (self, pspec, value, set);
       return;
-    }
-    case PROP_TEMPORAL_RADIUS:{
-      /* The frames held and the latency reported follow the radius the
-       * element started with: a new one takes effect from the next start. */
-      GST_OBJECT_LOCK (self);
-      const bool running = GST_STATE (self) > GST_STATE_READY ||
-          GST_STATE_PENDING (self) > GST_STATE_READY;
-      GST_OBJECT_UNLOCK (self);
-      if (running) {
-        g_warning ("%s: refusing temporal-radius=%d: it can be set in the "
-            "NULL and READY states only; temporal-radius stays %d",
-            GST_OBJECT_NAME (self), g_value_get_int (value),
-            gst_cuda_filters_snapshot_params (self).temporal_radius);
-        return;
-      }
-      break;
     }
     default:
       break;

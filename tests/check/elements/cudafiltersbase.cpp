@@ -434,6 +434,78 @@ GST_START_TEST (test_events_keep_their_place_behind_held_frames)
 }
 GST_END_TEST;
 
+/* Properties an element takes when it starts (GST_PARAM_MUTABLE_READY) are
+ * refused while it runs, with one warning that names the value and why,
+ * and keep their value; in READY they are taken. cudalowlight refuses
+ * once, for its stages. */
+struct WarningCount {
+  std::vector < std::string > texts;
+  guint handler = 0;
+  WarningCount () {
+    handler = g_log_set_handler (NULL, G_LOG_LEVEL_WARNING,
+        [](const gchar *, GLogLevelFlags, const gchar * message, gpointer data) {
+          static_cast < WarningCount * >(data)->texts.push_back (message);
+        }, this);
+  }
+  ~WarningCount () {
+    g_log_remove_handler (NULL, handler);
+  }
+};
+
+GST_START_TEST (test_start_properties_refused_while_running)
+{
+  struct Case {
+    const char *factory, *property, *refused;
+  };
+  const Case cases[] = {
+    {"cudahisteq", "significant-bits", "4"},
+    {"cudahisteq", "cuda-wait", "keep"},
+    {"cudaclahe", "cuda-device-id", "3"},
+    {"cudasharpen", "backend", "auto"},
+    {"cudanlm", "temporal-radius", "2"},
+    {"cudalowlight", "cuda-wait", "keep"},
+    {"cudalowlight", "cuda-device-id", "3"},
+  };
+  std::mt19937 rng (81);
+  const Image frame = random_image (rng, 32, 16, 20, 200);
+  for (const Case & k : cases) {
+    BusHarness c (on_backend (k.factory));
+    gst_harness_set_src_caps_str (c.h, gray_caps (32, 16).c_str ());
+    fail_unless_equals_int (gst_harness_push (c.h, buffer_from_image (frame)),
+        GST_FLOW_OK);
+    GObject *e = G_OBJECT (c.h->element);
+    GParamSpec *pspec = g_object_class_find_property (G_OBJECT_GET_CLASS (e),
+        k.property);
+    fail_unless (pspec != NULL && (pspec->flags & GST_PARAM_MUTABLE_READY),
+        "%s::%s", k.factory, k.property);
+    GValue before = G_VALUE_INIT, after = G_VALUE_INIT;
+    g_value_init (&before, pspec->value_type);
+    g_value_init (&after, pspec->value_type);
+    g_object_get_property (e, k.property, &before);
+    {
+      WarningCount w;
+      gst_util_set_object_arg (e, k.property, k.refused);
+      fail_unless_equals_int (w.texts.size (), 1);
+      const std::string want = std::string ("refusing ") + k.property + "=";
+      fail_unless (w.texts[0].find (want) != std::string::npos &&
+          w.texts[0].find ("NULL and READY states only") != std::string::npos,
+          "%s: %s", k.factory, w.texts[0].c_str ());
+    }
+    g_object_get_property (e, k.property, &after);
+    fail_unless (gst_value_compare (&before, &after) == GST_VALUE_EQUAL,
+        "%s::%s changed while running", k.factory, k.property);
+    fail_unless (gst_element_set_state (c.h->element, GST_STATE_READY) ==
+        GST_STATE_CHANGE_SUCCESS);
+    gst_util_set_object_arg (e, k.property, k.refused);
+    g_object_get_property (e, k.property, &after);
+    fail_if (gst_value_compare (&before, &after) == GST_VALUE_EQUAL,
+        "%s::%s refused in READY", k.factory, k.property);
+    g_value_unset (&before);
+    g_value_unset (&after);
+  }
+}
+GST_END_TEST;
+
 /* Interlaced frames: cudahisteq maps each sample on its own, so it takes
  * them and filters them as progressive ones; the filters that mix
  * neighbouring rows (and so the two fields) refuse them at negotiation,
@@ -1410,6 +1482,7 @@ cudafiltersbase_suite (void)
   tcase_add_test (stream, test_eos_goes_on_after_downstream_ended);
   tcase_add_test (stream, test_interlaced_frames);
   tcase_add_test (stream, test_events_keep_their_place_behind_held_frames);
+  tcase_add_test (stream, test_start_properties_refused_while_running);
   tcase_add_test (stream, test_no_output_buffer_is_an_error);
   tcase_add_test (stream, test_messages_every_frame);
   tcase_add_test (stream, test_message_interval);
