@@ -353,16 +353,6 @@ gst_cuda_filters_base_query (GstBaseTransform * trans,
   return ret;
 }
 
-static void
-gst_cuda_filters_base_before_transform (GstBaseTransform * trans,
-    GstBuffer * buffer)
-{
-  const GstClockTime stream_time = gst_cuda_filters_stream_time (trans,
-      GST_BUFFER_TIMESTAMP (buffer));
-  if (GST_CLOCK_TIME_IS_VALID (stream_time))
-    gst_object_sync_values (GST_OBJECT (trans), stream_time);
-}
-
 /* CUDA memory from another context on the device we may use: the frames
  * held leave first, then the GPU side moves into that context, as nvcodec's
  * filters do, and the output pool is negotiated again. A DISCONT buffer
@@ -641,8 +631,6 @@ gst_cuda_filters_base_class_init (GstCudaFiltersBaseClass * klass)
       GST_DEBUG_FUNCPTR (gst_cuda_filters_base_decide_allocation);
   trans_class->propose_allocation =
       GST_DEBUG_FUNCPTR (gst_cuda_filters_base_propose_allocation);
-  trans_class->before_transform =
-      GST_DEBUG_FUNCPTR (gst_cuda_filters_base_before_transform);
   trans_class->submit_input_buffer =
       GST_DEBUG_FUNCPTR (gst_cuda_filters_base_submit_input_buffer);
   trans_class->generate_output =

@@ -104,6 +104,17 @@ configure (GstCudaFiltersStreaming & s, GstCudaFiltersEngine & engine)
     engine.reset_history ();
 }
 
+/* Controlled properties take their values at the stream time of @frame,
+ * the frame about to be filtered (in a window, r frames after it came). */
+void
+sync_controls (GstCudaFiltersStreaming & s, GstBuffer * frame)
+{
+  const GstClockTime stream_time = gst_cuda_filters_stream_time (s.trans,
+      GST_BUFFER_TIMESTAMP (frame));
+  if (GST_CLOCK_TIME_IS_VALID (stream_time))
+    gst_object_sync_values (GST_OBJECT (s.trans), stream_time);
+}
+
 /* The frames held by @cpu and the GPU side forgotten, windows of
  * 2 @radius + 1 frames from now on; QoS (dropping late frames) only where
  * no frame is held back, since a frame held cannot be dropped without
@@ -205,6 +216,7 @@ public:
     *out = nullptr;
     if (!in)
       return GST_FLOW_OK;
+    sync_controls (s_, in);
     cudafilters::FrameLevels levels;
     cudafilters::FrameLevels *want = s_.statistics_due (in) ? &levels :
         nullptr;
@@ -545,6 +557,7 @@ WindowFlow::output (GstBuffer ** out)
   /* The first frame of a new window history starts the engine's own too. */
   if (GST_BUFFER_FLAG_IS_SET (meta, GST_BUFFER_FLAG_DISCONT))
     s_.restart_history = true;
+  sync_controls (s_, meta);
   ret = guarded (s_, [&] {
         configure (s_, engine_);
         if (gpu)

@@ -115,9 +115,9 @@ enum
 #define DEFAULT_SHARPEN FALSE
 #define DEFAULT_TEMPORAL_RADIUS 1
 
-/* The bin's controllable properties that belong to each stage: synced with
- * their control bindings as each frame reaches that stage. */
-#define NLM_CONTROLLED { "denoise-strength" }
+/* The bin's controllable properties of cudaclahe: synced with their
+ * control bindings as each frame reaches it. denoise-strength is synced by
+ * cudanlm itself (DenoiseStrengthBinding). */
 #define CLAHE_CONTROLLED { "clip-limit", "temporal-smoothing" }
 
 struct _GstCudaLowLight
@@ -332,11 +332,83 @@ sync_bindings (GstCudaLowLight * self, GstPad * pad, GstPadProbeInfo * info,
   }
 }
 
-static GstPadProbeReturn
-sync_nlm_bindings (GstPad * pad, GstPadProbeInfo * info, gpointer user_data)
+/* A control binding on cudanlm's auto-strength-scale that syncs the bin's
+ * denoise-strength binding (if any) whenever cudanlm syncs its own: at the
+ * stream time of the frame it is about to filter, which in its temporal
+ * window leaves one frame after it came in (the bin's sink pad would see
+ * the frame after). GStreamer's GstProxyControlBinding does the same, in a
+ * library the plugin does not otherwise need. */
+struct DenoiseStrengthBinding
 {
-  sync_bindings (GST_CUDA_LOW_LIGHT (user_data), pad, info, NLM_CONTROLLED);
-  return GST_PAD_PROBE_OK;
+  GstControlBinding parent;
+  GWeakRef bin;
+};
+
+struct DenoiseStrengthBindingClass
+{
+  GstControlBindingClass parent_class;
+};
+
+G_DEFINE_TYPE (DenoiseStrengthBinding, denoise_strength_binding,
+    GST_TYPE_CONTROL_BINDING);
+
+static gboolean
+denoise_strength_binding_sync_values (GstControlBinding * binding, GstObject *,
+    GstClockTime timestamp, GstClockTime last_sync)
+{
+  auto *self = reinterpret_cast < DenoiseStrengthBinding * >(binding);
+  GstObject *bin = GST_OBJECT (g_weak_ref_get (&self->bin));
+  if (!bin)
+    return TRUE;
+  gboolean ret = TRUE;
+  if (GstControlBinding * theirs =
+      gst_object_get_control_binding (bin, "denoise-strength")) {
+    if (!gst_control_binding_is_disabled (theirs))
+      ret = gst_control_binding_sync_values (theirs, bin, timestamp,
+          last_sync);
+    gst_object_unref (theirs);
+  }
+  gst_object_unref (bin);
+  return ret;
+}
+
+/* Values are the bin's binding's to give: this one holds none. */
+static GValue *
+denoise_strength_binding_get_value (GstControlBinding *, GstClockTime)
+{
+  return nullptr;
+}
+
+static gboolean
+denoise_strength_binding_get_g_value_array (GstControlBinding *, GstClockTime,
+    GstClockTime, guint, GValue *)
+{
+  return FALSE;
+}
+
+static void
+denoise_strength_binding_finalize (GObject * object)
+{
+  g_weak_ref_clear (&reinterpret_cast < DenoiseStrengthBinding * >(object)->
+      bin);
+  G_OBJECT_CLASS (denoise_strength_binding_parent_class)->finalize (object);
+}
+
+static void
+denoise_strength_binding_class_init (DenoiseStrengthBindingClass * klass)
+{
+  GstControlBindingClass *binding_class = GST_CONTROL_BINDING_CLASS (klass);
+  binding_class->sync_values = denoise_strength_binding_sync_values;
+  binding_class->get_value = denoise_strength_binding_get_value;
+  binding_class->get_g_value_array =
+      denoise_strength_binding_get_g_value_array;
+  G_OBJECT_CLASS (klass)->finalize = denoise_strength_binding_finalize;
+}
+
+static void
+denoise_strength_binding_init (DenoiseStrengthBinding * self)
+{
+  g_weak_ref_init (&self->bin, nullptr);
 }
 
 static GstPadProbeReturn
@@ -642,8 +714,13 @@ gst_cuda_low_light_init (GstCudaLowLight * self)
 
   const GstPadProbeType buffers = (GstPadProbeType) (GST_PAD_PROBE_TYPE_BUFFER |
       GST_PAD_PROBE_TYPE_BUFFER_LIST);
-  gst_pad_add_probe (nlm_sink, buffers, sync_nlm_bindings, self, nullptr);
   gst_pad_add_probe (clahe_sink, buffers, sync_clahe_bindings, self, nullptr);
+  auto *strength = reinterpret_cast < DenoiseStrengthBinding * >(g_object_new
+      (denoise_strength_binding_get_type (), "object", self->nlm, "name",
+          "auto-strength-scale", nullptr));
+  g_weak_ref_set (&strength->bin, self);
+  gst_object_add_control_binding (GST_OBJECT (self->nlm),
+      GST_CONTROL_BINDING (strength));
 
   gst_object_unref (clahe_src);
   gst_object_unref (clahe_sink);

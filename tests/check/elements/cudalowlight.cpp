@@ -699,9 +699,9 @@ run_bound_sequence (const std::string & launch, const Sequence & seq,
  * step on the bin, act as the same step bound to cudanlm's
  * auto-strength-scale or cudaclahe's property: each stage takes the value
  * at the stream time of the frame it filters. Each step changes the output
- * from the frame it reaches on: cudanlm denoises frame n once frame n + 1
- * has arrived, with the strength for that moment, so its step at frame 2
- * shows from frame 1. Frames of 160x96 in NV12 (20x12-pixel tiles), where
+ * from the frame it reaches on, also cudanlm's, which denoises frame n once
+ * frame n + 1 has arrived, with the strength for frame n's time. Frames of
+ * 160x96 in NV12 (20x12-pixel tiles), where
  * clip limits 4 and 1.5 clip at different counts (OpenCV's clip is a whole
  * count of pixels, at least 1), or under the memory checkers of 64x48 in
  * gray (8x6), where 4 and 12 do. */
@@ -716,7 +716,7 @@ GST_START_TEST (test_control_bindings_reach_the_stages)
     int first_changed;
   };
   const Step steps[] = {
-    {"denoise-strength", "cudanlm", "auto-strength-scale", 2, 1.0, 3.0, 1},
+    {"denoise-strength", "cudanlm", "auto-strength-scale", 2, 1.0, 3.0, 2},
     {"clip-limit", "cudaclahe", "clip-limit", 4, 4.0, quick ()? 12.0 : 1.5, 4},
     {"temporal-smoothing", "cudaclahe", "temporal-smoothing", 5, 0.8, 0.2, 5},
   };
