@@ -247,6 +247,22 @@ gst_cuda_nlm_set_property (GObject * object, guint prop_id,
     G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
 }
 
+/* A chroma-strength given for frames without chroma (gray) is not used:
+ * the element says so, and that giving it turned automatic strength off. */
+static gboolean
+gst_cuda_nlm_check_format (GstCudaFiltersBase * base, const GstVideoInfo * info)
+{
+  const cudafilters::NlmParams p =
+      gst_cuda_filters_snapshot_params (GST_CUDA_NLM (base));
+  if (p.chroma_h > 0.f && GST_VIDEO_INFO_IS_GRAY (info))
+    GST_ELEMENT_WARNING (base, STREAM, FORMAT,
+        ("chroma-strength=%g is not used: %s frames have no chroma.%s",
+            p.chroma_h, GST_VIDEO_INFO_NAME (info), p.auto_strength ? "" :
+            " Luma is filtered at strength, with auto-strength off."),
+        (nullptr));
+  return TRUE;
+}
+
 static void
 gst_cuda_nlm_class_init (GstCudaNlmClass * klass)
 {
@@ -338,6 +354,7 @@ gst_cuda_nlm_class_init (GstCudaNlmClass * klass)
   gst_cuda_filters_base_class_add_pad_templates (element_class);
 
   filter_class->create_engine = gst_cuda_nlm_create_engine;
+  filter_class->check_format = gst_cuda_nlm_check_format;
 
   GST_DEBUG_CATEGORY_INIT (gst_cuda_nlm_debug, "cudanlm", 0,
       "CUDA non-local means");

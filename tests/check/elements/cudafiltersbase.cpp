@@ -506,6 +506,48 @@ GST_START_TEST (test_start_properties_refused_while_running)
 }
 GST_END_TEST;
 
+/* cudanlm's chroma-strength on frames without chroma is not used: a
+ * warning says so (and that auto-strength went off with it); none on
+ * frames with chroma, nor without the property. */
+GST_START_TEST (test_unused_chroma_strength_is_reported)
+{
+  struct Case {
+    const char *props, *caps;
+    bool warned;
+  };
+  const Case cases[] = {
+    {" chroma-strength=5", "GRAY8", true},
+    {" chroma-strength=5", "GRAY16_LE", true},
+    {"", "GRAY8", false},
+    {" chroma-strength=5", "I420", false},
+  };
+  for (const Case & k : cases) {
+    BusHarness c (on_backend ("cudanlm", std::string (" patch-size=3 "
+                "search-size=5") + k.props));
+    gst_harness_set_src_caps_str (c.h, (std::string ("video/x-raw,format=") +
+            k.caps + ",width=32,height=16,framerate=30/1").c_str ());
+    GstVideoInfo info;
+    gst_video_info_set_format (&info, gst_video_format_from_string (k.caps),
+        32, 16);
+    GstBuffer *b = gst_buffer_new_and_alloc (GST_VIDEO_INFO_SIZE (&info));
+    gst_buffer_memset (b, 0, 100, GST_VIDEO_INFO_SIZE (&info));
+    fail_unless_equals_int (gst_harness_push (c.h, b), GST_FLOW_OK);
+    std::string text;
+    while (GstMessage * m = gst_bus_pop_filtered (c.bus, GST_MESSAGE_WARNING)) {
+      GError *e = nullptr;
+      gst_message_parse_warning (m, &e, nullptr);
+      text += e->message;
+      g_error_free (e);
+      gst_message_unref (m);
+    }
+    const bool warned = text.find ("chroma-strength=5 is not used") !=
+        std::string::npos;
+    fail_unless (warned == k.warned, "%s on %s: '%s'", k.props, k.caps,
+        text.c_str ());
+  }
+}
+GST_END_TEST;
+
 /* Interlaced frames: cudahisteq maps each sample on its own, so it takes
  * them and filters them as progressive ones; the filters that mix
  * neighbouring rows (and so the two fields) refuse them at negotiation,
@@ -1483,6 +1525,7 @@ cudafiltersbase_suite (void)
   tcase_add_test (stream, test_interlaced_frames);
   tcase_add_test (stream, test_events_keep_their_place_behind_held_frames);
   tcase_add_test (stream, test_start_properties_refused_while_running);
+  tcase_add_test (stream, test_unused_chroma_strength_is_reported);
   tcase_add_test (stream, test_no_output_buffer_is_an_error);
   tcase_add_test (stream, test_messages_every_frame);
   tcase_add_test (stream, test_message_interval);
