@@ -592,6 +592,29 @@ run_gpu_suite (int argc, char **argv, Suite * (*make_suite) (void),
   return failed;
 }
 
+/* The GLib warnings logged while it lives (a property refused, with why),
+ * kept instead of failing the test. */
+struct CapturedWarnings {
+  std::vector < std::string > texts;
+  guint handler = 0;
+  CapturedWarnings () {
+    handler = g_log_set_handler (NULL, G_LOG_LEVEL_WARNING,
+        [](const gchar *, GLogLevelFlags, const gchar * message, gpointer data) {
+          static_cast < CapturedWarnings * >(data)->texts.push_back (message);
+        }, this);
+  }
+  ~CapturedWarnings () {
+    g_log_remove_handler (NULL, handler);
+  }
+  /* The one warning logged since the last take. */
+  std::string take () {
+    fail_unless_equals_int (texts.size (), 1);
+    std::string t = texts[0];
+    texts.clear ();
+    return t;
+  }
+};
+
 /* A launch line of `factory` on this build's backend, then `props`
  * (" name=value ..."). */
 inline std::string

@@ -438,20 +438,6 @@ GST_END_TEST;
  * refused while it runs, with one warning that names the value and why,
  * and keep their value; in READY they are taken. cudalowlight refuses
  * once, for its stages. */
-struct WarningCount {
-  std::vector < std::string > texts;
-  guint handler = 0;
-  WarningCount () {
-    handler = g_log_set_handler (NULL, G_LOG_LEVEL_WARNING,
-        [](const gchar *, GLogLevelFlags, const gchar * message, gpointer data) {
-          static_cast < WarningCount * >(data)->texts.push_back (message);
-        }, this);
-  }
-  ~WarningCount () {
-    g_log_remove_handler (NULL, handler);
-  }
-};
-
 GST_START_TEST (test_start_properties_refused_while_running)
 {
   struct Case {
@@ -483,7 +469,7 @@ GST_START_TEST (test_start_properties_refused_while_running)
     g_value_init (&after, pspec->value_type);
     g_object_get_property (e, k.property, &before);
     {
-      WarningCount w;
+      CapturedWarnings w;
       gst_util_set_object_arg (e, k.property, k.refused);
       fail_unless_equals_int (w.texts.size (), 1);
       const std::string want = std::string ("refusing ") + k.property + "=";
@@ -799,18 +785,20 @@ GST_START_TEST (test_history_restarts)
 }
 GST_END_TEST;
 
-/* A frame held (cudanlm's temporal window) whose push fails downstream at
- * EOS, new caps or a new segment: the element posts the error and the
- * event fails, rather than the frame going missing in silence. */
+/* Downstream that refuses every buffer with @flow_return. */
 static GstPadProbeReturn
-fail_buffers (GstPad *, GstPadProbeInfo * info, gpointer)
+refuse_buffers (GstPad *, GstPadProbeInfo * info, gpointer flow_return)
 {
   gst_buffer_unref (GST_PAD_PROBE_INFO_BUFFER (info));
   GST_PAD_PROBE_INFO_DATA (info) = NULL;
-  GST_PAD_PROBE_INFO_FLOW_RETURN (info) = GST_FLOW_ERROR;
+  GST_PAD_PROBE_INFO_FLOW_RETURN (info) =
+      (GstFlowReturn) GPOINTER_TO_INT (flow_return);
   return GST_PAD_PROBE_HANDLED;
 }
 
+/* A frame held (cudanlm's temporal window) whose push fails downstream at
+ * EOS, new caps or a new segment: the element posts the error and the
+ * event fails, rather than the frame going missing in silence. */
 GST_START_TEST (test_held_frames_failing_downstream_are_errors)
 {
   std::mt19937 rng (77);
@@ -827,8 +815,8 @@ GST_START_TEST (test_held_frames_failing_downstream_are_errors)
     fail_unless_equals_int (gst_harness_buffers_in_queue (c.h), 1);
     GstElement *nlm = gst_harness_find_element (c.h, "cudanlm");
     GstPad *src = gst_element_get_static_pad (nlm, "src");
-    gst_pad_add_probe (src, GST_PAD_PROBE_TYPE_BUFFER, fail_buffers, NULL,
-        NULL);
+    gst_pad_add_probe (src, GST_PAD_PROBE_TYPE_BUFFER, refuse_buffers,
+        GINT_TO_POINTER (GST_FLOW_ERROR), NULL);
     GstEvent *event = nullptr;
     if (type == GST_EVENT_EOS) {
       event = gst_event_new_eos ();
@@ -857,14 +845,6 @@ GST_END_TEST;
 /* Downstream that has ended (a sink after num-buffers) refuses the frame
  * held with EOS: that frame is not wanted, and EOS still goes on, or the
  * pipeline would never end. */
-static GstPadProbeReturn
-refuse_buffers_at_eos (GstPad *, GstPadProbeInfo * info, gpointer)
-{
-  gst_buffer_unref (GST_PAD_PROBE_INFO_BUFFER (info));
-  GST_PAD_PROBE_INFO_DATA (info) = NULL;
-  GST_PAD_PROBE_INFO_FLOW_RETURN (info) = GST_FLOW_EOS;
-  return GST_PAD_PROBE_HANDLED;
-}
 
 GST_START_TEST (test_eos_goes_on_after_downstream_ended)
 {
@@ -882,8 +862,8 @@ GST_START_TEST (test_eos_goes_on_after_downstream_ended)
     fail_unless (gst_harness_buffers_in_queue (c.h) < 3, "%s holds no "
         "frame", launch);
     GstPad *src = gst_element_get_static_pad (c.h->element, "src");
-    gst_pad_add_probe (src, GST_PAD_PROBE_TYPE_BUFFER, refuse_buffers_at_eos,
-        NULL, NULL);
+    gst_pad_add_probe (src, GST_PAD_PROBE_TYPE_BUFFER, refuse_buffers,
+        GINT_TO_POINTER (GST_FLOW_EOS), NULL);
     gst_object_unref (src);
     fail_unless (gst_harness_push_event (c.h, gst_event_new_eos ()),
         "%s: EOS failed where downstream had ended", launch);

@@ -915,25 +915,6 @@ GST_END_TEST;
 #if !TEST_GPU
 /* The warnings GLib's range checks cannot give: what was refused, why, the
  * order of changes that works, and the value that stays. */
-struct CapturedWarnings {
-  std::vector < std::string > texts;
-  guint handler = 0;
-  CapturedWarnings () {
-    handler = g_log_set_handler (NULL, G_LOG_LEVEL_WARNING,
-        [](const gchar *, GLogLevelFlags, const gchar * message, gpointer data) {
-          static_cast < CapturedWarnings * >(data)->texts.push_back (message);
-        }, this);
-  }
-  ~CapturedWarnings () {
-    g_log_remove_handler (NULL, handler);
-  }
-  std::string take () {
-    fail_unless_equals_int (texts.size (), 1);
-    std::string t = texts[0];
-    texts.clear ();
-    return t;
-  }
-};
 
 static void
 assert_contains (const std::string & text, const char *part)
