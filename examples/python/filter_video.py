@@ -72,6 +72,18 @@ def cuda_path_possible(args):
     )
 
 
+
+# cudanlm's default search-size: a patch may not exceed the search window at
+# any moment, so the sizes are set in the order that keeps it so.
+DEFAULT_SEARCH_SIZE = 21
+
+
+def window_sizes(patch_size, search_size):
+    """cudanlm's patch-size and search-size, in an order it takes."""
+    if patch_size <= DEFAULT_SEARCH_SIZE:
+        return {"patch-size": patch_size, "search-size": search_size}
+    return {"search-size": search_size, "patch-size": patch_size}
+
 class VideoFilter:
     """filesrc ! decodebin, then the branch that suits the decoder's output."""
 
@@ -79,6 +91,7 @@ class VideoFilter:
         self.args = args
         self.loop = GLib.MainLoop()
         self.status = 0
+        self.reported = False
         self.linked = False
         self.frames = 0
         self.last_pts = Gst.CLOCK_TIME_NONE
@@ -257,8 +270,7 @@ class VideoFilter:
                         "auto-strength": False,
                         "strength": a.denoise,
                         "noise-sigma": a.noise_sigma,
-                        "search-size": a.search_size,
-                        "patch-size": a.patch_size,
+                        **window_sizes(a.patch_size, a.search_size),
                     },
                 )
             )
@@ -362,6 +374,9 @@ class VideoFilter:
             print(file=sys.stderr)
 
     def fail(self, text):
+        if self.reported:
+            return False  # the first error is the one that says why
+        self.reported = True
         self.newline_after_progress()
         print(f"filter_video.py: error: {text}", file=sys.stderr)
         self.status = 1
@@ -467,6 +482,15 @@ def main(argv=None):
     if not os.path.isfile(args.input):
         print(
             f"filter_video.py: error: no such input file: {args.input}",
+            file=sys.stderr,
+        )
+        return 1
+    if os.path.exists(args.output) and os.path.samefile(
+        args.input, args.output
+    ):
+        # filesink would truncate it while it is being read.
+        print(
+            f"filter_video.py: error: the output {args.output} is the input",
             file=sys.stderr,
         )
         return 1

@@ -190,6 +190,31 @@ def main():
         )
         check(result.returncode == 1, "a missing input file fails")
         check("no such input file" in result.stderr, "with a clear message")
+
+        # The input as output would be truncated while it is read.
+        before = os.path.getsize(source)
+        result = filter_video(source, source, "--equalize")
+        check(result.returncode == 1, "the input as output fails")
+        check("is the input" in result.stderr, "with a clear message")
+        check(os.path.getsize(source) == before, "and the input is intact")
+
+        # A smaller search window than the element's default, with a patch
+        # that fits it, is used as given, in whatever order it is set.
+        small = os.path.join(tmp, "small-window.mp4")
+        result = filter_video(
+            source, small, "--denoise", "5", "--patch-size", "3",
+            "--search-size", "5",
+        )
+        check(result.returncode == 0, "a small window runs")
+        check("refusing" not in result.stderr, "and is taken as given")
+
+        # A value the element refuses (out of range) is an error, not a run
+        # at the default.
+        result = filter_video(
+            source, os.path.join(tmp, "zero.mp4"), "--denoise", "0"
+        )
+        check(result.returncode == 1, "strength 0 fails")
+        check("strength=0" in result.stderr, "with the value named")
     print("OK")
     return 0
 
