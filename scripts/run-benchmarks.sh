@@ -12,7 +12,8 @@
 #
 #   scripts/run-benchmarks.sh [RESULTS_DIR [OTHER_RESULTS_DIR ...]]
 #
-# RESULTS_DIR defaults to bench-results. Each OTHER_RESULTS_DIR, another
+# RESULTS_DIR defaults to bench-results in the checkout; it is replaced only
+# if it is empty or an earlier run's. Each OTHER_RESULTS_DIR, another
 # machine's run of this script, adds the CPU section of that machine to the
 # page (the page has the CPU paths of every machine it was given).
 #
@@ -20,11 +21,22 @@
 # FRAMES sets the frames per measurement (default 300). Build first
 # (scripts/build.sh); on the GPU host, source .gpu/env.sh first.
 set -euo pipefail
-cd "$(dirname "$0")/.."
-results=${1:-bench-results}
+# Directories given are the caller's: resolved before moving to the root.
+results=$(realpath -m -- "${1:-$(dirname "$0")/../bench-results}")
 shift || true
-others=("$@")
+others=()
+for other in "$@"; do
+  others+=("$(realpath -m -- "$other")")
+done
+cd "$(dirname "$0")/.."
 frames=${FRAMES:-300}
+# Only an earlier run of this script (its command.txt) is replaced.
+if [ -d "$results" ] && [ -n "$(ls -A -- "$results")" ] &&
+    [ ! -f "$results/command.txt" ]; then
+  echo "run-benchmarks.sh: refusing to replace $results: it holds files" \
+    "that are not results of this script" >&2
+  exit 1
+fi
 rm -rf "$results"
 mkdir -p "$results/frames"
 export GST_PLUGIN_PATH_1_0=$PWD/build/plugin
