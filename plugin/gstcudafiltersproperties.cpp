@@ -28,18 +28,24 @@ gst_cuda_filters_refuse_while_running (GstElement * element,
   const bool running = GST_STATE (element) > GST_STATE_READY ||
       GST_STATE_PENDING (element) > GST_STATE_READY;
   GST_OBJECT_UNLOCK (element);
-  if (!running)
-    return false;
+  if (running)
+    gst_cuda_filters_warn_refused (element, pspec, value,
+        "it can be set in the NULL and READY states only");
+  return running;
+}
+
+void
+gst_cuda_filters_warn_refused (GstElement * element, const GParamSpec * pspec,
+    const GValue * value, const char *why)
+{
   GValue kept = G_VALUE_INIT;
   g_value_init (&kept, pspec->value_type);
   g_object_get_property (G_OBJECT (element), pspec->name, &kept);
   gchar *refused_str = g_strdup_value_contents (value);
   gchar *kept_str = g_strdup_value_contents (&kept);
-  g_warning ("%s: refusing %s=%s: it can be set in the NULL and READY states "
-      "only; %s stays %s", GST_OBJECT_NAME (element), pspec->name,
-      refused_str, pspec->name, kept_str);
+  g_warning ("%s: refusing %s=%s: %s; %s stays %s", GST_OBJECT_NAME (element),
+      pspec->name, refused_str, why, pspec->name, kept_str);
   g_free (refused_str);
   g_free (kept_str);
   g_value_unset (&kept);
-  return true;
 }

@@ -15,6 +15,12 @@
  * (default 0: off), live and controllable. */
 GParamSpec *gst_cuda_filters_param_spec_temporal_smoothing (void);
 
+/* Warns that @element refuses @value for @pspec because of @why, and
+ * names the value that stays: "cudanlm0: refusing patch-size=9: ...;
+ * patch-size stays 7". */
+void gst_cuda_filters_warn_refused (GstElement * element,
+    const GParamSpec * pspec, const GValue * value, const char *why);
+
 /* Whether @element refuses @value for @pspec because the property can be
  * set in the NULL and READY states only (GST_PARAM_MUTABLE_READY) and the
  * element is running: it then says so with a warning, "cudanlm0: refusing
@@ -71,19 +77,9 @@ gst_cuda_filters_update_params (GstCudaFiltersBase * self, Params & params,
     gst_cuda_filters_base_settings_changed (self);
   }
   GST_OBJECT_UNLOCK (self);
-  if (error.empty ())
-    return;
-
-  GValue kept = G_VALUE_INIT;
-  g_value_init (&kept, pspec->value_type);
-  g_object_get_property (G_OBJECT (self), pspec->name, &kept);
-  gchar *refused_str = g_strdup_value_contents (value);
-  gchar *kept_str = g_strdup_value_contents (&kept);
-  g_warning ("%s: refusing %s=%s: %s; %s stays %s", GST_OBJECT_NAME (self),
-      pspec->name, refused_str, error.c_str (), pspec->name, kept_str);
-  g_free (refused_str);
-  g_free (kept_str);
-  g_value_unset (&kept);
+  if (!error.empty ())
+    gst_cuda_filters_warn_refused (GST_ELEMENT (self), pspec, value,
+        error.c_str ());
 }
 
 /* Properties that are each one field of an element's parameters, in one
