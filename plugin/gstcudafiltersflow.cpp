@@ -417,9 +417,9 @@ private:
    * without memory: upstream's buffers are released as soon as their frame
    * is copied). */
   std::deque<GstBuffer *> waiting_;
-  /* Frames that have entered the window, and left it, since the start. */
+  /* Frames that have entered the window since the start; those not in
+   * waiting_ have left it. */
   guint64 frames_in_ = 0;
-  guint64 frames_out_ = 0;
   /* Serialized events held, each with the number of frames that go
    * downstream before it. */
   std::deque<std::pair<guint64, GstEvent *>> events_;
@@ -437,7 +437,6 @@ WindowFlow::forget_waiting (bool streaming)
   for (GstBuffer *meta : waiting_)
     gst_buffer_unref (meta);
   waiting_.clear ();
-  frames_out_ = frames_in_;
   for (auto &[frames, event] : events_) {
     if (streaming && GST_EVENT_IS_STICKY (event))
       gst_pad_store_sticky_event (GST_BASE_TRANSFORM_SRC_PAD (s_.trans),
@@ -461,7 +460,8 @@ WindowFlow::hold_event (GstEvent * event)
 void
 WindowFlow::release_events ()
 {
-  while (!events_.empty () && events_.front ().first <= frames_out_) {
+  const guint64 frames_out = frames_in_ - waiting_.size ();
+  while (!events_.empty () && events_.front ().first <= frames_out) {
     GstEvent *event = events_.front ().second;
     events_.pop_front ();
     gst_pad_push_event (GST_BASE_TRANSFORM_SRC_PAD (s_.trans), event);
@@ -521,7 +521,6 @@ WindowFlow::output (GstBuffer ** out)
 {
   GstBuffer *meta = waiting_.front ();
   waiting_.pop_front ();
-  ++frames_out_;
   GstFlowReturn ret = prepare_output (s_, meta, out);
   cudafilters::FrameLevels levels;
   cudafilters::FrameLevels *want = nullptr;
