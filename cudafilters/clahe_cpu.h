@@ -21,7 +21,8 @@ class ClaheCpu final : public CpuPlaneFilter {
   ClaheCpu(ClaheCpu &&) noexcept;
   ClaheCpu &operator=(ClaheCpu &&) noexcept;
 
-  // p must be valid (clahe_params_error(p) empty). Takes effect from the
+  // Throws std::invalid_argument with clahe_params_error(p)'s reason
+  // when it is not empty, keeping the parameters it had. Takes effect from the
   // next frame; a new grid starts a new history.
   void set_params(const ClaheParams &p);
   // The next frame starts a new history (after a seek, a gap, new caps).

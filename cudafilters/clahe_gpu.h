@@ -26,7 +26,8 @@ class ClaheGpu final : public StreamingPlaneFilter {
   ClaheGpu(ClaheGpu &&) noexcept;
   ClaheGpu &operator=(ClaheGpu &&) noexcept;
 
-  // p must be valid (clahe_params_error(p) empty). Takes effect from the
+  // Throws std::invalid_argument with clahe_params_error(p)'s reason
+  // when it is not empty, keeping the parameters it had. Takes effect from the
   // next frame; a new grid starts a new history. With temporal smoothing
   // each tile's LUT comes from its histogram blended with those of earlier
   // frames, as ClaheCpu computes it.

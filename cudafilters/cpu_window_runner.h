@@ -21,7 +21,8 @@ class CpuWindowRunner {
   CpuWindowRunner &operator=(CpuWindowRunner &&) noexcept;
 
   // Forgets the frames held; windows of 2 radius + 1 frames from now on,
-  // radius 0 to 3 (std::invalid_argument otherwise).
+  // radius 0 to 3 (std::invalid_argument otherwise). Until the first
+  // reset, windows of one frame, as after reset(0).
   void reset(int radius);
   // Whether a frame waits to be filtered, and whether one can be filtered
   // now (draining: no more frames will come before a reset).
@@ -29,7 +30,7 @@ class CpuWindowRunner {
   bool ready(bool draining) const;
   // Moves past the next frame without filtering it (its output could not
   // be written): as after filtering it, frames no later window needs are
-  // released.
+  // released. std::logic_error when no frame waits.
   void drop_next();
 
   // Copies a frame of host planes into the history; the planes may be
@@ -37,7 +38,8 @@ class CpuWindowRunner {
   // window is as it was.
   void push(const FramePlanes &src);
 
-  // Filters the next frame (ready(...) must hold) into host planes.
+  // Filters the next frame (ready(...) must hold; std::logic_error when no
+  // frame waits) into host planes.
   // With `levels`, the histograms of the frame's input and output luma are
   // counted too. The window moves on to the next frame also when the filter
   // throws.

@@ -29,7 +29,8 @@ class GpuWindowRunner {
 
   // Forgets the frames held (after waiting for the work on them); windows
   // of 2 radius + 1 frames from now on, radius 0 to 3
-  // (std::invalid_argument otherwise).
+  // (std::invalid_argument otherwise). Until the first reset, windows of
+  // one frame, as after reset(0).
   void reset(int radius);
   // Whether a frame waits to be filtered, and whether one can be filtered
   // now (draining: no more frames will come before a reset).
@@ -37,7 +38,7 @@ class GpuWindowRunner {
   bool ready(bool draining) const;
   // Moves past the next frame without filtering it (its output could not
   // be written): as after filtering it, frames no later window needs are
-  // released.
+  // released. std::logic_error when no frame waits.
   void drop_next();
 
   // Takes a frame of host planes into the history; the planes may be
@@ -68,7 +69,8 @@ class GpuWindowRunner {
   void settle_push();
   bool push_settled() const;
 
-  // Filters the next frame (ready(...) must hold) into host planes
+  // Filters the next frame (ready(...) must hold; std::logic_error when no
+  // frame waits) into host planes
   // and returns once they are written. With `levels`, the histograms of the
   // frame's input and output luma are counted too.
   void output_host(GpuWindowFilter &filter, const FramePlanesOut &dst,

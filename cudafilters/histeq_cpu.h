@@ -27,7 +27,8 @@ class HistEqCpu final : public CpuPlaneFilter {
   HistEqCpu(HistEqCpu &&) noexcept;
   HistEqCpu &operator=(HistEqCpu &&) noexcept;
 
-  // p must be valid (histeq_params_error(p) empty). Takes effect from the
+  // Throws std::invalid_argument with histeq_params_error(p)'s reason
+  // when it is not empty, keeping the parameters it had. Takes effect from the
   // next frame.
   void set_params(const HistEqParams &p);
   // The next frame starts a new history (after a seek, a gap, new caps).

@@ -21,7 +21,8 @@ class HistEqGpu final : public StreamingPlaneFilter {
   HistEqGpu(HistEqGpu &&) noexcept;
   HistEqGpu &operator=(HistEqGpu &&) noexcept;
 
-  // p must be valid (histeq_params_error(p) empty). Takes effect from the
+  // Throws std::invalid_argument with histeq_params_error(p)'s reason
+  // when it is not empty, keeping the parameters it had. Takes effect from the
   // next frame; with temporal smoothing the LUT comes from the histogram
   // blended with those of earlier frames, as HistEqCpu computes it.
   void set_params(const HistEqParams &p);

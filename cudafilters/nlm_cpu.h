@@ -23,8 +23,9 @@ class NlmCpu final : public CpuPlaneFilter, public CpuWindowFilter {
   NlmCpu(NlmCpu &&) noexcept;
   NlmCpu &operator=(NlmCpu &&) noexcept;
 
-  // p must be valid (nlm_params_error(p) empty). Takes effect from the next
-  // frame.
+  // Throws std::invalid_argument with nlm_params_error(p)'s reason
+  // when it is not empty, keeping the parameters it had. Takes effect from the
+  // next frame.
   void set_params(const NlmParams &p);
   // With auto_strength, the next frame's noise estimate starts afresh.
   void reset_history() override;

@@ -24,8 +24,9 @@ class NlmGpu final : public GpuPlaneFilter, public GpuWindowFilter {
   NlmGpu(NlmGpu &&) noexcept;
   NlmGpu &operator=(NlmGpu &&) noexcept;
 
-  // p must be valid (nlm_params_error(p) empty). Takes effect from the next
-  // enqueue.
+  // Throws std::invalid_argument with nlm_params_error(p)'s reason
+  // when it is not empty, keeping the parameters it had. Takes effect from the
+  // next enqueue.
   void set_params(const NlmParams &p);
   // With auto_strength, the next frame's noise estimate starts afresh.
   void reset_history() override;

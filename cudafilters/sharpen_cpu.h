@@ -19,7 +19,8 @@ class SharpenCpu final : public CpuPlaneFilter {
   SharpenCpu(SharpenCpu &&) noexcept;
   SharpenCpu &operator=(SharpenCpu &&) noexcept;
 
-  // p must be valid (sharpen_params_error(p) empty). Takes effect from the
+  // Throws std::invalid_argument with sharpen_params_error(p)'s reason
+  // when it is not empty, keeping the parameters it had. Takes effect from the
   // next frame.
   void set_params(const SharpenParams &p);
 

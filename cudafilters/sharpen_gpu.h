@@ -22,7 +22,8 @@ class SharpenGpu final : public GpuPlaneFilter {
   SharpenGpu(SharpenGpu &&) noexcept;
   SharpenGpu &operator=(SharpenGpu &&) noexcept;
 
-  // p must be valid (sharpen_params_error(p) empty). Takes effect from the
+  // Throws std::invalid_argument with sharpen_params_error(p)'s reason
+  // when it is not empty, keeping the parameters it had. Takes effect from the
   // next enqueue.
   void set_params(const SharpenParams &p);
 

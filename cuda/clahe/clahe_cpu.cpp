@@ -2,6 +2,7 @@
 
 #include "cpu_histogram.h"
 #include "equalize_math.h"
+#include "input_checks.h"
 #include "thread_pool.h"
 
 #include <algorithm>
@@ -408,6 +409,7 @@ ClaheCpu::ClaheCpu(ClaheCpu &&) noexcept = default;
 ClaheCpu &ClaheCpu::operator=(ClaheCpu &&) noexcept = default;
 
 void ClaheCpu::set_params(const ClaheParams &p) {
+  check_params(clahe_params_error(p));
   impl_->params_ = p;
   impl_->temporal_.set_smoothing(p.temporal_smoothing);
 }
@@ -497,9 +499,7 @@ void ClaheCpu::Impl::run(ConstPlane src, Plane dst) {
 }
 
 void ClaheCpu::Impl::process(ConstPlane src, Plane dst) {
-  if (src.samples != dst.samples || src.width != dst.width || src.height != dst.height)
-    throw std::invalid_argument("source and output planes differ in size or layout");
-  if (!src.samples.valid()) throw std::invalid_argument("invalid sample layout");
+  check_planes_apart(src, dst);
   prepare(src.width, src.height, src.samples);
   if (src.samples.deep())
     run<uint16_t>(src, dst);

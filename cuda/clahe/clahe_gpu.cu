@@ -8,6 +8,7 @@
 
 #include "clahe_kernels.h"
 #include "equalize_math.h"
+#include "input_checks.h"
 #include "plane_kernels.cuh"
 
 #include <algorithm>
@@ -98,6 +99,7 @@ ClaheGpu::ClaheGpu(ClaheGpu &&) noexcept = default;
 ClaheGpu &ClaheGpu::operator=(ClaheGpu &&) noexcept = default;
 
 void ClaheGpu::set_params(const ClaheParams &p) {
+  check_params(clahe_params_error(p));
   impl_->params_ = p;
   impl_->temporal_.set_smoothing(p.temporal_smoothing);
 }
@@ -106,6 +108,7 @@ void ClaheGpu::reset_history() { impl_->temporal_.restart(); }
 
 void ClaheGpu::enqueue_frame(ConstPlane src, const Plane *stash, Plane dst,
                              const CarriedPlanes &carried, cudaStream_t stream) {
+  check_planes_apart(src, dst);
   impl_->enqueue_frame(src, stash, dst, carried, stream);
 }
 

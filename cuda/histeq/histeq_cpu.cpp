@@ -2,6 +2,7 @@
 
 #include "cpu_histogram.h"
 #include "equalize_math.h"
+#include "input_checks.h"
 
 #include <stdexcept>
 #include <vector>
@@ -29,8 +30,7 @@ void equalize_lut(const Count *hist, uint32_t levels, float unit, int shift, Out
 }
 
 void check_layout(ConstPlane src, Plane dst, SampleLayout levels) {
-  if (src.samples != dst.samples || src.width != dst.width || src.height != dst.height)
-    throw std::invalid_argument("source and output planes differ in size or layout");
+  check_pointwise_planes(src, dst);
   if (!levels.valid())
     throw std::invalid_argument("significant bits do not fit the plane's samples");
 }
@@ -42,6 +42,7 @@ void equalize_hist_cpu(ConstPlane src, Plane dst) {
     HistEqCpu().process(src, dst);
     return;
   }
+  check_pointwise_planes(src, dst);
   uint32_t hist[kHistBins];
   count_plane(src, hist);
   uint8_t lut[kHistBins];
@@ -65,6 +66,7 @@ HistEqCpu::HistEqCpu(HistEqCpu &&) noexcept = default;
 HistEqCpu &HistEqCpu::operator=(HistEqCpu &&) noexcept = default;
 
 void HistEqCpu::set_params(const HistEqParams &p) {
+  check_params(histeq_params_error(p));
   impl_->temporal_.set_smoothing(p.temporal_smoothing);
   impl_->significant_bits_ = p.significant_bits;
 }

@@ -9,6 +9,7 @@
 #include "equalize_math.h"
 #include "histeq_gpu_launch.h"
 #include "histeq_kernels.h"
+#include "input_checks.h"
 #include "plane_kernels.cuh"
 
 #include <algorithm>
@@ -175,6 +176,7 @@ HistEqGpu::HistEqGpu(HistEqGpu &&) noexcept = default;
 HistEqGpu &HistEqGpu::operator=(HistEqGpu &&) noexcept = default;
 
 void HistEqGpu::set_params(const HistEqParams &p) {
+  check_params(histeq_params_error(p));
   impl_->temporal_.set_smoothing(p.temporal_smoothing);
   impl_->significant_bits_ = p.significant_bits;
 }
@@ -183,6 +185,7 @@ void HistEqGpu::reset_history() { impl_->temporal_.restart(); }
 
 void HistEqGpu::enqueue_frame(ConstPlane src, const Plane *stash, Plane dst,
                               const CarriedPlanes &carried, cudaStream_t stream) {
+  check_pointwise_planes(src, dst);
   impl_->enqueue_frame(src, stash, dst, carried, stream);
 }
 

@@ -3,6 +3,7 @@
 #include "cpu_isa.h"
 #include "frame_store.h"
 #include "hd_math.h"
+#include "input_checks.h"
 #include "nlm_auto.h"
 #include "nlm_weights.h"
 #include "noise_estimate.h"
@@ -486,7 +487,10 @@ NlmCpu::~NlmCpu() = default;
 NlmCpu::NlmCpu(NlmCpu &&) noexcept = default;
 NlmCpu &NlmCpu::operator=(NlmCpu &&) noexcept = default;
 
-void NlmCpu::set_params(const NlmParams &p) { impl_->params = p; }
+void NlmCpu::set_params(const NlmParams &p) {
+  check_params(nlm_params_error(p));
+  impl_->params = p;
+}
 
 void NlmCpu::reset_history() {
   impl_->luma_noise = NoiseAverage{};
@@ -498,6 +502,9 @@ void NlmCpu::reset_history() {
 void NlmCpu::process(ConstPlane src, Plane dst) {
   FramePlanes frame;
   frame.luma = src;
+  FramePlanesOut out;
+  out.luma = dst;
+  check_window(&frame, 1, 0, out, kMaxWindow, "NlmCpu");
   nlm_cpu_with(src, dst, impl_->resolve_strength(&frame, 1, 0, false), cpu_instruction_set());
 }
 

@@ -7,6 +7,7 @@
 #include "frame_difference.h"
 #include "frame_store.h"
 #include "hd_math.h"
+#include "input_checks.h"
 #include "nlm_auto.h"
 #include "nlm_weights.h"
 #include "noise_estimate.h"
@@ -676,7 +677,10 @@ NlmGpu::~NlmGpu() = default;
 NlmGpu::NlmGpu(NlmGpu &&) noexcept = default;
 NlmGpu &NlmGpu::operator=(NlmGpu &&) noexcept = default;
 
-void NlmGpu::set_params(const NlmParams &p) { impl_->params_ = p; }
+void NlmGpu::set_params(const NlmParams &p) {
+  check_params(nlm_params_error(p));
+  impl_->params_ = p;
+}
 
 void NlmGpu::reset_history() { impl_->restart_ = true; }
 

@@ -1,5 +1,6 @@
 #include "packed_convert.h"
 
+#include "input_checks.h"
 #include "packed_math.h"
 #include "thread_pool.h"
 
@@ -16,8 +17,8 @@ bool PackedPixels::valid() const {
   if (rgb())
     return (unit_bytes == 3 || unit_bytes == 4) && in_unit(r) && in_unit(g) && in_unit(b) &&
            r != g && g != b && r != b;
-  const int seen = (1 << y0) | (1 << y1) | (1 << u) | (1 << v);
-  return unit_bytes == 4 && in_unit(y0) && in_unit(y1) && in_unit(u) && in_unit(v) && seen == 0xF;
+  if (unit_bytes != 4 || !in_unit(y0) || !in_unit(y1) || !in_unit(u) || !in_unit(v)) return false;
+  return ((1 << y0) | (1 << y1) | (1 << u) | (1 << v)) == 0xF;
 }
 
 int packed_chroma_width(const PackedPixels &pixels) {
@@ -26,6 +27,7 @@ int packed_chroma_width(const PackedPixels &pixels) {
 
 void check_packed(ConstPlane packed, const PackedPixels &pixels, const char *what) {
   if (!pixels.valid()) throw std::invalid_argument("invalid packed pixel layout");
+  check_plane(packed, what);
   if (packed.samples.bytes != 1 || packed.height < 1 ||
       static_cast<size_t>(packed.width) < packed_row_bytes(pixels) ||
       packed.stride < static_cast<size_t>(packed.width))

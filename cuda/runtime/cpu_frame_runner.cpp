@@ -1,5 +1,6 @@
 #include <cudafilters/cpu_frame_runner.h>
 
+#include "input_checks.h"
 #include "poison.h"
 
 namespace cudafilters {
@@ -16,7 +17,10 @@ CpuFrameRunner &CpuFrameRunner::operator=(CpuFrameRunner &&) noexcept = default;
 
 void CpuFrameRunner::process(CpuPlaneFilter &filter, ConstPlane src, Plane dst,
                              FrameLevels *levels) {
-  if (impl_->options_.poison_outputs) poison_host_plane(dst);
+  check_plane_pair(src, dst);
+  // An output over its source is the filter's to take or refuse, never
+  // poisoned: that would overwrite the frame filtered.
+  if (impl_->options_.poison_outputs && !planes_overlap(src, dst)) poison_host_plane(dst);
   filter.process(src, dst);
   if (levels) {
     ConstPlane in = src, out = dst;

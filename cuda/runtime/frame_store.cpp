@@ -1,5 +1,7 @@
 #include "frame_store.h"
 
+#include "input_checks.h"
+
 #include <algorithm>
 #include <cstring>
 #include <stdexcept>
@@ -30,19 +32,53 @@ FrameBytes::FrameBytes(const FramePlanes &f) {
   }
 }
 
+namespace {
+
+// The planes of a frame as a filter reads or writes them: each valid, U and
+// V alike, and 1 (planar) or 2 (interleaved, one sample apart) samples
+// apart.
+void check_frame(const FramePlanes &f, const char *what) {
+  check_plane(f.luma, what);
+  if (!f.has_chroma()) return;
+  check_plane(f.u, what);
+  check_plane(f.v, what);
+  if (f.u.width != f.v.width || f.u.height != f.v.height || f.u.samples != f.v.samples)
+    throw std::invalid_argument(std::string(what) + ": U and V planes differ");
+  const ptrdiff_t apart = f.v.data - f.u.data;
+  if (f.chroma_step == 2 ? (apart != f.u.samples.bytes && -apart != f.u.samples.bytes) ||
+                               f.u.stride != f.v.stride || f.u.stride < 2 * f.u.row_bytes()
+                         : f.chroma_step != 1)
+    throw std::invalid_argument(std::string(what) +
+                                ": chroma samples must be 1 or 2 apart (U and V interleaved)");
+}
+
+bool frames_overlap(const FramePlanes &a, const FramePlanes &b) {
+  const ConstPlane pa[3] = {a.luma, a.u, a.v}, pb[3] = {b.luma, b.u, b.v};
+  for (const ConstPlane &x : pa)
+    for (const ConstPlane &y : pb)
+      if (x.data != nullptr && y.data != nullptr && planes_overlap(x, y)) return true;
+  return false;
+}
+
+}  // namespace
+
 void check_window(const FramePlanes *window, int count, int center, const FramePlanesOut &dst,
                   int max_count, const char *who) {
+  const std::string name(who);
   if (count < 1 || count > max_count || center < 0 || center >= count)
-    throw std::invalid_argument(std::string(who) + ": a window of 1 to " +
-                                std::to_string(max_count) + " frames holding the frame denoised");
+    throw std::invalid_argument(name + ": a window of 1 to " + std::to_string(max_count) +
+                                " frames holding the frame denoised");
+  check_frame(dst.as_const(), (name + " output").c_str());
   for (int f = 0; f < count; ++f) {
     const FramePlanes &w = window[f];
+    check_frame(w, (name + " source").c_str());
     if (w.luma.width != dst.luma.width || w.luma.height != dst.luma.height ||
         w.luma.samples != dst.luma.samples || w.has_chroma() != dst.has_chroma() ||
         (dst.has_chroma() && (w.u.width != dst.u.width || w.u.height != dst.u.height ||
                               w.u.samples != dst.u.samples || w.chroma_step != dst.chroma_step)))
-      throw std::invalid_argument(std::string(who) +
-                                  ": frames of the window differ in size or layout");
+      throw std::invalid_argument(name + ": frames of the window differ in size or layout");
+    if (frames_overlap(w, dst.as_const()))
+      throw std::invalid_argument(name + ": the output overlaps a frame of the window");
   }
 }
 

@@ -36,6 +36,7 @@ bool FrameWindow::ready(bool draining) const {
 }
 
 FrameWindow::Window FrameWindow::next() const {
+  if (!waiting()) throw std::logic_error("FrameWindow: no frame waits to be filtered");
   Window w;
   const int first = std::max(0, next_ - radius_);
   const int last = std::min(int(held_.size()) - 1, next_ + radius_);
@@ -45,6 +46,7 @@ FrameWindow::Window FrameWindow::next() const {
 }
 
 void FrameWindow::pop() {
+  if (!waiting()) throw std::logic_error("FrameWindow: no frame waits to be filtered");
   ++next_;
   while (next_ - radius_ > 0) {
     free_.push_back(held_.front());

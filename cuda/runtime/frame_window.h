@@ -39,16 +39,17 @@ class FrameWindow {
   // (draining: no more frames will come before a reset).
   bool waiting() const { return next_ < int(held_.size()); }
   bool ready(bool draining) const;
-  // The window of the next frame to filter (ready() must hold).
+  // The window of the next frame to filter (std::logic_error if none waits).
   Window next() const;
-  // The next frame was filtered: frames no later window needs are released.
+  // The next frame was filtered (or is dropped): frames no later window
+  // needs are released. std::logic_error if none waits.
   void pop();
 
  private:
   int radius_ = 0;
   std::deque<int> held_;  // slots of the frames held, oldest first
   int next_ = 0;          // position in held_ of the next frame to filter
-  std::vector<int> free_;
+  std::vector<int> free_{0};  // as after reset(0)
 };
 
 }  // namespace cudafilters

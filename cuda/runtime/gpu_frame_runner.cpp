@@ -3,6 +3,7 @@
 #include <cudafilters/cuda_memory.h>
 
 #include "host_transfer.h"
+#include "input_checks.h"
 #include "poison.h"
 #include "runner_testing.h"
 
@@ -245,8 +246,7 @@ void GpuFrameRunner::process_host(GpuPlaneFilter &filter, ConstPlane src, Plane 
 void GpuFrameRunner::process_host(GpuPlaneFilter &filter, ConstPlane src, Plane dst,
                                   const CarriedPlanes &carried, FrameLevels *levels,
                                   HostRoute route) {
-  if (src.samples != dst.samples || src.width != dst.width || src.height != dst.height)
-    throw std::invalid_argument("source and output planes differ in size or layout");
+  check_plane_pair(src, dst);
   for (const CarriedPlane &c : carried)
     if (c.src.row_bytes() != c.dst.row_bytes() || c.src.height != c.dst.height)
       throw std::invalid_argument("carried source and output planes differ in size");

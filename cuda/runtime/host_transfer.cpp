@@ -1,5 +1,7 @@
 #include "host_transfer.h"
 
+#include "input_checks.h"
+
 #include "thread_pool.h"
 
 #include <cuda.h>
@@ -149,13 +151,6 @@ int same_allocation(const void *a, const void *b) {
   return id_a == id_b ? 1 : 0;
 }
 
-bool empty(ConstPlane plane) { return plane.width <= 0 || plane.height <= 0; }
-
-// The last byte of a plane that is not empty.
-const uint8_t *last_byte(ConstPlane plane) {
-  return plane.data + static_cast<size_t>(plane.height - 1) * plane.stride + plane.row_bytes() - 1;
-}
-
 }  // namespace
 
 void copy_rows(const uint8_t *src, size_t src_stride, uint8_t *dst, size_t dst_stride,
@@ -168,28 +163,23 @@ void copy_rows(const uint8_t *src, size_t src_stride, uint8_t *dst, size_t dst_s
     std::memcpy(dst + y * dst_stride, src + y * src_stride, width_bytes);
 }
 
-bool planes_overlap(ConstPlane a, ConstPlane b) {
-  if (empty(a) || empty(b)) return false;
-  return a.data <= last_byte(b) && b.data <= last_byte(a);
-}
-
 HostResidence locate(ConstPlane plane) {
   HostResidence where;
-  if (plane.data == nullptr || empty(plane)) return where;
+  if (plane.data == nullptr || plane_is_empty(plane)) return where;
   cudaPointerAttributes first{}, last{};
   if (!page_locked_attributes(plane.data, &first) ||
-      !page_locked_attributes(last_byte(plane), &last))
+      !page_locked_attributes(plane_last_byte(plane), &last))
     return where;
   // The first and last bytes say nothing of those between when they lie in
   // two allocations: copied and mapped as one, such a plane could have the
   // GPU read pageable memory between them through an unmapped address.
-  if (last_byte(plane) != plane.data && same_allocation(plane.data, last_byte(plane)) == 0)
+  if (plane_last_byte(plane) != plane.data && same_allocation(plane.data, plane_last_byte(plane)) == 0)
     return where;
   where.page_locked = true;
   const auto *first_dev = static_cast<const uint8_t *>(first.devicePointer);
   const auto *last_dev = static_cast<const uint8_t *>(last.devicePointer);
   if (first_dev != nullptr && last_dev != nullptr &&
-      last_dev - first_dev == last_byte(plane) - plane.data)
+      last_dev - first_dev == plane_last_byte(plane) - plane.data)
     where.device = first_dev;
   return where;
 }
@@ -379,7 +369,7 @@ void HostTransfer::reserve(size_t bytes) {
 
 void HostTransfer::upload(ConstPlane src, bool page_locked, uint8_t *dst, size_t pitch,
                           cudaStream_t stream, size_t stage_at) {
-  if (empty(src)) return;
+  if (plane_is_empty(src)) return;
   const size_t w = src.row_bytes(), height = static_cast<size_t>(src.height);
   if (page_locked) {
     CUDAFILTERS_CHECK(cudaMemcpy2DAsync(dst, pitch, src.data, src.stride, w, height,
@@ -514,7 +504,7 @@ void HostTransfer::queue_download(const uint8_t *src, size_t pitch, Plane dst, b
 
 void HostTransfer::queue_plane(const uint8_t *src, size_t pitch, Plane dst, bool page_locked,
                                cudaStream_t stream, size_t stage_at) {
-  if (empty(dst)) return;
+  if (plane_is_empty(dst)) return;
   const size_t w = dst.row_bytes(), height = static_cast<size_t>(dst.height);
   QueuedDownload q{dst, nullptr, height, height, events_used_, 1, stream};
   if (page_locked) {

@@ -89,10 +89,6 @@ struct HostResidence {
 };
 HostResidence locate(ConstPlane plane);
 
-// Whether two host planes share a byte (the bytes between their first and
-// last); empty planes share none.
-bool planes_overlap(ConstPlane a, ConstPlane b);
-
 // How a pageable plane is cut up on its way through the staging: host
 // copies of `copy_bytes` (rounded to whole rows), spread over at most
 // `threads` threads of the shared thread pool (0: all of them) and at most

@@ -2,6 +2,7 @@
 
 #include "cpu_isa.h"
 #include "hd_math.h"
+#include "input_checks.h"
 #include "sharpen_state.h"
 #include "thread_pool.h"
 
@@ -240,6 +241,7 @@ struct Sharpener {
 };
 
 void Sharpener::process_with(ConstPlane src, Plane dst, std::string_view isa) const {
+  check_planes_apart(src, dst);
   const Variant v = variant(isa);
   const int bands = (src.height + kBandRows - 1) / kBandRows;
   const SharpenParams &params = state.params;
@@ -267,7 +269,10 @@ SharpenCpu::~SharpenCpu() = default;
 SharpenCpu::SharpenCpu(SharpenCpu &&) noexcept = default;
 SharpenCpu &SharpenCpu::operator=(SharpenCpu &&) noexcept = default;
 
-void SharpenCpu::set_params(const SharpenParams &p) { impl_->state.set(p); }
+void SharpenCpu::set_params(const SharpenParams &p) {
+  check_params(sharpen_params_error(p));
+  impl_->state.set(p);
+}
 
 void SharpenCpu::process(ConstPlane src, Plane dst) {
   impl_->process_with(src, dst, cpu_instruction_set());

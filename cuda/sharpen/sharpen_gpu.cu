@@ -3,6 +3,7 @@
 #include <cudafilters/cuda_check.h>
 
 #include "hd_math.h"
+#include "input_checks.h"
 #include "plane_kernels.cuh"
 #include "sharpen_state.h"
 
@@ -345,7 +346,10 @@ SharpenGpu::~SharpenGpu() = default;
 SharpenGpu::SharpenGpu(SharpenGpu &&) noexcept = default;
 SharpenGpu &SharpenGpu::operator=(SharpenGpu &&) noexcept = default;
 
-void SharpenGpu::set_params(const SharpenParams &p) { impl_->state.set(p); }
+void SharpenGpu::set_params(const SharpenParams &p) {
+  check_params(sharpen_params_error(p));
+  impl_->state.set(p);
+}
 
 void SharpenGpu::enqueue(ConstPlane src, Plane dst, cudaStream_t stream) {
   enqueue_carrying(src, dst, {}, stream);
@@ -356,6 +360,7 @@ void SharpenGpu::enqueue_carrying(ConstPlane src, Plane dst, const CarriedPlanes
   const SharpenParams &params = impl_->state.params;
   const bool laplacian = params.kernel == SharpenKernel::kLaplacian3x3;
   const bool deep = src.samples.deep();
+  check_planes_apart(src, dst);
   kernels::check_plane_bytes(static_cast<int64_t>(src.row_bytes()), src.height);
   const std::vector<uint32_t> &taps = impl_->state.taps_for(src.samples);
   SharpenArgs a{};

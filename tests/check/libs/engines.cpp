@@ -11,6 +11,7 @@
 #include <cudafilters/clahe_cpu.h>
 #include "clahe_geometry.h"
 #include <cudafilters/nlm_cpu.h>
+#include <cudafilters/sharpen_cpu.h>
 #include "camera_noise.h"
 #include "cpu_isa.h"
 #include "nlm_reference.h"
@@ -20,7 +21,9 @@
 #include "sharpen_reference.h"
 #include "sharpen_taps.h"
 
+#include <algorithm>
 #include <array>
+#include <cmath>
 #include <stdexcept>
 
 using namespace test;
@@ -150,8 +153,221 @@ GST_START_TEST (test_nlm_frames_refuse_bad_windows)
   dst.u = dst.v = cudafilters::Plane (out.pixels.data (), 16, 8, 4);
   fail_unless (refused (chroma_sizes, 2, 0), "chroma of two sizes");
   fail_if (refused (chroma_sizes, 1, 0), "one frame with chroma");
+  std::vector<uint8_t> small (16, 0);
+  cudafilters::FramePlanesOut short_v = dst;
+  short_v.v = cudafilters::Plane (small.data (), 4, 4, 4);
+  auto refused_out = [&](const cudafilters::FramePlanes & f,
+      const cudafilters::FramePlanesOut & o) {
+    try {
+      nlm.process_window (&f, 1, 0, o);
+    } catch (const std::invalid_argument &) {
+      return true;
+    }
+    return false;
+  };
+  fail_unless (refused_out (coloured, short_v), "an output V plane smaller than U");
+  cudafilters::FramePlanes short_src_v = coloured;
+  short_src_v.v = cudafilters::ConstPlane (small.data (), 4, 4, 4);
+  fail_unless (refused_out (short_src_v, dst), "a V plane smaller than U");
+  for (int step : {0, 3}) {
+    cudafilters::FramePlanes f = coloured;
+    cudafilters::FramePlanesOut o = dst;
+    f.chroma_step = o.chroma_step = step;
+    fail_unless (refused_out (f, o), "chroma samples %d apart", step);
+  }
   dst.u = dst.v = cudafilters::Plane ();
   fail_if (refused (eight.data (), 7, 6), "7 frames, the last denoised");
+}
+GST_END_TEST;
+
+/* Every CPU filter, and the runner in front of them, refuses planes that do
+ * not describe memory it can read and write, before it touches a sample:
+ * planes of other sizes or layouts, no data, no samples, rows longer than
+ * their stride, one-byte samples of other than 8 bits, an invalid layout,
+ * and an output over the source. Neither plane is written. */
+GST_START_TEST (test_engines_refuse_bad_planes)
+{
+  using cudafilters::ConstPlane;
+  using cudafilters::Plane;
+  using cudafilters::SampleLayout;
+  const int w = 24, h = 16, stride = 64;
+  struct Spoil {
+    const char *what;
+    void (*spoil) (ConstPlane &, Plane &);
+  };
+  const Spoil spoils[] = {
+    {"a smaller output", [](ConstPlane &, Plane & d) { d.width = 12; d.height = 8; }},
+    {"a larger output", [](ConstPlane &, Plane & d) { d.width = 32; }},
+    {"16-bit source, 8-bit output", [](ConstPlane & s, Plane &) {
+        s.samples = SampleLayout {2, 16, 0}; }},
+    {"no source data", [](ConstPlane & s, Plane &) { s.data = nullptr; }},
+    {"no output data", [](ConstPlane &, Plane & d) { d.data = nullptr; }},
+    {"no columns", [](ConstPlane & s, Plane & d) { s.width = d.width = 0; }},
+    {"no rows", [](ConstPlane & s, Plane & d) { s.height = d.height = 0; }},
+    {"a negative width", [](ConstPlane & s, Plane & d) { s.width = d.width = -4; }},
+    {"rows longer than the stride", [](ConstPlane & s, Plane & d) {
+        s.stride = d.stride = 16; }},
+    {"one-byte samples of 6 bits", [](ConstPlane & s, Plane & d) {
+        s.samples = d.samples = SampleLayout {1, 6, 0}; }},
+    {"an invalid layout", [](ConstPlane & s, Plane & d) {
+        s.samples = d.samples = SampleLayout {2, 20, 0}; }},
+    {"the output over the source", [](ConstPlane & s, Plane & d) {
+        d.data = const_cast < uint8_t * >(s.data) + 2; }},
+  };
+  struct Filter {
+    const char *what;
+    void (*run) (ConstPlane, Plane);
+  };
+  const Filter filters[] = {
+    {"HistEqCpu", [](ConstPlane s, Plane d) { cudafilters::HistEqCpu ().process (s, d); }},
+    {"equalize_hist_cpu", [](ConstPlane s, Plane d) {
+        cudafilters::equalize_hist_cpu (s, d); }},
+    {"ClaheCpu", [](ConstPlane s, Plane d) { cudafilters::ClaheCpu ().process (s, d); }},
+    {"SharpenCpu", [](ConstPlane s, Plane d) { cudafilters::SharpenCpu ().process (s, d); }},
+    {"NlmCpu", [](ConstPlane s, Plane d) {
+        cudafilters::NlmCpu nlm;
+        nlm.set_params (NlmSettings {10, 3, 5}.params ());
+        nlm.process (s, d); }},
+    {"CpuFrameRunner, poisoning", [](ConstPlane s, Plane d) {
+        cudafilters::HistEqCpu equalize;
+        cudafilters::CpuFrameRunner (cudafilters::kPoisoned).process (equalize, s, d); }},
+  };
+  std::vector<uint8_t> src_bytes (size_t (stride) * h * 2), dst_bytes (src_bytes.size ());
+  for (const Filter & f : filters) {
+    /* The planes as given work. */
+    std::fill (src_bytes.begin (), src_bytes.end (), 0x5A);
+    f.run (ConstPlane (src_bytes.data (), stride, w, h),
+        Plane (dst_bytes.data (), stride, w, h));
+    for (const Spoil & sp : spoils) {
+      std::fill (src_bytes.begin (), src_bytes.end (), 0x5A);
+      std::fill (dst_bytes.begin (), dst_bytes.end (), 0xA5);
+      ConstPlane src (src_bytes.data (), stride, w, h);
+      Plane dst (dst_bytes.data (), stride, w, h);
+      sp.spoil (src, dst);
+      bool refused = false;
+      try {
+        f.run (src, dst);
+      } catch (const std::invalid_argument &) {
+        refused = true;
+      }
+      fail_unless (refused, "%s took %s", f.what, sp.what);
+      fail_unless (std::all_of (src_bytes.begin (), src_bytes.end (),
+              [](uint8_t v) { return v == 0x5A; }), "%s wrote the source given %s",
+          f.what, sp.what);
+      fail_unless (std::all_of (dst_bytes.begin (), dst_bytes.end (),
+              [](uint8_t v) { return v == 0xA5; }), "%s wrote the output given %s",
+          f.what, sp.what);
+    }
+  }
+}
+GST_END_TEST;
+
+/* Parameters that are not valid (the *_params_error functions say why) are
+ * refused with that reason, and the filter keeps the ones it had. */
+GST_START_TEST (test_engines_refuse_bad_params)
+{
+  std::mt19937 rng (31);
+  const Image img = random_image (rng, 40, 24);
+  auto filtered = [&](cudafilters::CpuPlaneFilter & f) {
+    Image out (img.width, img.height);
+    f.process (cudafilters::ConstPlane (img.pixels.data (), img.width, img.width,
+            img.height), cudafilters::Plane (out.pixels.data (), out.width, out.width,
+            out.height));
+    return out;
+  };
+  /* A filter set to `good`, refused `bad`, filters as a new one set to `good`. */
+  auto check = [&](auto make, const auto & good, const auto & bad, const char *what) {
+    auto kept = make ();
+    kept.set_params (good);
+    std::string why;
+    try {
+      kept.set_params (bad);
+    } catch (const std::invalid_argument & e) {
+      why = e.what ();
+    }
+    fail_if (why.empty (), "%s was taken", what);
+    auto fresh = make ();
+    fresh.set_params (good);
+    assert_images_equal (filtered (kept), filtered (fresh), what);
+  };
+  using cudafilters::HistEqParams;
+  using cudafilters::ClaheParams;
+  using cudafilters::SharpenParams;
+  auto histeq = [] { return cudafilters::HistEqCpu (); };
+  auto clahe = [] { return cudafilters::ClaheCpu (); };
+  auto sharpen = [] { return cudafilters::SharpenCpu (); };
+  auto nlm = [] { return cudafilters::NlmCpu (); };
+  HistEqParams smooth;
+  smooth.temporal_smoothing = 2;
+  check (histeq, HistEqParams {}, smooth, "histeq temporal smoothing 2");
+  ClaheParams no_tiles {2.0, 0, 4};
+  check (clahe, ClaheParams {3.0, 4, 4}, no_tiles, "clahe tiles-x 0");
+  ClaheParams nan_clip {std::nan (""), 4, 4};
+  check (clahe, ClaheParams {3.0, 4, 4}, nan_clip, "clahe clip limit NaN");
+  SharpenParams nan_radius;
+  nan_radius.radius = std::nan ("");
+  check (sharpen, SharpenParams {}, nan_radius, "sharpen radius NaN");
+  SharpenParams wide;
+  wide.radius = 40;
+  check (sharpen, SharpenParams {}, wide, "sharpen radius 40");
+  cudafilters::NlmParams big_patch = NlmSettings {10, 3, 5}.params ();
+  big_patch.patch_size = 17;
+  big_patch.search_size = 21;
+  check (nlm, NlmSettings {10, 3, 5}.params (), big_patch, "nlm patch-size 17");
+  cudafilters::NlmParams nan_h = NlmSettings {10, 3, 5}.params ();
+  nan_h.h = std::nan ("");
+  check (nlm, NlmSettings {10, 3, 5}.params (), nan_h, "nlm strength NaN");
+}
+GST_END_TEST;
+
+/* A window runner asked for a frame that is not there says so, and stays
+ * usable; one made without reset() windows single frames, as reset(0). */
+GST_START_TEST (test_window_runner_refuses_missing_frames)
+{
+  struct Copy : cudafilters::CpuWindowFilter {
+    void process_window (const cudafilters::FramePlanes * w, int, int center,
+        const cudafilters::FramePlanesOut & dst) override {
+      std::copy_n (w[center].luma.data, dst.luma.width, dst.luma.data);
+    }
+  };
+  const int w = 8;
+  std::vector<uint8_t> in (w, 7), out (w, 0);
+  cudafilters::FramePlanes frame;
+  frame.luma = cudafilters::ConstPlane (in.data (), w, w, 1);
+  cudafilters::FramePlanesOut dst;
+  dst.luma = cudafilters::Plane (out.data (), w, w, 1);
+  Copy copy;
+  cudafilters::CpuWindowRunner runner;
+  runner.push (frame);
+  fail_unless (runner.ready (false), "a runner made without reset() windows one frame");
+  runner.output (copy, dst);
+  fail_unless_equals_int (out[0], 7);
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    bool refused = false;
+    try {
+      if (attempt == 0)
+        runner.drop_next ();
+      else
+        runner.output (copy, dst);
+    } catch (const std::logic_error &) {
+      refused = true;
+    }
+    fail_unless (refused, "%s with no frame waiting was taken",
+        attempt == 0 ? "drop_next" : "output");
+  }
+  runner.reset (1);
+  for (uint8_t v : {1, 2, 3}) {
+    std::fill (in.begin (), in.end (), v);
+    runner.push (frame);
+    if (runner.ready (false)) {
+      runner.output (copy, dst);
+      fail_unless_equals_int (out[0], v - 1);
+    }
+  }
+  fail_unless (runner.ready (true));
+  runner.output (copy, dst);
+  fail_unless_equals_int (out[0], 3);
+  fail_if (runner.waiting ());
 }
 GST_END_TEST;
 
@@ -1011,6 +1227,9 @@ engines_suite (void)
   tcase_add_test (tc, test_nlm_frames_refuse_bad_windows);
   tcase_add_test (tc, test_frame_window_drops_a_failed_frame);
   tcase_add_test (tc, test_cpu_frame_runner);
+  tcase_add_test (tc, test_engines_refuse_bad_planes);
+  tcase_add_test (tc, test_engines_refuse_bad_params);
+  tcase_add_test (tc, test_window_runner_refuses_missing_frames);
   tcase_add_test (tc, test_cpu_window_runner);
   tcase_add_test (tc, test_histogram_and_mapping);
   tcase_add_test (tc, test_clahe_clip_beyond_int);

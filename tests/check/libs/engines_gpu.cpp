@@ -1903,6 +1903,109 @@ GST_START_TEST (test_nlm_window_refuses_bad_frames)
 }
 GST_END_TEST;
 
+/* Every GPU filter, and the runner in front of them, refuses planes that do
+ * not describe memory it can read and write before it queues any work
+ * (planes of other sizes, no data, no rows, rows longer than the stride,
+ * one-byte samples of other than 8 bits, an invalid layout, an output over
+ * the source), and parameters that are not valid; the output is not
+ * written and no CUDA error is left. */
+GST_START_TEST (test_gpu_engines_refuse_bad_planes_and_params)
+{
+  const int w = 24, h = 16;
+  DevicePlane src_mem, dst_mem;
+  src_mem.reserve (2 * w, h);
+  dst_mem.reserve (2 * w, h);
+  const size_t pitch = src_mem.pitch ();
+  fail_unless (dst_mem.pitch () == pitch);
+  Stream stream;
+  struct Spoil {
+    const char *what;
+    void (*spoil) (ConstPlane &, Plane &);
+  };
+  const Spoil spoils[] = {
+    {"a smaller output", [](ConstPlane &, Plane & d) { d.width = 12; d.height = 8; }},
+    {"no source data", [](ConstPlane & s, Plane &) { s.data = nullptr; }},
+    {"no rows", [](ConstPlane & s, Plane & d) { s.height = d.height = 0; }},
+    {"rows longer than the stride", [](ConstPlane & s, Plane & d) {
+        s.stride = d.stride = 16; }},
+    {"one-byte samples of 6 bits", [](ConstPlane & s, Plane & d) {
+        s.samples = d.samples = SampleLayout {1, 6, 0}; }},
+    {"an invalid layout", [](ConstPlane & s, Plane & d) {
+        s.samples = d.samples = SampleLayout {2, 20, 0}; }},
+    {"the output over the source", [](ConstPlane & s, Plane & d) {
+        d.data = const_cast < uint8_t * >(s.data) + 2; }},
+  };
+  HistEqGpu histeq;
+  ClaheGpu clahe;
+  SharpenGpu sharpen;
+  NlmGpu nlm;
+  NlmParams given;
+  given.auto_strength = false;
+  given.patch_size = 3;
+  given.search_size = 5;
+  nlm.set_params (given);
+  struct Filter {
+    const char *what;
+    GpuPlaneFilter *filter;
+  };
+  const Filter filters[] = { {"HistEqGpu", &histeq}, {"ClaheGpu", &clahe},
+    {"SharpenGpu", &sharpen}, {"NlmGpu", &nlm} };
+  GpuFrameRunner runner (kPoisoned);
+  std::vector<uint8_t> after (pitch * h);
+  for (const Filter & f : filters)
+    for (int through_runner = 0; through_runner < 2; ++through_runner)
+      for (const Spoil & sp : spoils) {
+        CUDAFILTERS_CHECK (cudaMemset (dst_mem.data (), 0xA5, pitch * h));
+        ConstPlane src (src_mem.data (), pitch, w, h);
+        Plane dst (dst_mem.data (), pitch, w, h);
+        sp.spoil (src, dst);
+        bool refused = false;
+        try {
+          if (through_runner)
+            runner.process_device (*f.filter, src, dst);
+          else
+            f.filter->enqueue (src, dst, stream.get ());
+        } catch (const std::invalid_argument &) {
+          refused = true;
+        }
+        stream.synchronize ();
+        fail_unless (refused, "%s%s took %s", f.what,
+            through_runner ? " through the runner" : "", sp.what);
+        fail_unless_equals_int (cudaGetLastError (), cudaSuccess);
+        CUDAFILTERS_CHECK (cudaMemcpy (after.data (), dst_mem.data (), after.size (),
+                cudaMemcpyDeviceToHost));
+        fail_unless (std::all_of (after.begin (), after.end (),
+                [](uint8_t v) { return v == 0xA5; }), "%s wrote the output given %s",
+            f.what, sp.what);
+      }
+
+  auto refused = [](auto & engine, const auto & params) {
+    try {
+      engine.set_params (params);
+    } catch (const std::invalid_argument &) {
+      return true;
+    }
+    return false;
+  };
+  HistEqParams smooth;
+  smooth.temporal_smoothing = 2;
+  fail_unless (refused (histeq, smooth), "histeq temporal smoothing 2");
+  fail_unless (refused (clahe, ClaheParams {2.0, 0, 4}), "clahe tiles-x 0");
+  SharpenParams wide;
+  wide.radius = 40;
+  fail_unless (refused (sharpen, wide), "sharpen radius 40");
+  NlmParams big_patch = given;
+  big_patch.patch_size = 17;
+  big_patch.search_size = 21;
+  fail_unless (refused (nlm, big_patch), "nlm patch-size 17");
+  /* Each filter still runs with what it had. */
+  for (const Filter & f : filters)
+    runner.process_device (*f.filter, ConstPlane (src_mem.data (), pitch, w, h),
+        Plane (dst_mem.data (), pitch, w, h));
+  fail_unless_equals_int (cudaGetLastError (), cudaSuccess);
+}
+GST_END_TEST;
+
 /* An owner of device or page-locked memory whose growth fails keeps what it
  * had: the same memory, usable, and the same capacity. */
 GST_START_TEST (test_failed_reserve_keeps_memory)
@@ -2079,6 +2182,7 @@ engines_gpu_suite (void)
   tcase_add_test (tc, test_engines_on_smaller_gpus);
   tcase_add_test (tc, test_nlm_strength_switches);
   tcase_add_test (tc, test_nlm_window_refuses_bad_frames);
+  tcase_add_test (tc, test_gpu_engines_refuse_bad_planes_and_params);
   tcase_add_test (tc, test_window_runner_device_in_host_out);
   tcase_add_test (tc, test_window_runner_unsettled_push);
   tcase_add_test (tc, test_window_runner_filter_host);
