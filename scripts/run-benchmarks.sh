@@ -31,10 +31,10 @@ done
 cd "$(dirname "$0")/.."
 frames=${FRAMES:-300}
 # Only an earlier run of this script (its command.txt) is replaced.
-if [ -d "$results" ] && [ -n "$(ls -A -- "$results")" ] &&
-    [ ! -f "$results/command.txt" ]; then
-  echo "run-benchmarks.sh: refusing to replace $results: it holds files" \
-    "that are not results of this script" >&2
+if [ -e "$results" ] && { [ ! -d "$results" ] ||
+    { [ -n "$(ls -A -- "$results")" ] && [ ! -f "$results/command.txt" ]; }; }; then
+  echo "run-benchmarks.sh: refusing to replace $results: it is not an" \
+    "earlier run's results (command.txt)" >&2
   exit 1
 fi
 rm -rf "$results"
