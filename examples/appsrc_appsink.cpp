@@ -180,13 +180,24 @@ parse_int (const std::string & name, const char *text, int lo, int hi)
   return int (v);
 }
 
+/* cudanlm's range of `strength`. */
 double
-parse_double (const std::string & name, const char *text)
+parse_strength (const std::string & name, const char *text)
 {
   char *end = nullptr;
   const double v = std::strtod (text, &end);
-  if (end == text || *end != '\0' || !std::isfinite (v))
-    throw UsageError (name + " wants a number, not '" + text + "'");
+  if (end == text || *end != '\0' || !(v >= 0.1 && v <= 255))
+    throw UsageError (name + " wants a number from 0.1 to 255, not '" + text + "'");
+  return v;
+}
+
+/* cudanlm's patch and search sizes: odd. */
+int
+parse_odd (const std::string & name, const char *text, int hi)
+{
+  const int v = parse_int (name, text, 1, hi);
+  if (v % 2 == 0)
+    throw UsageError (name + " wants an odd number, not '" + text + "'");
   return v;
 }
 
@@ -210,13 +221,13 @@ parse_options (int argc, char **argv)
     else if (arg == "--height")
       o.height = parse_int (arg, value, 16, 8192);
     else if (arg == "--strength")
-      o.strength = parse_double (arg, value);
+      o.strength = parse_strength (arg, value);
     else if (arg == "--new-strength")
-      o.new_strength = parse_double (arg, value);
+      o.new_strength = parse_strength (arg, value);
     else if (arg == "--patch-size")
-      o.patch_size = parse_int (arg, value, 1, 15);
+      o.patch_size = parse_odd (arg, value, 15);
     else if (arg == "--search-size")
-      o.search_size = parse_int (arg, value, 1, 35);
+      o.search_size = parse_odd (arg, value, 35);
     else if (arg == "--backend") {
       o.backend = value;
       if (o.backend != "auto" && o.backend != "cuda" && o.backend != "cpu")
@@ -233,6 +244,8 @@ parse_options (int argc, char **argv)
       throw UsageError ("unknown option: " + arg);
     }
   }
+  if (o.patch_size > o.search_size)
+    throw UsageError ("--patch-size must not exceed --search-size");
   return o;
 }
 
@@ -404,6 +417,8 @@ build_pipeline (const Options & o, GstCaps * caps)
 
   gst_app_src_set_caps (GST_APP_SRC (p.src.get ()), caps);
   set_strength (p.nlm.get (), o.strength);
+  expect (std::fabs (get_strength (p.nlm.get ()) - o.strength) <= 1e-4 * std::max (1.0, o.strength),
+      "cudanlm took the strength");
   return p;
 }
 

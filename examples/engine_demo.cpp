@@ -38,13 +38,25 @@ struct Image {
   }
 };
 
+// The next header field of a PGM, past whitespace and # comments.
+std::istream &pgm_field(std::istream &f, std::string &field) {
+  while (f >> std::ws && f.peek() == '#') f.ignore(1 << 20, '\n');
+  return f >> field;
+}
+
 Image read_pgm(const std::string &path) {
   std::ifstream f(path, std::ios::binary);
-  std::string magic;
-  int maxval = 0;
+  if (!f.is_open()) throw std::runtime_error("cannot open " + path);
+  std::string magic, w, h, max;
   Image img;
-  f >> magic >> img.width >> img.height >> maxval;
+  pgm_field(f, magic);
+  pgm_field(f, w);
+  pgm_field(f, h);
+  pgm_field(f, max);
   f.get();
+  const int maxval = std::atoi(max.c_str());
+  img.width = std::atoi(w.c_str());
+  img.height = std::atoi(h.c_str());
   if (!f || magic != "P5" || maxval != 255 || img.width <= 0 || img.height <= 0)
     throw std::runtime_error(path + ": not an 8-bit binary PGM (P5)");
   img.pixels.resize(size_t(img.width) * img.height);
@@ -170,6 +182,13 @@ int main(int argc, char **argv) {
                      cudafilters::kNlmMinStrength, cudafilters::kNlmMaxStrength);
         return 2;
       }
+    } else if (!std::strcmp(argv[i], "-h") || !std::strcmp(argv[i], "--help")) {
+      std::printf("usage: engine_demo [IN.pgm [OUT.pgm]] [--cpu] [--size WxH] [--strength H]\n");
+      return 0;
+    } else if (argv[i][0] == '-' || files.size() == 2) {
+      std::fprintf(stderr, "engine_demo: unknown argument %s (usage: engine_demo [IN.pgm "
+                           "[OUT.pgm]] [--cpu] [--size WxH] [--strength H])\n", argv[i]);
+      return 2;
     } else {
       files.push_back(argv[i]);
     }

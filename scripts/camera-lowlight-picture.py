@@ -67,7 +67,8 @@ def through(frames, element, plugin_dir):
         cmd = (f"gst-launch-1.0 -q filesrc location={src} ! rawvideoparse format=i420 width={w} "
                f"height={h} framerate=30/1 ! {element} ! video/x-raw,format=I420 ! "
                f"filesink location={dst}")
-        subprocess.run(cmd, shell=True, check=True, env=env)
+        if subprocess.run(cmd, shell=True, env=env).returncode != 0:
+            sys.exit(f"camera-lowlight-picture.py: {element} failed (gst-launch-1.0's message above)")
         data = np.fromfile(dst, np.uint8)
     n, c = w * h, (w // 2) * (h // 2)
     return [[data[i * (n + 2 * c):][:n].reshape(h, w),
@@ -92,13 +93,25 @@ def main():
     ap.add_argument("--old-plugin", required=True, help="plugin directory of the build before")
     ap.add_argument("--old-label", default="before", help="what to call that build")
     ap.add_argument("--photo", default="motorcycle_right")
-    ap.add_argument("--peak", type=int, default=40)
-    ap.add_argument("--exposure", type=float, default=0.25)
-    ap.add_argument("--variant", default="base")
+    ap.add_argument("--peak", type=int, default=40, help="photons at white, 1 or more")
+    ap.add_argument("--exposure", type=float, default=0.25, help="share of the light, above 0 up to 1")
+    ap.add_argument("--variant", default="base", choices=cs.VARIANTS)
     ap.add_argument("--lib", default=os.path.join(ROOT, "build", "studies", "libnlmtune.so"))
     args = ap.parse_args()
+    if args.peak < 1:
+        ap.error("--peak must be 1 or more")
+    if not 0 < args.exposure <= 1:
+        ap.error("--exposure must be above 0, up to 1")
     new_plugin = os.environ.get("GST_PLUGIN_PATH", os.path.join(ROOT, "build", "plugin"))
-    os.makedirs(args.out, exist_ok=True)
+    for flag, folder in (("--old-plugin", args.old_plugin), ("GST_PLUGIN_PATH", new_plugin)):
+        if not os.path.isfile(os.path.join(folder, "libgstcudafilters.so")):
+            ap.error(f"{flag}: {folder} holds no libgstcudafilters.so")
+    if not os.path.isfile(args.lib):
+        ap.error(f"--lib: no {args.lib} (build the studies first: scripts/build.sh)")
+    try:
+        os.makedirs(args.out, exist_ok=True)
+    except OSError as error:
+        ap.error(f"cannot make {args.out}: {error.strerror}")
 
     photo = cs.source_photo(args.photo)
     s = cs.SHORT_SIDE / min(photo.shape[:2])

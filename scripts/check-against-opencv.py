@@ -267,10 +267,14 @@ def main():
     sizes = [s for s in SIZES if not args.quick or s[0] * s[1] < 3840 * 2160]
     colour_sizes = [s for s in COLOUR_SIZES if not args.quick or s[0] * s[1] < 3840 * 2160]
     ok = True
-    if not args.colour_only:
-        ok = check(args.backend, sizes)
-        ok = check_sharpen(args.backend, sizes) and ok
-    ok = check_colour(args.backend, colour_sizes) and ok
+    try:
+        if not args.colour_only:
+            ok = check(args.backend, sizes)
+            ok = check_sharpen(args.backend, sizes) and ok
+        ok = check_colour(args.backend, colour_sizes) and ok
+    except RuntimeError as error:
+        # gst-launch's failure (no GPU with --backend cuda, no plugin): one line.
+        sys.exit(f"check-against-opencv.py: {error}")
     if args.timing:
         timing()
     sys.exit(0 if ok else 1)

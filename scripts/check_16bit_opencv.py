@@ -109,6 +109,13 @@ def main():
     ap.add_argument("--elements", default="cudaclahe,cudasharpen")
     args = ap.parse_args()
     elements = args.elements.split(",")
+    known = sorted({case[0] for case in CASES})
+    unknown = [e for e in elements if e not in known]
+    if unknown:
+        ap.error(f"--elements: no cases for {', '.join(unknown)} (of {','.join(known)})")
+    backends = args.backends.split(",")
+    if any(b not in ("cuda", "cpu", "auto") for b in backends):
+        ap.error("--backends takes cuda, cpu and auto, separated by commas")
     rng = np.random.default_rng(16)
     bad = 0
     print(f"OpenCV {cv2.__version__}")
@@ -119,8 +126,13 @@ def main():
             for name, make in (("14-bit scene", thermal_scene), ("full range", full_range)):
                 img = make(rng, w, h)
                 want = opencv(img)
-                for backend in args.backends.split(","):
-                    got = run_element(element, props, backend, img, tmp)
+                for backend in backends:
+                    try:
+                        got = run_element(element, props, backend, img, tmp)
+                    except subprocess.CalledProcessError:
+                        print(f"check_16bit_opencv.py: {element} backend={backend} failed "
+                              "(gst-launch-1.0's message above)", file=sys.stderr)
+                        return 1
                     diff = int(np.count_nonzero(got != want))
                     bad += diff != 0
                     print(f"{backend:4s} {element} {props} {w}x{h} {name}: "

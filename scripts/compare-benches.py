@@ -33,6 +33,8 @@ def parse(lines):
     for line in lines:
         if line.startswith("== "):
             parts = line[3:].split()
+            if len(parts) < 2:
+                sys.exit(f"compare-benches.py: a header without a bench's name: {line.strip()!r}")
             variant, bench = parts[0], parts[1]
             continue
         m = ROW.match(line)
@@ -87,9 +89,14 @@ def main():
     p.add_argument("--log")
     p.add_argument("--from-log")
     args = p.parse_args()
+    if args.rounds < 1:
+        p.error("--rounds must be 1 or more")
     if args.from_log:
-        with open(args.from_log) as f:
-            lines = f.readlines()
+        try:
+            with open(args.from_log) as f:
+                lines = f.readlines()
+        except OSError as error:
+            p.error(f"--from-log: {error.strerror}: {args.from_log}")
         # Logs of earlier runs name the new build "build".
         lines = [l.replace("== build ", "== new ") for l in lines]
     elif args.old and args.new:

@@ -10,8 +10,13 @@
 # On a machine without a usable GPU the elements say so on the bus and run
 # the same algorithm on the CPU.
 set -euo pipefail
+case ${1:-} in -*)
+  sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'
+  [ "$1" = -h ] || [ "$1" = --help ] && exit 0 || exit 2;;
+esac
+# DIR is the caller's: resolved before moving to the checkout.
+out=$(realpath -m -- "${1:-$(dirname "$0")/../demo}")
 cd "$(dirname "$0")/.."
-out="${1:-demo}"
 build="${BUILD_DIR:-build}"   # the build directory (relative: to the checkout)
 case $build in /*) ;; *) build="$PWD/$build" ;; esac
 

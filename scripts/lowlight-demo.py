@@ -204,7 +204,24 @@ def main():
     if not has_element("cudalowlight"):
         sys.exit("gst-inspect-1.0 cudalowlight fails: put the plugin on GST_PLUGIN_PATH "
                  "(e.g. GST_PLUGIN_PATH=build/plugin)")
-    width, height = (int(v) for v in args.size.split("x"))
+    size = re.fullmatch(r"(\d+)x(\d+)", args.size)
+    if not size or not all(16 <= int(v) <= 4096 for v in size.groups()):
+        ap.error("--size wants WIDTHxHEIGHT, each 16 to 4096 (e.g. 320x240)")
+    width, height = (int(v) for v in size.groups())
+    if args.frames < 3:
+        ap.error("--frames must be 3 or more")
+    if not (0 < args.dark <= 1 and 0 < args.bright <= 1):
+        ap.error("--bright and --dark must be above 0, up to 1")
+    if args.sigma_start < 0 or args.sigma_end < 0:
+        ap.error("--sigma-start and --sigma-end must not be negative")
+    if args.show and not all(0 <= k < args.frames for k in args.show):
+        ap.error(f"--show takes frames 0 to {args.frames - 1}")
+    if not all(0 <= c <= 256 for c in args.clip_limits):
+        ap.error("--clip-limits must be 0 to 256 (cudaclahe's range)")
+    if not callable(getattr(skimage.data, args.photo, None)):
+        ap.error(f"--photo: skimage.data has no photo {args.photo!r}")
+    if os.path.exists(args.out) and not os.path.isdir(args.out):
+        ap.error(f"{args.out} is a file, not a folder")
     shown = args.show or [args.frames // 6, args.frames // 2, args.frames - 2]
 
     video, gains, sigmas = make_video(args.photo, args.frames, width, height, args.bright,
@@ -212,7 +229,10 @@ def main():
     on_backend = f" backend={args.backend}"
     branches = ["", CLAHE + on_backend, LOWLIGHT + on_backend]
     titles = ["input", CLAHE + " (alone)", LOWLIGHT]
-    os.makedirs(args.out, exist_ok=True)
+    try:
+        os.makedirs(args.out, exist_ok=True)
+    except OSError as error:
+        ap.error(f"cannot make {args.out}: {error.strerror}")
     with tempfile.TemporaryDirectory() as tmp:
         cmd, results = run_branches(video, branches, tmp)
         command = " ".join(c if " " not in c else f"'{c}'" for c in cmd).replace(tmp, "TMP")
@@ -262,4 +282,7 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except RuntimeError as error:   # gst-launch-1.0 failed: its own words
+        sys.exit(f"lowlight-demo.py: {error}")

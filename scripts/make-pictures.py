@@ -542,14 +542,17 @@ def main():
         os.environ["GST_PLUGIN_PATH"] = os.path.join(ROOT, "build", "plugin")
         print(f"GST_PLUGIN_PATH={os.environ['GST_PLUGIN_PATH']}")
     needs_plugin = {"histeq": "cudahisteq", "clahe": "cudaclahe", "colour": "cudaclahe", "rgb": "cudaclahe",
-                    "nlm": "cudanlm",
+                    "nlm": "cudanlm", "sharpen": "cudasharpen",
                     "temporal": "cudaclahe"}
     for s in args.only:
         if s in needs_plugin and not has_element(needs_plugin[s]):
             sys.exit(f"gst-inspect-1.0 {needs_plugin[s]} fails: put the plugin on GST_PLUGIN_PATH "
                      "(e.g. GST_PLUGIN_PATH=build/plugin)")
 
-    os.makedirs(args.out, exist_ok=True)
+    try:
+        os.makedirs(args.out, exist_ok=True)
+    except OSError as error:
+        ap.error(f"cannot make {args.out}: {error.strerror}")
     made = []
     with tempfile.TemporaryDirectory() as tmp:
         for s in SETS:
@@ -565,4 +568,7 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except RuntimeError as error:   # gst-launch-1.0 failed: its own words
+        sys.exit(f"make-pictures.py: {error}")

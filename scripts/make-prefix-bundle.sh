@@ -14,9 +14,25 @@ if [ $# -lt 2 ]; then
   sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'
   exit 2
 fi
-prefix=$(realpath "$1")
-out=$2
+prefix=$(realpath -m -- "$1")
+out=$(realpath -m -- "$2")
 shift 2
+for d in lib libexec bin; do
+  if [ ! -d "$prefix/$d" ]; then
+    echo "make-prefix-bundle.sh: $prefix has no $d/: not a prefix of scripts/build-gstreamer.sh" >&2
+    exit 1
+  fi
+done
+case "$out/" in "$prefix/"*)
+  echo "make-prefix-bundle.sh: $out lies in the prefix $prefix" >&2; exit 1;; esac
+case "$prefix/" in "$out/"*)
+  echo "make-prefix-bundle.sh: the prefix $prefix lies in $out" >&2; exit 1;; esac
+# Only an earlier bundle (its env.sh and syslib/) is replaced.
+if [ -e "$out" ] && { [ ! -d "$out" ] ||
+    { [ -n "$(ls -A -- "$out")" ] && { [ ! -f "$out/env.sh" ] || [ ! -d "$out/syslib" ]; }; }; }; then
+  echo "make-prefix-bundle.sh: refusing to replace $out: it is not an earlier bundle" >&2
+  exit 1
+fi
 rm -rf "$out"
 mkdir -p "$out/syslib"
 cp -a "$prefix/lib" "$prefix/libexec" "$prefix/bin" "$out/"

@@ -22,8 +22,20 @@ PATTERN="$PATTERN foreground-color=0xffe0a020 background-color=0xff2050c0"
 # settings that contain WORD.
 rows=${ROWS:-all}
 only=${ONLY:-}
-plugin_dir=$(realpath "$1")
+if [ $# -lt 1 ] || [ $# -gt 2 ]; then
+  sed -n '8p' "$0" | sed 's/^# \{0,1\}/usage: /' >&2
+  exit 2
+fi
+plugin_dir=$(realpath -m -- "$1")
+if [ ! -f "$plugin_dir/libgstcudafilters.so" ]; then
+  echo "output-hashes.sh: $plugin_dir holds no libgstcudafilters.so" >&2
+  exit 2
+fi
 jobs=${2:-8}
+if ! [[ "$jobs" =~ ^[1-9][0-9]*$ ]]; then
+  echo "output-hashes.sh: JOBS must be a whole number of at least 1, not '$jobs'" >&2
+  exit 2
+fi
 export GST_PLUGIN_PATH=$plugin_dir
 # A registry of its own: two builds of one plugin must not share one.
 registry_dir=$(mktemp -d)

@@ -8,6 +8,7 @@ astronaut, coffee, chelsea and motorcycle_left (741x500).
 
     scripts/prepare-photos.py [DIR]      (default: bench/photos)
 """
+import argparse
 import os
 import sys
 
@@ -36,7 +37,12 @@ def copy_photos(names, data, out, flags):
 
 
 def main():
-    out = sys.argv[1] if len(sys.argv) > 1 else "bench/photos"
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("dir", nargs="?", default="bench/photos", help="folder to write (default bench/photos)")
+    out = ap.parse_args().dir
+    if os.path.exists(out) and not os.path.isdir(out):
+        ap.error(f"{out} is a file, not a folder")
     data = os.path.join(os.path.dirname(skimage.__file__), "data")
     copy_photos(PHOTOS, data, out, cv2.IMREAD_GRAYSCALE)
     copy_photos(COLOUR, data, os.path.join(out, "colour"), cv2.IMREAD_COLOR)

@@ -52,6 +52,12 @@ def main():
     parser.add_argument("xml_dir", nargs="?")
     parser.add_argument("--top", type=int, default=5)
     a = parser.parse_args()
+    if a.top < 1:
+        parser.error("--top must be 1 or more")
+    if not os.path.isfile(a.log):
+        parser.error(f"no such log: {a.log}")
+    if a.xml_dir and not os.path.isdir(a.xml_dir):
+        parser.error(f"no such folder: {a.xml_dir}")
     if a.xml_dir:
         slowest_cases(a.xml_dir, a.top)
     slowest_tests(a.log, a.top)

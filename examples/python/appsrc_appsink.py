@@ -146,6 +146,10 @@ def build_pipeline(args, info):
     src.set_property("caps", info.to_caps())
     nlm = pipeline.get_by_name("nlm")
     nlm.set_property("strength", args.strength)
+    expect(
+        abs(nlm.get_property("strength") - args.strength) <= 1e-4 * max(1.0, args.strength),
+        "cudanlm took the strength",
+    )
     sink = pipeline.get_by_name("sink")
     # The typed classes give push_buffer, try_pull_sample and end_of_stream.
     expect(
@@ -338,8 +342,22 @@ def parse_args(argv):
     )
     parser.add_argument("--fps", type=int, default=30)
     args = parser.parse_args(argv)
-    if args.frames < 2 or args.width < 16 or args.height < 16 or args.fps < 1:
-        parser.error("needs --frames >= 2, --width/--height >= 16, --fps >= 1")
+    if (
+        args.frames < 2
+        or args.width < 16
+        or args.height < 16
+        or not 1 <= args.fps <= 1000
+    ):
+        parser.error("needs --frames >= 2, --width/--height >= 16, --fps 1 to 1000")
+    for name in ("strength", "new_strength"):
+        if not 0.1 <= getattr(args, name) <= 255:
+            parser.error(f"--{name.replace('_', '-')} must be 0.1 to 255 (cudanlm's range)")
+    for name, most in (("patch_size", 15), ("search_size", 35)):
+        value = getattr(args, name)
+        if not 1 <= value <= most or value % 2 == 0:
+            parser.error(f"--{name.replace('_', '-')} must be odd, 1 to {most}")
+    if args.patch_size > args.search_size:
+        parser.error("--patch-size must not exceed --search-size")
     return args
 
 

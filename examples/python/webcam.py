@@ -315,6 +315,10 @@ def parse_args(argv):
         parser.error("--width and --height must be even and at least 16")
     if args.device and args.source == "test":
         parser.error("--device goes with --source auto or camera")
+    if not 1 <= args.fps <= 240:
+        parser.error("--fps must be 1 to 240")
+    if args.frames < 0:
+        parser.error("--frames must be 0 (no end) or more")
     return args
 
 
