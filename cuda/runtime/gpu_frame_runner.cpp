@@ -66,7 +66,10 @@ struct GpuFrameRunner::Impl {
   void wait_for_stream(cudaStream_t stream, PacedWait *pace = nullptr);
   void order_after(cudaStream_t first, cudaStream_t then);
   void synchronize();
-  void poison_device(Plane dst, const CarriedPlanes &carried, cudaStream_t stream);
+  // An output over its source is not poisoned: that would overwrite the
+  // frame filtered (the filter takes or refuses such an output).
+  void poison_device(ConstPlane src, Plane dst, const CarriedPlanes &carried,
+                     cudaStream_t stream);
 
   Stream stream_;
   // The stream the last frame was queued on; null when none is pending.
@@ -160,20 +163,22 @@ void GpuFrameRunner::Impl::synchronize() {
 
 void GpuFrameRunner::synchronize() { impl_->synchronize(); }
 
-void GpuFrameRunner::Impl::poison_device(Plane dst, const CarriedPlanes &carried,
+void GpuFrameRunner::Impl::poison_device(ConstPlane src, Plane dst, const CarriedPlanes &carried,
                                          cudaStream_t stream) {
   if (!options_.poison_outputs) return;
-  poison_device_plane(dst, stream);
-  for (const CarriedPlane &p : carried) poison_device_plane(p.dst, stream);
+  if (!planes_overlap(src, dst)) poison_device_plane(dst, stream);
+  for (const CarriedPlane &p : carried)
+    if (!planes_overlap(p.src, p.dst)) poison_device_plane(p.dst, stream);
 }
 
 void GpuFrameRunner::process_device(GpuPlaneFilter &filter, ConstPlane src, Plane dst,
                                     const CarriedPlanes &carried, FrameLevels *levels,
                                     cudaStream_t dst_users) {
+  check_plane_pair(src, dst);
   Impl &m = *impl_;
   m.switch_to(m.stream_.get());
   if (dst_users != nullptr) m.order_after(dst_users, m.stream_.get());
-  m.poison_device(dst, carried, m.stream_.get());
+  m.poison_device(src, dst, carried, m.stream_.get());
   filter.enqueue_carrying(src, dst, carried, m.stream_.get());
   if (levels) m.count_levels(filter, src, dst);
   m.synchronize();
@@ -182,15 +187,16 @@ void GpuFrameRunner::process_device(GpuPlaneFilter &filter, ConstPlane src, Plan
 
 void GpuFrameRunner::enqueue_device(GpuPlaneFilter &filter, ConstPlane src, Plane dst,
                                     const CarriedPlanes &carried, cudaStream_t stream) {
+  check_plane_pair(src, dst);
   Impl &m = *impl_;
   if (stream == nullptr) stream = m.stream_.get();
   m.switch_to(stream);
-  m.poison_device(dst, carried, stream);
+  m.poison_device(src, dst, carried, stream);
   filter.enqueue_carrying(src, dst, carried, stream);
 }
 
 void GpuFrameRunner::Impl::queue_streamed(GpuPlaneFilter &filter, ConstPlane src, Plane dst) {
-  poison_device(dst, {}, stream_.get());
+  poison_device(src, dst, {}, stream_.get());
   filter.enqueue_streaming(
       src, dst, Plane{dev_in_.data(), dev_in_.pitch(), src.width, src.height, src.samples},
       stream_.get());
@@ -304,7 +310,7 @@ void GpuFrameRunner::Impl::filter_host(GpuPlaneFilter &filter, ConstPlane src, P
   upload(src, in.page_locked);
   const ConstPlane dev_src(dev_in_.data(), dev_in_.pitch(), src.width, src.height, src.samples);
   const Plane dev_dst{dev_out_.data(), dev_out_.pitch(), dst.width, dst.height, dst.samples};
-  poison_device(dev_dst, {}, stream_.get());
+  poison_device(dev_src, dev_dst, {}, stream_.get());
   filter.enqueue(dev_src, dev_dst, stream_.get());
   if (levels) count_levels(filter, dev_src, dev_dst);
   // The download's events are what the host waits for: they come after the

@@ -1960,6 +1960,7 @@ GST_START_TEST (test_gpu_engines_refuse_bad_planes_and_params)
         Plane dst (dst_mem.data (), pitch, w, h);
         sp.spoil (src, dst);
         bool refused = false;
+        std::string other;
         try {
           if (through_runner)
             runner.process_device (*f.filter, src, dst);
@@ -1967,10 +1968,13 @@ GST_START_TEST (test_gpu_engines_refuse_bad_planes_and_params)
             f.filter->enqueue (src, dst, stream.get ());
         } catch (const std::invalid_argument &) {
           refused = true;
+        } catch (const std::exception & e) {
+          other = e.what ();
         }
+        fail_unless (refused, "%s%s took %s%s%s", f.what,
+            through_runner ? " through the runner" : "", sp.what,
+            other.empty () ? "" : ", then failed: ", other.c_str ());
         stream.synchronize ();
-        fail_unless (refused, "%s%s took %s", f.what,
-            through_runner ? " through the runner" : "", sp.what);
         fail_unless_equals_int (cudaGetLastError (), cudaSuccess);
         CUDAFILTERS_CHECK (cudaMemcpy (after.data (), dst_mem.data (), after.size (),
                 cudaMemcpyDeviceToHost));
