@@ -64,21 +64,26 @@ bool frames_overlap(const FramePlanes &a, const FramePlanes &b) {
 
 void check_window(const FramePlanes *window, int count, int center, const FramePlanesOut &dst,
                   int max_count, const char *who) {
-  const std::string name(who);
   if (count < 1 || count > max_count || center < 0 || center >= count)
-    throw std::invalid_argument(name + ": a window of 1 to " + std::to_string(max_count) +
-                                " frames holding the frame denoised");
-  check_frame(dst.as_const(), (name + " output").c_str());
-  for (int f = 0; f < count; ++f) {
-    const FramePlanes &w = window[f];
-    check_frame(w, (name + " source").c_str());
-    if (w.luma.width != dst.luma.width || w.luma.height != dst.luma.height ||
-        w.luma.samples != dst.luma.samples || w.has_chroma() != dst.has_chroma() ||
-        (dst.has_chroma() && (w.u.width != dst.u.width || w.u.height != dst.u.height ||
-                              w.u.samples != dst.u.samples || w.chroma_step != dst.chroma_step)))
-      throw std::invalid_argument(name + ": frames of the window differ in size or layout");
-    if (frames_overlap(w, dst.as_const()))
-      throw std::invalid_argument(name + ": the output overlaps a frame of the window");
+    throw std::invalid_argument(std::string(who) + ": a window of 1 to " +
+                                std::to_string(max_count) + " frames holding the frame denoised");
+  // The messages name `who` only when there is one to give: nothing is
+  // allocated for a window that passes.
+  try {
+    check_frame(dst.as_const(), "output");
+    for (int f = 0; f < count; ++f) {
+      const FramePlanes &w = window[f];
+      check_frame(w, "source");
+      if (w.luma.width != dst.luma.width || w.luma.height != dst.luma.height ||
+          w.luma.samples != dst.luma.samples || w.has_chroma() != dst.has_chroma() ||
+          (dst.has_chroma() && (w.u.width != dst.u.width || w.u.height != dst.u.height ||
+                                w.u.samples != dst.u.samples || w.chroma_step != dst.chroma_step)))
+        throw std::invalid_argument("frames of the window differ in size or layout");
+      if (frames_overlap(w, dst.as_const()))
+        throw std::invalid_argument("the output overlaps a frame of the window");
+    }
+  } catch (const std::invalid_argument &e) {
+    throw std::invalid_argument(std::string(who) + ": " + e.what());
   }
 }
 
