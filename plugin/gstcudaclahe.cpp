@@ -21,8 +21,9 @@
  * 0 each tile's histogram is blended with those of earlier frames, so the
  * mapping changes smoothly over time.
  *
- * All properties can change while playing and take effect at the next
- * frame. Without a usable GPU, `backend=auto` runs the same arithmetic on
+ * Its own properties can change while playing and take effect at the next
+ * frame (`backend`, `cuda-device-id` and `cuda-wait` are set before it
+ * starts). Without a usable GPU, `backend=auto` runs the same arithmetic on
  * the CPU.
  *
  * ## Example launch lines

@@ -40,8 +40,8 @@
  * hand give. Frames stay in the memory they arrive in between the stages:
  * in CUDA memory (`nvh264dec`, `cudaupload`) they never leave the GPU, and
  * no converter is put between the stages. The formats are those of the
- * three elements, 8- to 16-bit gray and YUV; luma and chroma are denoised,
- * luma alone is equalized and sharpened.
+ * three elements: 8- to 16-bit gray and YUV, RGB and packed 4:2:2; luma and
+ * chroma are denoised, luma alone is equalized and sharpened.
  *
  * Frame n leaves once frame n + 1 has arrived: the element reports one
  * frame of latency (`cudanlm`'s), and the last frame leaves at EOS. A flush

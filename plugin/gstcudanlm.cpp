@@ -29,9 +29,10 @@
  * change, a new segment or a DISCONT buffer starts a new history. Earlier
  * frames stay on the GPU.
  *
- * With `auto-strength` (the default), the element sets `strength`,
- * `noise-sigma` and `chroma-strength` itself, frame by frame, from the
- * noise of the frame:
+ * With `auto-strength` (the default), the element chooses the strength,
+ * noise allowance and chroma strength itself, frame by frame, from the
+ * noise of the frame (the `strength`, `noise-sigma` and `chroma-strength`
+ * properties keep the values given, and are not used):
  * a robust estimate of its standard deviation (Immerkaer's Laplacian over
  * the flat pixels, docs/noise-estimation.md), of luma and of chroma, made
  * on the GPU on the frame's own stream and averaged over time

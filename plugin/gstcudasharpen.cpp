@@ -19,13 +19,14 @@
  *
  * On 10- to 16-bit frames (GRAY16_LE, P010_10LE, ...) the arithmetic is
  * OpenCV's on CV_16U, over the format's levels: its Gaussian spans
- * round(8 radius + 1) pixels there, and results saturate at the format's
+ * round(8 radius + 1) pixels there (made odd, as OpenCV's), and results saturate at the format's
  * largest level. `threshold` stays in 8-bit levels at every depth (scaled
  * by 2^(b-8) inside), so the same settings work at every depth.
  *
  * Borders are mirrored (BORDER_REFLECT_101). Luma (or gray) is sharpened;
- * chroma is carried unchanged. All properties can change while playing and
- * take effect at the next frame. Without a usable GPU, `backend=auto` runs
+ * chroma is carried unchanged. Its own properties can change while playing
+ * and take effect at the next frame (`backend`, `cuda-device-id` and
+ * `cuda-wait` are set before it starts). Without a usable GPU, `backend=auto` runs
  * the same arithmetic on the CPU.
  *
  * ## Example launch lines
@@ -126,8 +127,8 @@ gst_cuda_sharpen_class_init (GstCudaSharpenClass * klass)
   g_object_class_install_property (gobject_class, PROP_RADIUS,
       g_param_spec_double ("radius", "Radius",
           "Standard deviation of the Gaussian blur, in pixels; the blur "
-          "spans round(6 radius + 1) pixels, round(8 radius + 1) on 10- to "
-          "16-bit frames (unsharp only)",
+          "spans round(6 radius + 1) pixels made odd, round(8 radius + 1) "
+          "on 10- to 16-bit frames (unsharp only)",
           cudafilters::kSharpenMinRadius, cudafilters::kSharpenMaxRadius,
           defaults.radius, controllable));
   g_object_class_install_property (gobject_class, PROP_THRESHOLD,

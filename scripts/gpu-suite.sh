@@ -1,6 +1,6 @@
 #!/bin/bash
 # The gpu test suite on the GPU host, from a bundle (docs/gpu-host.md), in one
-# command: the everyday suite (about three minutes on an H100), or with
+# command: the everyday suite (about two minutes on an H100 or H200), or with
 # --full the exhaustive one. Prints the wall time and the five slowest tests
 # last. Run from the checkout root.
 #
