@@ -437,6 +437,18 @@ drain_before (GstCudaFiltersBase * self, GstEvent * event)
   return false;
 }
 
+/* Whether @event (CAPS) holds the caps the sink pad has now. */
+static bool
+same_caps (GstBaseTransform * trans, GstEvent * event)
+{
+  GstCaps *caps = nullptr;
+  gst_event_parse_caps (event, &caps);
+  GstCaps *current = gst_pad_get_current_caps (GST_BASE_TRANSFORM_SINK_PAD (trans));
+  const bool same = current && gst_caps_is_equal (caps, current);
+  gst_clear_caps (&current);
+  return same;
+}
+
 /* A flush or a new segment (a seek) breaks the stream: histories restart
  * and the next frame posts its statistics. */
 static gboolean
@@ -460,14 +472,22 @@ gst_cuda_filters_base_sink_event (GstBaseTransform * trans, GstEvent * event)
       return ret;
     }
     case GST_EVENT_SEGMENT:
+      /* The frames of the old segment leave in it, with its history; the
+       * new segment's first frame starts a new one. */
+      drained = drain_before (self, event);
       s.restart_history = true;
       s.stats.restart ();
-      /* The frames of the old segment leave in it. */
+      break;
+    case GST_EVENT_CAPS:
+      /* The same caps again are no break (GstBaseTransform keeps its
+       * negotiation too): the frames held stay neighbours of the next. */
+      if (same_caps (trans, event))
+        return GST_BASE_TRANSFORM_CLASS (parent_class)->sink_event (trans, event);
+      /* The last frames leave with the caps they came in. */
       drained = drain_before (self, event);
       break;
     case GST_EVENT_EOS:
-    case GST_EVENT_CAPS:
-      /* The last frames leave before EOS, or with the caps they came in. */
+      /* The last frames leave before EOS. */
       drained = drain_before (self, event);
       break;
     default:

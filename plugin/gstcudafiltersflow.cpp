@@ -119,6 +119,20 @@ sync_controls (GstCudaFiltersStreaming & s, GstBuffer * frame)
  * 2 @radius + 1 frames from now on; QoS (dropping late frames) only where
  * no frame is held back, since a frame held cannot be dropped without
  * changing its neighbours' windows. */
+/* QoS off while frames may be held, and as the user left it otherwise:
+ * never turned on by the element. */
+void
+allow_qos (GstCudaFiltersStreaming & s, bool allowed)
+{
+  if (!allowed && !s.qos_before_window) {
+    s.qos_before_window = gst_base_transform_is_qos_enabled (s.trans);
+    gst_base_transform_set_qos_enabled (s.trans, FALSE);
+  } else if (allowed && s.qos_before_window) {
+    gst_base_transform_set_qos_enabled (s.trans, *s.qos_before_window);
+    s.qos_before_window.reset ();
+  }
+}
+
 void
 reset_windows (GstCudaFiltersStreaming & s, cudafilters::CpuWindowRunner & cpu,
     int radius)
@@ -131,7 +145,7 @@ reset_windows (GstCudaFiltersStreaming & s, cudafilters::CpuWindowRunner & cpu,
       GST_WARNING_OBJECT (s.trans, "resetting the frames held: %s", e.what ());
     }
   }
-  gst_base_transform_set_qos_enabled (s.trans, radius == 0);
+  allow_qos (s, radius == 0);
 }
 
 /* The map flags of a frame placed on the device, or on the host. */
@@ -256,7 +270,7 @@ public:
    * an earlier start may have turned QoS off). */
   void reset () override {
     if constexpr (kPlanes)
-      gst_base_transform_set_qos_enabled (s_.trans, TRUE);
+      allow_qos (s_, true);
     else
       reset_windows (s_, cpu_, 0);
   }
@@ -408,6 +422,10 @@ private:
   GstFlowReturn output (GstBuffer ** out);
   void release_events ();
   void forget_waiting (bool streaming);
+  /* Posts a LATENCY message when the latency has grown past what was last
+   * said (new caps of a lower rate, longer frames without a rate), so that
+   * a live pipeline asks again and its sinks wait long enough. */
+  void announce_latency ();
 
   GstCudaFiltersStreaming & s_;
   GstCudaFiltersWindowEngine & engine_;
@@ -426,6 +444,8 @@ private:
   /* Duration of the last input frame: the latency unit when the caps have
    * no frame rate. Under the object lock. */
   GstClockTime last_duration_ = GST_CLOCK_TIME_NONE;
+  /* The latency last announced. Streaming thread. */
+  GstClockTime announced_latency_ = 0;
 };
 
 /* Forgets the frames and events held; while @streaming, the events that
@@ -473,6 +493,22 @@ WindowFlow::reset ()
 {
   forget_waiting (true);
   reset_windows (s_, cpu_, radius_);
+  announce_latency ();
+}
+
+void
+WindowFlow::announce_latency ()
+{
+  GST_OBJECT_LOCK (s_.trans);
+  const GstClockTime now = latency ();
+  GST_OBJECT_UNLOCK (s_.trans);
+  if (now <= announced_latency_)
+    return;
+  GST_DEBUG_OBJECT (s_.trans, "latency now %" GST_TIME_FORMAT,
+      GST_TIME_ARGS (now));
+  announced_latency_ = now;
+  gst_element_post_message (GST_ELEMENT (s_.trans),
+      gst_message_new_latency (GST_OBJECT (s_.trans)));
 }
 
 /* Copies the frame in @in into the window and keeps its metadata. */
@@ -511,6 +547,7 @@ WindowFlow::push (GstBuffer * in)
     GST_OBJECT_LOCK (s_.trans);
     last_duration_ = GST_BUFFER_DURATION (in);
     GST_OBJECT_UNLOCK (s_.trans);
+    announce_latency ();
   }
   return GST_FLOW_OK;
 }

@@ -25,6 +25,7 @@
 #include <gst/video/video.h>
 
 #include <atomic>
+#include <optional>
 #include <memory>
 
 #include "gstcudafiltersengine.h"
@@ -67,6 +68,9 @@ struct GstCudaFiltersStreaming
   /* Whether the last frame was filtered in place: an INFO line says when
    * that changes. Streaming thread. */
   bool in_place = false;
+  /* The element's qos property as it was before a window of held frames
+   * turned QoS off (a frame held cannot be dropped); set while it is off. */
+  std::optional<bool> qos_before_window;
 
   bool on_gpu () const { return gpu && gpu->is_open (); }
   /* Whether the frame of @buf posts its statistics. */

@@ -344,7 +344,7 @@ gst_cuda_nlm_class_init (GstCudaNlmClass * klass)
       g_param_spec_float ("noise-smoothing", "Noise smoothing",
           "Weight of the past in the running average of the noise estimate "
           "that auto-strength follows (0: each frame's own estimate). The "
-          "average restarts after a seek, a gap or new caps",
+          "average restarts after a seek, a DISCONT buffer or new caps",
           0.f, cudafilters::kNlmMaxNoiseSmoothing, defaults.noise_smoothing,
           controllable));
 

@@ -785,6 +785,156 @@ GST_START_TEST (test_history_restarts)
 }
 GST_END_TEST;
 
+/* A temporal window's frames, pushed one by one (noise that grows from
+ * frame 6 on), with something done before frame 6 or 4; the luma of every
+ * frame that leaves, in order, once the stream has ended. */
+static std::vector < std::vector < uint8_t >> window_outputs (const char *launch,
+    const std::function < void (GstHarness *, int) > &before, bool discont6 = false)
+{
+  std::mt19937 rng (44);
+  GstHarness *h = gst_harness_new_parse (launch);
+  gst_harness_set_src_caps_str (h, gray_caps (48, 32).c_str ());
+  std::vector < std::vector < uint8_t >> out;
+  for (int i = 0; i < 12; ++i) {
+    before (h, i);
+    GstBuffer *b = buffer_from_image (random_image (rng, 48, 32, 90 - 6 * (i >= 6 ? 9 : 1),
+            110 + 6 * (i >= 6 ? 9 : 1)));
+    GST_BUFFER_PTS (b) = i * (GST_SECOND / 25);
+    GST_BUFFER_DURATION (b) = GST_SECOND / 25;
+    if (i == 6 && discont6)
+      GST_BUFFER_FLAG_SET (b, GST_BUFFER_FLAG_DISCONT);
+    fail_unless_equals_int (gst_harness_push (h, b), GST_FLOW_OK);
+  }
+  fail_unless (gst_harness_push_event (h, gst_event_new_eos ()));
+  while (GstBuffer * b = gst_harness_try_pull (h)) {
+    GstMapInfo map;
+    fail_unless (gst_buffer_map (b, &map, GST_MAP_READ));
+    out.emplace_back (map.data, map.data + map.size);
+    gst_buffer_unmap (b, &map);
+    gst_buffer_unref (b);
+  }
+  gst_harness_teardown (h);
+  return out;
+}
+
+static const char *kWindowLaunches[] = {
+  "cudanlm backend=cpu temporal-radius=1 noise-smoothing=0.9 patch-size=3 search-size=5",
+  "cudalowlight backend=cpu cudanlm::patch-size=3 cudanlm::search-size=7",
+};
+
+/* A new segment starts a new history with its own first frame, as a
+ * DISCONT buffer there does: the frames of the old segment still held keep
+ * the old one. */
+GST_START_TEST (test_segment_restarts_at_its_first_frame)
+{
+  for (const char *launch : kWindowLaunches) {
+    const auto by_discont = window_outputs (launch, [](GstHarness *, int) {}, true);
+    const auto by_segment = window_outputs (launch, [](GstHarness * h, int i) {
+          if (i == 6) {
+            GstSegment segment;
+            gst_segment_init (&segment, GST_FORMAT_TIME);
+            fail_unless (gst_harness_push_event (h, gst_event_new_segment (&segment)));
+          }
+        });
+    fail_unless_equals_int (by_segment.size (), 12);
+    fail_unless_equals_int (by_discont.size (), 12);
+    for (int i = 0; i < 12; ++i)
+      fail_unless (by_segment[i] == by_discont[i], "%s: frame %d differs from the "
+          "stream whose new segment starts with a DISCONT buffer", launch, i);
+  }
+}
+GST_END_TEST;
+
+/* Caps sent again unchanged are no break: the window and the history go on. */
+GST_START_TEST (test_same_caps_keep_the_window)
+{
+  for (const char *launch : kWindowLaunches) {
+    const auto plain = window_outputs (launch, [](GstHarness *, int) {});
+    const auto again = window_outputs (launch, [](GstHarness * h, int i) {
+          if (i == 4) {
+            /* The caps event alone: gst_harness_set_src_caps sends a new
+             * segment too, which is a break. */
+            GstCaps *caps = gst_caps_from_string (gray_caps (48, 32).c_str ());
+            fail_unless (gst_harness_push_event (h, gst_event_new_caps (caps)));
+            gst_caps_unref (caps);
+          }
+        });
+    fail_unless_equals_int (again.size (), 12);
+    for (int i = 0; i < 12; ++i)
+      fail_unless (plain[i] == again[i], "%s: frame %d changed when the same caps "
+          "came again", launch, i);
+  }
+}
+GST_END_TEST;
+
+/* qos=false, set by the user, stays false when the element starts, and a
+ * QoS event that calls every frame late drops none; by default frames
+ * without a window are dropped when late. */
+GST_START_TEST (test_qos_as_set)
+{
+  std::mt19937 rng (45);
+  const Image frame = random_image (rng, 32, 16, 20, 200);
+  for (const char *launch : {"cudahisteq", "cudaclahe", "cudasharpen",
+          "cudanlm patch-size=3 search-size=5",
+          "cudanlm temporal-radius=1 patch-size=3 search-size=5"})
+    for (bool qos : {false, true}) {
+      GstElement *el = gst_parse_launch (on_backend (launch, "").c_str (), NULL);
+      fail_unless (el != NULL);
+      if (!qos)
+        g_object_set (el, "qos", FALSE, NULL);
+      GstHarness *h = gst_harness_new_with_element (el, "sink", "src");
+      gst_object_unref (el);
+      gst_harness_set_src_caps_str (h, gray_caps (32, 16).c_str ());
+      gboolean now = TRUE;
+      g_object_get (h->element, "qos", &now, NULL);
+      const bool window = strstr (launch, "temporal-radius=1") != nullptr;
+      fail_unless_equals_int (now, qos && !window);
+      gst_harness_push_upstream_event (h, gst_event_new_qos (GST_QOS_TYPE_UNDERFLOW,
+              0.5, 10 * GST_SECOND, 0));
+      for (int i = 0; i < 5; ++i) {
+        GstBuffer *b = buffer_from_image (frame);
+        GST_BUFFER_PTS (b) = i * (GST_SECOND / 25);
+        GST_BUFFER_DURATION (b) = GST_SECOND / 25;
+        fail_unless_equals_int (gst_harness_push (h, b), GST_FLOW_OK);
+      }
+      fail_unless (gst_harness_push_event (h, gst_event_new_eos ()));
+      const guint out = gst_harness_buffers_received (h);
+      if (!qos || window) {
+        fail_unless_equals_int (out, 5);
+      } else {
+        fail_unless (out < 5, "%s: late frames were kept with QoS on", launch);
+      }
+      gst_harness_teardown (h);
+    }
+}
+GST_END_TEST;
+
+/* A window's latency follows the frame rate: when it grows, the element
+ * says so (a LATENCY message), so that a live pipeline asks again. */
+GST_START_TEST (test_latency_changes_are_posted)
+{
+  BusHarness c (on_backend ("cudanlm", " temporal-radius=2 patch-size=3 search-size=5"));
+  std::mt19937 rng (46);
+  const Image frame = random_image (rng, 32, 16, 20, 200);
+  auto push = [&](int i, GstClockTime duration) {
+    GstBuffer *b = buffer_from_image (frame);
+    GST_BUFFER_PTS (b) = i * duration;
+    GST_BUFFER_DURATION (b) = duration;
+    fail_unless_equals_int (gst_harness_push (c.h, b), GST_FLOW_OK);
+  };
+  const std::string caps = "video/x-raw,format=GRAY8,width=32,height=16";
+  gst_harness_set_src_caps_str (c.h, (caps + ",framerate=25/1").c_str ());
+  for (int i = 0; i < 3; ++i)
+    push (i, GST_SECOND / 25);
+  c.count (GST_MESSAGE_LATENCY);
+  gst_harness_set_src_caps_str (c.h, (caps + ",framerate=5/1").c_str ());
+  for (int i = 3; i < 6; ++i)
+    push (i, GST_SECOND / 5);
+  fail_unless (c.count (GST_MESSAGE_LATENCY) >= 1, "no LATENCY message when the "
+      "latency grew from 80 to 400 ms");
+}
+GST_END_TEST;
+
 /* Downstream that refuses every buffer with @flow_return. */
 static GstPadProbeReturn
 refuse_buffers (GstPad *, GstPadProbeInfo * info, gpointer flow_return)
@@ -1500,6 +1650,10 @@ cudafiltersbase_suite (void)
   tcase_set_timeout (stream, 300);
   suite_add_tcase (s, stream);
   tcase_add_test (stream, test_history_restarts);
+  tcase_add_test (stream, test_segment_restarts_at_its_first_frame);
+  tcase_add_test (stream, test_same_caps_keep_the_window);
+  tcase_add_test (stream, test_qos_as_set);
+  tcase_add_test (stream, test_latency_changes_are_posted);
   tcase_add_test (stream, test_held_frames_failing_downstream_are_errors);
   tcase_add_test (stream, test_eos_goes_on_after_downstream_ended);
   tcase_add_test (stream, test_interlaced_frames);
