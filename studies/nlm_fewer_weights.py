@@ -213,6 +213,55 @@ def spread(xp, wg, h, w, step):
     return out
 
 
+class OffsetWeights:
+    """The part of NLM every variant shares: for one search offset at a time,
+    the weight of every pixel of the frame at `centre` of `frames` (as
+    as_frames gives them) against a frame, for every (h, noise_sigma) of
+    settings (K x H x W), the distance the mean over the patch and the
+    channels; borders reflect-101."""
+
+    def __init__(self, xp, frames, settings, centre, patch, search):
+        f32 = xp.float32
+        self.xp, self.patch = xp, patch
+        self.channels = len(frames[0])
+        self.height, self.width = frames[0][0].shape
+        self.p, self.r = patch // 2, search // 2
+        p, r = self.p, self.r
+        # numpy's and CuPy's "reflect" is reflect-101
+        self.pads = [[xp.pad(xp.asarray(c, dtype=f32), p + r, mode="reflect") for c in f]
+                     for f in frames]
+        self.eh, self.ew = self.height + 2 * p, self.width + 2 * p   # the pixels the patches reach
+        self.refs = [img[r:r + self.eh, r:r + self.ew] for img in self.pads[centre]]
+        self.neg_inv_h2 = xp.asarray([-1.0 / (h * h) for h, _ in settings], f32)[:, None, None]
+        self.allowance = xp.asarray([2.0 * s * s for _, s in settings], f32)[:, None, None]
+        self.sq = xp.empty((self.eh, self.ew), f32)
+        self.sq1 = xp.empty((self.eh, self.ew), f32)
+        self.wt = xp.empty((len(settings), self.height, self.width), f32)
+        # Box sums of integer squared differences stay under 2^24 (2 channels:
+        # 98 x 255^2), exact in float32.
+        self.inv_area = np.float32(1.0 / (patch * patch * self.channels))
+
+    def at(self, t, dy, dx):
+        """(the weights, K x H x W; each channel's I(p + d)) of offset (dy, dx)
+        in frame t. The weights are overwritten by the next call."""
+        xp, p, r, sq, sq1, wt = self.xp, self.p, self.r, self.sq, self.sq1, self.wt
+        shifted = [img[r + dy:r + dy + self.eh, r + dx:r + dx + self.ew] for img in self.pads[t]]
+        for c in range(self.channels):
+            xp.subtract(self.refs[c], shifted[c], out=sq1 if c else sq)
+            if c:
+                xp.multiply(sq1, sq1, out=sq1)
+                sq += sq1
+            else:
+                xp.multiply(sq, sq, out=sq)
+        dist = box_sums(sq, self.patch, self.height, self.width)
+        dist *= self.inv_area
+        xp.subtract(dist[None], self.allowance, out=wt)
+        xp.maximum(wt, 0, out=wt)
+        xp.multiply(wt, self.neg_inv_h2, out=wt)
+        xp.exp(wt, out=wt)
+        return wt, [sh[p:p + self.height, p:p + self.width] for sh in shifted]
+
+
 def as_frames(frames):
     """A 2-D plane (one frame, one channel), or a list of frames, each a
     2-D plane or a list of planes (its channels): a list of lists of planes."""
@@ -233,14 +282,9 @@ def denoise_variants(xp, frames, settings, centre=None, step=STEP, patch=PATCH, 
     nt, nc = len(frames), len(frames[0])
     centre = nt // 2 if centre is None else centre
     height, width = frames[0][0].shape
-    p, r = patch // 2, search // 2
+    r = search // 2
     k = len(settings)
-    # numpy's and CuPy's "reflect" is reflect-101
-    pads = [[xp.pad(xp.asarray(c, dtype=f32), p + r, mode="reflect") for c in f] for f in frames]
-    eh, ew = height + 2 * p, width + 2 * p       # the pixels the patches reach
-    refs = [img[r:r + eh, r:r + ew] for img in pads[centre]]
-    neg_inv_h2 = xp.asarray([-1.0 / (h * h) for h, _ in settings], f32)[:, None, None]
-    allowance = xp.asarray([2.0 * s * s for _, s in settings], f32)[:, None, None]
+    weights = OffsetWeights(xp, frames, settings, centre, patch, search)
     gh, gw = -(-height // step), -(-width // step)
     # Offsets in the disk and outside it (the corners) apart: the square
     # window is their sum.
@@ -250,32 +294,12 @@ def denoise_variants(xp, frames, settings, centre=None, step=STEP, patch=PATCH, 
                        for n in ("pix_num", "copy_num", "spread_num", "copy16_num")}
         acc[region]["pix_den"] = xp.zeros((k, height, width), f32)
         acc[region].update({n: xp.zeros((k, gh, gw), f32) for n in ("grid_den", "grid16_den")})
-    sq = xp.empty((eh, ew), f32)
-    sq1 = xp.empty((eh, ew), f32)
-    wt = xp.empty((k, height, width), f32)
     tmp = xp.empty((k, height, width), f32)
-    # Box sums of integer squared differences stay under 2^24 (2 channels:
-    # 98 x 255^2), exact in float32.
-    inv_area = np.float32(1.0 / (patch * patch * nc))
     for t in [centre] + [t for t in range(nt) if t != centre]:
         for dy in range(-r, r + 1):
             for dx in range(-r, r + 1):
                 a = acc["disk" if dy * dy + dx * dx <= r * r else "corner"]
-                shifted = [img[r + dy:r + dy + eh, r + dx:r + dx + ew] for img in pads[t]]
-                for c in range(nc):
-                    xp.subtract(refs[c], shifted[c], out=sq1 if c else sq)
-                    if c:
-                        xp.multiply(sq1, sq1, out=sq1)
-                        sq += sq1
-                    else:
-                        xp.multiply(sq, sq, out=sq)
-                dist = box_sums(sq, patch, height, width)
-                dist *= inv_area
-                src = [sh[p:p + height, p:p + width] for sh in shifted]   # I(p + d)
-                xp.subtract(dist[None], allowance, out=wt)
-                xp.maximum(wt, 0, out=wt)
-                xp.multiply(wt, neg_inv_h2, out=wt)
-                xp.exp(wt, out=wt)
+                wt, src = weights.at(t, dy, dx)   # src: I(p + d)
                 # pixelwise
                 a["pix_den"] += wt
                 for c in range(nc):

@@ -25,8 +25,6 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import nlm_fewer_weights as nfw  # noqa: E402
 
-import numpy as np  # noqa: E402
-
 R = nfw.SEARCH // 2
 
 
@@ -54,38 +52,15 @@ def denoise_sparse(xp, frames, settings, centre=None, patch=nfw.PATCH, **_):
     nt, nc = len(frames), len(frames[0])
     centre = nt // 2 if centre is None else centre
     height, width = frames[0][0].shape
-    p, r = patch // 2, R
     k = len(settings)
-    pads = [[xp.pad(xp.asarray(c, dtype=f32), p + r, mode="reflect") for c in f] for f in frames]
-    eh, ew = height + 2 * p, width + 2 * p
-    refs = [img[r:r + eh, r:r + ew] for img in pads[centre]]
-    neg_inv_h2 = xp.asarray([-1.0 / (h * h) for h, _ in settings], f32)[:, None, None]
-    allowance = xp.asarray([2.0 * s * s for _, s in settings], f32)[:, None, None]
+    weights = nfw.OffsetWeights(xp, frames, settings, centre, patch, nfw.SEARCH)
     num = {v: xp.zeros((k, nc, height, width), f32) for v in SPARSE}
     den = {v: xp.zeros((k, height, width), f32) for v in SPARSE}
-    sq = xp.empty((eh, ew), f32)
-    sq1 = xp.empty((eh, ew), f32)
-    wt = xp.empty((k, height, width), f32)
     tmp = xp.empty((k, height, width), f32)
-    inv_area = np.float32(1.0 / (patch * patch * nc))
     for t in [centre] + [t for t in range(nt) if t != centre]:
         for dy, dx in offsets("disk"):
             takers = [v for v in SPARSE if SPARSE[v](dy, dx)]
-            shifted = [img[r + dy:r + dy + eh, r + dx:r + dx + ew] for img in pads[t]]
-            for c in range(nc):
-                xp.subtract(refs[c], shifted[c], out=sq1 if c else sq)
-                if c:
-                    xp.multiply(sq1, sq1, out=sq1)
-                    sq += sq1
-                else:
-                    xp.multiply(sq, sq, out=sq)
-            dist = nfw.box_sums(sq, patch, height, width)
-            dist *= inv_area
-            src = [sh[p:p + height, p:p + width] for sh in shifted]
-            xp.subtract(dist[None], allowance, out=wt)
-            xp.maximum(wt, 0, out=wt)
-            xp.multiply(wt, neg_inv_h2, out=wt)
-            xp.exp(wt, out=wt)
+            wt, src = weights.at(t, dy, dx)
             for c in range(nc):
                 xp.multiply(wt, src[c][None], out=tmp)
                 for v in takers:

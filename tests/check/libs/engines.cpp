@@ -19,6 +19,7 @@
 #include "noise_estimate.h"
 #include "poison.h"
 #include "sharpen_reference.h"
+#include "bad_planes.h"
 #include "sharpen_taps.h"
 
 #include <algorithm>
@@ -189,31 +190,7 @@ GST_START_TEST (test_engines_refuse_bad_planes)
 {
   using cudafilters::ConstPlane;
   using cudafilters::Plane;
-  using cudafilters::SampleLayout;
   const int w = 24, h = 16, stride = 64;
-  struct Spoil {
-    const char *what;
-    void (*spoil) (ConstPlane &, Plane &);
-  };
-  const Spoil spoils[] = {
-    {"a smaller output", [](ConstPlane &, Plane & d) { d.width = 12; d.height = 8; }},
-    {"a larger output", [](ConstPlane &, Plane & d) { d.width = 32; }},
-    {"16-bit source, 8-bit output", [](ConstPlane & s, Plane &) {
-        s.samples = SampleLayout {2, 16, 0}; }},
-    {"no source data", [](ConstPlane & s, Plane &) { s.data = nullptr; }},
-    {"no output data", [](ConstPlane &, Plane & d) { d.data = nullptr; }},
-    {"no columns", [](ConstPlane & s, Plane & d) { s.width = d.width = 0; }},
-    {"no rows", [](ConstPlane & s, Plane & d) { s.height = d.height = 0; }},
-    {"a negative width", [](ConstPlane & s, Plane & d) { s.width = d.width = -4; }},
-    {"rows longer than the stride", [](ConstPlane & s, Plane & d) {
-        s.stride = d.stride = 16; }},
-    {"one-byte samples of 6 bits", [](ConstPlane & s, Plane & d) {
-        s.samples = d.samples = SampleLayout {1, 6, 0}; }},
-    {"an invalid layout", [](ConstPlane & s, Plane & d) {
-        s.samples = d.samples = SampleLayout {2, 20, 0}; }},
-    {"the output over the source", [](ConstPlane & s, Plane & d) {
-        d.data = const_cast < uint8_t * >(s.data) + 2; }},
-  };
   struct Filter {
     const char *what;
     void (*run) (ConstPlane, Plane);
@@ -238,7 +215,7 @@ GST_START_TEST (test_engines_refuse_bad_planes)
     std::fill (src_bytes.begin (), src_bytes.end (), 0x5A);
     f.run (ConstPlane (src_bytes.data (), stride, w, h),
         Plane (dst_bytes.data (), stride, w, h));
-    for (const Spoil & sp : spoils) {
+    for (const test::BadPlanes & sp : test::kBadPlanes) {
       std::fill (src_bytes.begin (), src_bytes.end (), 0x5A);
       std::fill (dst_bytes.begin (), dst_bytes.end (), 0xA5);
       ConstPlane src (src_bytes.data (), stride, w, h);

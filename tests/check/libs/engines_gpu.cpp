@@ -32,6 +32,7 @@
 #include <functional>
 #include <initializer_list>
 
+#include "bad_planes.h"
 #include "camera_noise.h"
 #include "frame_difference_read.h"
 #include "device_limits.h"
@@ -1918,23 +1919,6 @@ GST_START_TEST (test_gpu_engines_refuse_bad_planes_and_params)
   const size_t pitch = src_mem.pitch ();
   fail_unless (dst_mem.pitch () == pitch);
   Stream stream;
-  struct Spoil {
-    const char *what;
-    void (*spoil) (ConstPlane &, Plane &);
-  };
-  const Spoil spoils[] = {
-    {"a smaller output", [](ConstPlane &, Plane & d) { d.width = 12; d.height = 8; }},
-    {"no source data", [](ConstPlane & s, Plane &) { s.data = nullptr; }},
-    {"no rows", [](ConstPlane & s, Plane & d) { s.height = d.height = 0; }},
-    {"rows longer than the stride", [](ConstPlane & s, Plane & d) {
-        s.stride = d.stride = 16; }},
-    {"one-byte samples of 6 bits", [](ConstPlane & s, Plane & d) {
-        s.samples = d.samples = SampleLayout {1, 6, 0}; }},
-    {"an invalid layout", [](ConstPlane & s, Plane & d) {
-        s.samples = d.samples = SampleLayout {2, 20, 0}; }},
-    {"the output over the source", [](ConstPlane & s, Plane & d) {
-        d.data = const_cast < uint8_t * >(s.data) + 2; }},
-  };
   HistEqGpu histeq;
   ClaheGpu clahe;
   SharpenGpu sharpen;
@@ -1954,7 +1938,7 @@ GST_START_TEST (test_gpu_engines_refuse_bad_planes_and_params)
   std::vector<uint8_t> after (pitch * h);
   for (const Filter & f : filters)
     for (int through_runner = 0; through_runner < 2; ++through_runner)
-      for (const Spoil & sp : spoils) {
+      for (const test::BadPlanes & sp : test::kBadPlanes) {
         CUDAFILTERS_CHECK (cudaMemset (dst_mem.data (), 0xA5, pitch * h));
         ConstPlane src (src_mem.data (), pitch, w, h);
         Plane dst (dst_mem.data (), pitch, w, h);
