@@ -792,7 +792,16 @@ static std::vector < std::vector < uint8_t >> window_outputs (const char *launch
     const std::function < void (GstHarness *, int) > &before, bool discont6 = false)
 {
   std::mt19937 rng (44);
-  GstHarness *h = gst_harness_new_parse (launch);
+  GstElement *el = gst_parse_launch (launch, NULL);
+  fail_unless (el != NULL);
+  /* The bin's denoiser narrowed here, not in the launch line: GStreamer
+   * 1.22.0's parser keeps a reference to a child whose property it sets
+   * (gstreamer#2560, fixed in 1.22.4), which valgrind reports as lost. */
+  if (GST_IS_BIN (el))
+    gst_child_proxy_set (GST_CHILD_PROXY (el), "cudanlm::patch-size", 3,
+        "cudanlm::search-size", 7, NULL);
+  GstHarness *h = gst_harness_new_with_element (el, "sink", "src");
+  gst_object_unref (el);
   gst_harness_set_src_caps_str (h, gray_caps (48, 32).c_str ());
   std::vector < std::vector < uint8_t >> out;
   for (int i = 0; i < 12; ++i) {
@@ -819,7 +828,7 @@ static std::vector < std::vector < uint8_t >> window_outputs (const char *launch
 
 static const char *kWindowLaunches[] = {
   "cudanlm backend=cpu temporal-radius=1 noise-smoothing=0.9 patch-size=3 search-size=5",
-  "cudalowlight backend=cpu cudanlm::patch-size=3 cudanlm::search-size=7",
+  "cudalowlight backend=cpu",
 };
 
 /* A new segment starts a new history with its own first frame, as a
