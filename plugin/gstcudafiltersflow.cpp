@@ -115,10 +115,6 @@ sync_controls (GstCudaFiltersStreaming & s, GstBuffer * frame)
     gst_object_sync_values (GST_OBJECT (s.trans), stream_time);
 }
 
-/* The frames held by @cpu and the GPU side forgotten, windows of
- * 2 @radius + 1 frames from now on; QoS (dropping late frames) only where
- * no frame is held back, since a frame held cannot be dropped without
- * changing its neighbours' windows. */
 /* QoS off while frames may be held, and as the user left it otherwise:
  * never turned on by the element. */
 void
@@ -133,6 +129,10 @@ allow_qos (GstCudaFiltersStreaming & s, bool allowed)
   }
 }
 
+/* The frames held by @cpu and the GPU side forgotten, windows of
+ * 2 @radius + 1 frames from now on; QoS (dropping late frames) only where
+ * no frame is held back, since a frame held cannot be dropped without
+ * changing its neighbours' windows. */
 void
 reset_windows (GstCudaFiltersStreaming & s, cudafilters::CpuWindowRunner & cpu,
     int radius)
