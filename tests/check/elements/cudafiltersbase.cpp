@@ -826,6 +826,18 @@ static std::vector < std::vector < uint8_t >> window_outputs (const char *launch
   return out;
 }
 
+/* Every frame of @got as in @want, all 12 of them. */
+static void
+assert_same_outputs (const std::vector < std::vector < uint8_t >> &got,
+    const std::vector < std::vector < uint8_t >> &want, const char *launch,
+    const char *what)
+{
+  fail_unless_equals_int (got.size (), 12);
+  fail_unless_equals_int (want.size (), 12);
+  for (int i = 0; i < 12; ++i)
+    fail_unless (got[i] == want[i], "%s: frame %d %s", launch, i, what);
+}
+
 static const char *kWindowLaunches[] = {
   "cudanlm backend=cpu temporal-radius=1 noise-smoothing=0.9 patch-size=3 search-size=5",
   "cudalowlight backend=cpu",
@@ -845,11 +857,8 @@ GST_START_TEST (test_segment_restarts_at_its_first_frame)
             fail_unless (gst_harness_push_event (h, gst_event_new_segment (&segment)));
           }
         });
-    fail_unless_equals_int (by_segment.size (), 12);
-    fail_unless_equals_int (by_discont.size (), 12);
-    for (int i = 0; i < 12; ++i)
-      fail_unless (by_segment[i] == by_discont[i], "%s: frame %d differs from the "
-          "stream whose new segment starts with a DISCONT buffer", launch, i);
+    assert_same_outputs (by_segment, by_discont, launch, "differs from the "
+        "stream whose new segment starts with a DISCONT buffer");
   }
 }
 GST_END_TEST;
@@ -868,10 +877,8 @@ GST_START_TEST (test_same_caps_keep_the_window)
             gst_caps_unref (caps);
           }
         });
-    fail_unless_equals_int (again.size (), 12);
-    for (int i = 0; i < 12; ++i)
-      fail_unless (plain[i] == again[i], "%s: frame %d changed when the same caps "
-          "came again", launch, i);
+    assert_same_outputs (again, plain, launch, "changed when the same caps "
+        "came again");
   }
 }
 GST_END_TEST;
